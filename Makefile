@@ -1,0 +1,119 @@
+# ngx_llm build.  `make` builds the module, the CLI and the unit tests;
+# `make run` serves the default model on 127.0.0.1:8080; `make test` runs everything.
+
+SHELL       := /bin/bash
+BUILD       := build
+NGINX_SRC   ?= /usr/share/nginx/src
+NGINX_BIN   ?= /usr/sbin/nginx
+MODULE      := $(BUILD)/ngx_http_llm_module.so
+CLI         := $(BUILD)/llm
+PORT        ?= 8080
+JOBS        ?= $(shell nproc)
+
+CC          ?= cc
+OPT         ?= -O2
+CFLAGS_CORE := -std=gnu11 $(OPT) -g -fPIC -pthread -Wall -Wextra -Werror \
+               -Wno-unused-parameter -Isrc -I. $(EXTRA_CFLAGS)
+LDLIBS      := -ljansson -lpcre2-8 -lopenblas -lm -lpthread $(EXTRA_LDFLAGS)
+
+CORE_DIRS   := src/core src/api src/chat src/parsers src/engine kernels/cpu
+CORE_SRCS   := $(wildcard $(addsuffix /*.c,$(CORE_DIRS)))
+CORE_HDRS   := $(wildcard $(addsuffix /*.h,$(CORE_DIRS)))
+CORE_OBJS   := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
+CORE_LIB    := $(BUILD)/libllmcore.a
+CLI_SRCS    := $(wildcard src/cli/*.c)
+GLUE_SRCS   := $(wildcard src/ngx_http_llm_*.c src/*.h)
+UNIT_SRCS   := $(wildcard t/unit/test_*.c)
+UNIT_BINS   := $(UNIT_SRCS:t/unit/%.c=$(BUILD)/unit/%)
+
+DEPS_BUILD  := nginx-core nginx-dev libjansson-dev libpcre2-dev libopenblas-dev build-essential
+DEPS_TEST   := libipc-run-perl libwww-perl liburi-perl libjson-pp-perl nodejs npm curl
+
+.PHONY: all deps deps-test module cli unit run stop test test-unit test-nginx test-node bench clean
+
+all: deps module cli unit
+
+# ---- dependencies (Debian) ----
+deps:
+	@missing=""; for p in $(DEPS_BUILD); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+deps-test: deps
+	@missing=""; for p in $(DEPS_TEST); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+# ---- engine core as a static library (CLI and unit tests link it) ----
+$(BUILD)/obj/%.o: %.c $(CORE_HDRS) src/core/llm_ir.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_CORE) -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+cli: $(CLI)
+$(CLI): $(CLI_SRCS) $(CORE_LIB) $(CORE_HDRS)
+	$(CC) $(CFLAGS_CORE) -Isrc/cli $(CLI_SRCS) $(CORE_LIB) $(LDLIBS) -o $@
+
+unit: $(UNIT_BINS)
+$(BUILD)/unit/%: t/unit/%.c t/unit/tap.h $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_CORE) -It/unit $< $(CORE_LIB) $(LDLIBS) -o $@
+
+# ---- nginx module ----
+# The nginx tree is configured once per set of source files (config globs them).
+$(BUILD)/nginx/.srclist: FORCE
+	@mkdir -p $(BUILD)/nginx
+	@echo "$(CORE_SRCS) $(GLUE_SRCS) $(CORE_HDRS) $(NGINX_SRC)" > $@.new
+	@cmp -s $@.new $@ && rm $@.new || mv $@.new $@
+
+$(BUILD)/nginx/objs/Makefile: $(BUILD)/nginx/.srclist config
+	@rm -rf $(BUILD)/nginx/src $(BUILD)/nginx/auto $(BUILD)/nginx/objs
+	cp -r $(NGINX_SRC)/. $(BUILD)/nginx/
+	cd $(BUILD)/nginx && if [ -f conf_flags ]; then \
+	    . ./conf_flags && ./configure "$${NGX_CONF_FLAGS[@]}" --add-dynamic-module=$(CURDIR) >configure.log; \
+	  else \
+	    ./configure --with-compat --with-threads --with-http_v2_module --add-dynamic-module=$(CURDIR) >configure.log; \
+	  fi || (tail -20 $(BUILD)/nginx/configure.log; exit 1)
+
+module: $(MODULE)
+$(MODULE): $(BUILD)/nginx/objs/Makefile $(CORE_SRCS) $(CORE_HDRS) $(GLUE_SRCS)
+	$(MAKE) -C $(BUILD)/nginx -f objs/Makefile -j$(JOBS) modules
+	cp $(BUILD)/nginx/objs/ngx_http_llm_module.so $@
+
+FORCE:
+
+# ---- run ----
+run: all
+	@bash conf/run.sh $(PORT)
+
+stop:
+	@bash conf/run.sh stop
+
+# ---- tests ----
+test: deps-test all
+	@bash t/run-all.sh
+
+test-unit: unit
+	prove -e '' $(UNIT_BINS)
+
+test-nginx: module
+	TEST_NGINX_BINARY=$(NGINX_BIN) TEST_NGINX_LOAD_MODULES=$(CURDIR)/$(MODULE) prove -I t/lib t/*.t
+
+bench: all
+	@bash t/bench/run.sh
+
+clean:
+	rm -rf $(BUILD) runtime t/servroot*
