@@ -126,6 +126,20 @@ typedef struct {
     char *arguments;   /* JSON text of the arguments object */
 } llm_tool_call;
 
+/* Log-probabilities of one generated token (filled by the sampler). */
+#define LLM_MAX_TOP_LOGPROBS 20
+
+typedef struct {
+    int32_t id;
+    float   logprob;
+} llm_logprob_entry;
+
+typedef struct {
+    llm_logprob_entry chosen;
+    int               n_top;
+    llm_logprob_entry top[LLM_MAX_TOP_LOGPROBS];
+} llm_token_logprobs;
+
 typedef struct {
     long prompt_tokens;
     long completion_tokens;
