@@ -1,0 +1,166 @@
+/*
+ * Inference engine: model loading, per-worker runtime (compute threads,
+ * KV cache), batched forward pass and token sampling.  No nginx, no HTTP.
+ *
+ * Lifetimes:
+ *   llm_model    loaded once (nginx master, before fork); weights stay mmap'd
+ *                read-only and are shared by every worker.  Starts no threads.
+ *   llm_runtime  one per process (each worker after fork): compute threads,
+ *                KV cache for n_seq_max sequences of up to n_ctx tokens,
+ *                scratch buffers.  Everything is allocated at creation.
+ *   llm_sampler  one per request.
+ *
+ * Thread use: llm_forward may be called from any thread (for example an
+ * nginx thread-pool thread), one call at a time per runtime.  Sequence slot
+ * functions must not run concurrently with llm_forward on the same runtime.
+ *
+ * Errors are returned as -1 / NULL with a message in err[errlen].
+ */
+#ifndef LLM_ENGINE_H
+#define LLM_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/llm_ir.h"
+
+/* ---- model ---- */
+
+typedef struct llm_model llm_model;
+
+#define LLM_MAX_EOS 8
+
+typedef struct {
+    const char *architecture;        /* "Qwen2ForCausalLM", ... */
+    const char *model_type;          /* "qwen2", "llama", ... */
+    const char *dtype;               /* weights on disk: "float32" | "float16" | "bfloat16" */
+    uint64_t    n_params;
+    uint64_t    weight_bytes;        /* bytes of all tensors as stored */
+    int         n_vocab;
+    int         max_position_embeddings;
+    int         hidden;
+    int         intermediate;
+    int         n_layers;
+    int         n_heads;
+    int         n_kv_heads;
+    int         head_dim;
+    int         sliding_window;      /* 0 = full attention */
+    int         tie_word_embeddings;
+    double      rope_theta;
+    double      rms_norm_eps;
+    int32_t     bos_id;              /* -1 if none */
+    int         n_eos;
+    int32_t     eos_ids[LLM_MAX_EOS];/* generation_config.json, else config.json */
+
+    /* Sampling defaults from generation_config.json; has_* = 0 when absent. */
+    int         has_temperature, has_top_p, has_top_k, has_repetition_penalty;
+    double      temperature, top_p, repetition_penalty;
+    int         top_k;
+} llm_model_info;
+
+/*
+ * Load a Hugging Face model directory: config.json, generation_config.json
+ * (optional), model.safetensors or model.safetensors.index.json + shards.
+ * Every tensor is checked for presence, dtype, shape and file bounds.
+ */
+llm_model *llm_model_load(const char *dir, char *err, size_t errlen);
+void llm_model_free(llm_model *m);
+const llm_model_info *llm_model_get_info(const llm_model *m);
+/* 1 if id is one of the model's end-of-sequence ids. */
+int llm_model_is_eos(const llm_model *m, int32_t id);
+
+/*
+ * Write a random-weight model (config.json copied with the dtype set,
+ * generation_config.json, model.safetensors) for benchmarks.
+ * dtype: "f32" | "f16" | "bf16".  Deterministic for a given seed.
+ */
+int llm_model_synth(const char *config_json_path, const char *out_dir,
+    const char *dtype, uint64_t seed, char *err, size_t errlen);
+
+/* ---- runtime (per process) ---- */
+
+typedef struct llm_runtime llm_runtime;
+
+/*
+ * n_threads: compute threads including the caller of llm_forward (<= 0: number
+ * of online CPUs).  n_ctx: tokens per sequence (<= 0: min(model max, 4096)).
+ * n_seq_max: sequence slots.
+ */
+llm_runtime *llm_runtime_create(const llm_model *m, int n_threads, int n_ctx,
+    int n_seq_max, char *err, size_t errlen);
+void llm_runtime_free(llm_runtime *rt);
+size_t llm_runtime_kv_bytes(const llm_runtime *rt);
+int llm_runtime_n_ctx(const llm_runtime *rt);
+int llm_runtime_n_seq_max(const llm_runtime *rt);
+const llm_model *llm_runtime_model(const llm_runtime *rt);
+
+/* ---- sequence slots ---- */
+
+int  llm_seq_open(llm_runtime *rt);                 /* slot id, -1 if none free */
+void llm_seq_close(llm_runtime *rt, int slot);
+int  llm_seq_len(const llm_runtime *rt, int slot);  /* cached positions */
+/* Keep the first n cached positions (prefix reuse); n >= current length is a no-op. */
+void llm_seq_truncate(llm_runtime *rt, int slot, int n);
+
+/* ---- batched forward ---- */
+
+typedef struct {
+    int            slot;
+    const int32_t *tokens;        /* appended at the slot's current length */
+    int            n_tokens;
+    int            want_logits;   /* logits of the item's last token */
+    int            want_embedding;/* mean of final-normed hidden states of the item's tokens */
+} llm_batch_item;
+
+/*
+ * One step over several sequences at once (prefill chunks and decode tokens
+ * mixed, different slots, different positions).  Each weight matrix is read
+ * once per internal chunk of tokens for all items.  The same slot may appear
+ * only once per call.  On error no slot's length changes.
+ */
+int llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items,
+    char *err, size_t errlen);
+
+/* Results of the last llm_forward call, valid until the next one. */
+const float *llm_forward_logits(const llm_runtime *rt, int item_index);     /* n_vocab floats */
+const float *llm_forward_embedding(const llm_runtime *rt, int item_index);  /* hidden floats */
+
+/* ---- sampler (per request) ---- */
+
+typedef struct {
+    int32_t id;
+    float   bias;
+} llm_logit_bias;
+
+typedef struct {
+    float    temperature;         /* 0 = greedy */
+    int      top_k;               /* 0 = off */
+    float    top_p;               /* 1 = off */
+    float    min_p;               /* 0 = off */
+    float    repetition_penalty;  /* 1 = off; HF semantics over prompt + generated */
+    float    presence_penalty;    /* 0 = off; OpenAI semantics over generated */
+    float    frequency_penalty;   /* 0 = off; OpenAI semantics over generated */
+    const llm_logit_bias *logit_bias;  /* copied at create */
+    int      n_logit_bias;
+    int      has_seed;
+    uint64_t seed;                /* same seed + same request = same tokens */
+} llm_sampler_params;
+
+typedef struct llm_sampler llm_sampler;
+
+void llm_sampler_params_default(llm_sampler_params *p);
+llm_sampler *llm_sampler_create(const llm_sampler_params *p, int n_vocab);
+void llm_sampler_free(llm_sampler *s);
+/* Prompt tokens count for the repetition penalty only. */
+void llm_sampler_accept_prompt(llm_sampler *s, const int32_t *ids, int n);
+/*
+ * Pick the next token.  lp (may be NULL) receives the log-probability of the
+ * chosen token and of the n_top most likely ones (n_top <= LLM_MAX_TOP_LOGPROBS),
+ * taken from the model's distribution after logit_bias and penalties, before
+ * temperature and truncation.
+ */
+int32_t llm_sampler_sample(llm_sampler *s, const float *logits,
+    llm_token_logprobs *lp, int n_top);
+void llm_sampler_accept(llm_sampler *s, int32_t tok);
+
+#endif
