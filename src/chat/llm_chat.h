@@ -1,0 +1,73 @@
+/*
+ * Model-scoped chat adapter: the model's chat template (compiled at load,
+ * shared read-only by all threads) turned into prompt text for one request.
+ *
+ * Template source, first found: tokenizer_config.json "chat_template" (a
+ * string, or a list of {name, template}: "default", and "tool_use" when the
+ * request has tools), else chat_template.jinja in the model directory.
+ * A template the interpreter cannot handle fails llm_chat_load with the
+ * template line and construct named.
+ *
+ * The rendered prompt already holds BOS and the special tokens of the
+ * template: tokenize it with llm_tokenizer_encode(..., add_special = 0, ...).
+ */
+#ifndef LLM_CHAT_H
+#define LLM_CHAT_H
+
+#include <stddef.h>
+
+#include "core/llm_ir.h"
+#include "engine/llm_tokenizer.h"
+
+typedef struct llm_chat llm_chat;
+
+enum {
+    LLM_CHAT_OK          = 0,
+    LLM_CHAT_ERR_INTERNAL = -1,  /* our fault or out of memory: HTTP 500 */
+    LLM_CHAT_ERR_REQUEST  = -2   /* the template raised (raise_exception) or the
+                                    request cannot be rendered: HTTP 400 */
+};
+
+/*
+ * tok may be NULL; it supplies nothing the config lacks but is kept for
+ * bos/eos ids.  Returns NULL with err set when the directory has no chat
+ * template or the template does not compile.
+ */
+llm_chat *llm_chat_load(const char *model_dir, const llm_tokenizer *tok,
+                        char *err, size_t errlen);
+/* Same from a template string (tests, a template given by configuration). */
+llm_chat *llm_chat_from_template(const char *source, const char *bos_token,
+                                 const char *eos_token, char *err, size_t errlen);
+void llm_chat_free(llm_chat *chat);
+
+/*
+ * Render req->messages (HF template shape), req->tools (dropped when
+ * tool_choice is none), add_generation_prompt, every key of
+ * req->template_kwargs at top level (e.g. enable_thinking; req->reasoning
+ * 0/1 sets enable_thinking when the kwargs do not), bos_token, eos_token.
+ * When tools are delivered but the template never mentions `tools`, a
+ * Hermes-style system prompt describing them and the
+ * <tool_call>{"name": ..., "arguments": ...}</tool_call> format is put in
+ * front (merged into the first system message).
+ * *prompt is malloc'd, NUL-terminated.  Returns LLM_CHAT_OK or an error code above.
+ */
+int llm_chat_render(const llm_chat *chat, const llm_request *req,
+                    char **prompt, size_t *len, char *err, size_t errlen);
+
+/* Template text (the default one), for parser auto-selection. */
+const char *llm_chat_source(const llm_chat *chat);
+
+/* bos/eos token strings the template sees ("" when unset). */
+const char *llm_chat_bos(const llm_chat *chat);
+const char *llm_chat_eos(const llm_chat *chat);
+
+/* 1 if the template mentions `tools` (so tools are delivered by the template). */
+int llm_chat_template_has_tools(const llm_chat *chat);
+
+/*
+ * 1 when the prompt ends inside an opened <think> block (the last "<think>"
+ * is not followed by "</think>"), so the model's output starts as reasoning.
+ */
+int llm_chat_prompt_opens_think(const char *prompt, size_t len);
+
+#endif
