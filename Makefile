@@ -9,6 +9,7 @@ MODULE      := $(BUILD)/ngx_http_llm_module.so
 CLI         := $(BUILD)/llm
 PORT        ?= 8080
 JOBS        ?= $(shell nproc)
+NGX_CC_OPT  ?= -g -O2 -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIC $(EXTRA_CFLAGS)
 
 CC          ?= cc
 OPT         ?= -O2
@@ -79,13 +80,13 @@ $(BUILD)/nginx/.srclist: FORCE
 	@echo "$(CORE_SRCS) $(GLUE_SRCS) $(CORE_HDRS) $(NGINX_SRC)" > $@.new
 	@cmp -s $@.new $@ && rm $@.new || mv $@.new $@
 
-$(BUILD)/nginx/objs/Makefile: $(BUILD)/nginx/.srclist config
+$(BUILD)/nginx/objs/Makefile: $(BUILD)/nginx/.srclist config Makefile
 	@rm -rf $(BUILD)/nginx/src $(BUILD)/nginx/auto $(BUILD)/nginx/objs
 	cp -r $(NGINX_SRC)/. $(BUILD)/nginx/
 	cd $(BUILD)/nginx && if [ -f conf_flags ]; then \
-	    . ./conf_flags && ./configure "$${NGX_CONF_FLAGS[@]}" --add-dynamic-module=$(CURDIR) >configure.log; \
+	    . ./conf_flags && ./configure "$${NGX_CONF_FLAGS[@]}" --with-cc-opt="$(NGX_CC_OPT)" --add-dynamic-module=$(CURDIR) >configure.log; \
 	  else \
-	    ./configure --with-compat --with-threads --with-http_v2_module --add-dynamic-module=$(CURDIR) >configure.log; \
+	    ./configure --with-compat --with-threads --with-http_v2_module --with-cc-opt="$(NGX_CC_OPT)" --add-dynamic-module=$(CURDIR) >configure.log; \
 	  fi || (tail -20 $(BUILD)/nginx/configure.log; exit 1)
 
 module: $(MODULE)

@@ -1,0 +1,306 @@
+/*
+ * Content handler of llm_api locations: request context, request id, method
+ * checks, body reading and dispatch to the endpoint.
+ */
+#include "ngx_http_llm_module.h"
+
+
+static void ngx_http_llm_body_handler(ngx_http_request_t *r);
+static ngx_int_t ngx_http_llm_dispatch(ngx_http_request_t *r, u_char *body,
+    size_t len);
+
+
+/* A client-sent X-Request-ID is kept when it is short and printable. */
+static ngx_uint_t
+ngx_http_llm_valid_request_id(ngx_str_t *id)
+{
+    size_t  i;
+    u_char  c;
+
+    if (id->len == 0 || id->len > 128) {
+        return 0;
+    }
+
+    for (i = 0; i < id->len; i++) {
+        c = id->data[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+              || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'
+              || c == ':'))
+        {
+            return 0;
+        }
+    }
+
+    return 1;
+}
+
+
+static ngx_table_elt_t *
+ngx_http_llm_find_header(ngx_http_request_t *r, const char *name, size_t len)
+{
+    ngx_uint_t        i;
+    ngx_list_part_t  *part;
+    ngx_table_elt_t  *h;
+
+    part = &r->headers_in.headers.part;
+    h = part->elts;
+
+    for (i = 0; /* void */; i++) {
+        if (i >= part->nelts) {
+            if (part->next == NULL) {
+                break;
+            }
+            part = part->next;
+            h = part->elts;
+            i = 0;
+        }
+
+        if (h[i].key.len == len
+            && ngx_strncasecmp(h[i].key.data, (u_char *) name, len) == 0)
+        {
+            return &h[i];
+        }
+    }
+
+    return NULL;
+}
+
+
+ngx_http_llm_ctx_t *
+ngx_http_llm_get_ctx(ngx_http_request_t *r)
+{
+    ngx_table_elt_t            *h;
+    ngx_http_llm_ctx_t         *ctx;
+    ngx_http_variable_value_t  *vv;
+    ngx_http_llm_main_conf_t   *mcf;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_llm_module);
+    if (ctx) {
+        return ctx;
+    }
+
+    ctx = ngx_pcalloc(r->pool, sizeof(ngx_http_llm_ctx_t));
+    if (ctx == NULL) {
+        return NULL;
+    }
+
+    ctx->ttft_ms = -1;
+    ctx->start_ms = ngx_current_msec;
+
+    h = ngx_http_llm_find_header(r, "X-Request-ID", sizeof("X-Request-ID") - 1);
+    if (h && ngx_http_llm_valid_request_id(&h->value)) {
+        ctx->request_id = h->value;
+
+    } else {
+        mcf = ngx_http_get_module_main_conf(r, ngx_http_llm_module);
+        vv = ngx_http_get_indexed_variable(r, mcf->request_id_index);
+        if (vv == NULL || vv->not_found) {
+            return NULL;
+        }
+        ctx->request_id.data = vv->data;
+        ctx->request_id.len = vv->len;
+    }
+
+    ngx_http_set_ctx(r, ctx, ngx_http_llm_module);
+
+    return ctx;
+}
+
+
+ngx_int_t
+ngx_http_llm_handler(ngx_http_request_t *r)
+{
+    ngx_int_t                 rc;
+    ngx_table_elt_t          *allow;
+    ngx_http_llm_ctx_t       *ctx;
+    ngx_http_llm_loc_conf_t  *lcf;
+
+    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
+
+    ctx = ngx_http_llm_get_ctx(r);
+    if (ctx == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (lcf->api == LLM_API_MODELS || lcf->api == LLM_API_HEALTH) {
+        if (!(r->method & (NGX_HTTP_GET|NGX_HTTP_HEAD))) {
+            allow = ngx_list_push(&r->headers_out.headers);
+            if (allow == NULL) {
+                return NGX_HTTP_INTERNAL_SERVER_ERROR;
+            }
+            allow->hash = 1;
+            ngx_str_set(&allow->key, "Allow");
+            ngx_str_set(&allow->value, "GET, HEAD");
+
+            rc = ngx_http_discard_request_body(r);
+            if (rc != NGX_OK) {
+                return rc;
+            }
+
+            return ngx_http_llm_send_error(r, NGX_HTTP_NOT_ALLOWED, NULL,
+                                           NULL, "method_not_allowed",
+                                           "Method %V is not allowed here; "
+                                           "use GET.", &r->method_name);
+        }
+
+        rc = ngx_http_discard_request_body(r);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+
+        return lcf->api == LLM_API_MODELS ? ngx_http_llm_models_handler(r)
+                                          : ngx_http_llm_health_handler(r);
+    }
+
+    if (r->method != NGX_HTTP_POST) {
+        allow = ngx_list_push(&r->headers_out.headers);
+        if (allow == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        allow->hash = 1;
+        ngx_str_set(&allow->key, "Allow");
+        ngx_str_set(&allow->value, "POST");
+
+        rc = ngx_http_discard_request_body(r);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+
+        return ngx_http_llm_send_error(r, NGX_HTTP_NOT_ALLOWED, NULL, NULL,
+                                       "method_not_allowed",
+                                       "Method %V is not allowed here; "
+                                       "use POST.", &r->method_name);
+    }
+
+    r->request_body_in_single_buf = 1;
+
+    rc = ngx_http_read_client_request_body(r, ngx_http_llm_body_handler);
+    if (rc >= NGX_HTTP_SPECIAL_RESPONSE) {
+        return rc;
+    }
+
+    return NGX_DONE;
+}
+
+
+/* Collects the request body into one buffer, reading a temp file if needed. */
+static u_char *
+ngx_http_llm_collect_body(ngx_http_request_t *r, size_t *len)
+{
+    u_char       *p, *body;
+    size_t        size;
+    ssize_t       n;
+    ngx_buf_t    *b;
+    ngx_chain_t  *cl;
+
+    if (r->request_body == NULL || r->request_body->bufs == NULL) {
+        *len = 0;
+        return (u_char *) "";
+    }
+
+    size = 0;
+    for (cl = r->request_body->bufs; cl; cl = cl->next) {
+        b = cl->buf;
+        size += b->in_file ? (size_t) (b->file_last - b->file_pos)
+                           : (size_t) (b->last - b->pos);
+    }
+
+    body = ngx_pnalloc(r->pool, size + 1);
+    if (body == NULL) {
+        return NULL;
+    }
+
+    p = body;
+    for (cl = r->request_body->bufs; cl; cl = cl->next) {
+        b = cl->buf;
+        if (b->in_file) {
+            n = ngx_read_file(b->file, p, b->file_last - b->file_pos,
+                              b->file_pos);
+            if (n != b->file_last - b->file_pos) {
+                return NULL;
+            }
+            p += n;
+
+        } else {
+            p = ngx_cpymem(p, b->pos, b->last - b->pos);
+        }
+    }
+
+    *p = '\0';
+    *len = size;
+
+    return body;
+}
+
+
+static void
+ngx_http_llm_body_handler(ngx_http_request_t *r)
+{
+    u_char  *body;
+    size_t   len;
+
+    body = ngx_http_llm_collect_body(r, &len);
+    if (body == NULL) {
+        ngx_http_finalize_request(r, ngx_http_llm_send_error(r,
+                                  NGX_HTTP_INTERNAL_SERVER_ERROR, NULL, NULL,
+                                  NULL, "Could not read the request body."));
+        return;
+    }
+
+    ngx_http_finalize_request(r, ngx_http_llm_dispatch(r, body, len));
+}
+
+
+static ngx_int_t
+ngx_http_llm_dispatch(ngx_http_request_t *r, u_char *body, size_t len)
+{
+    json_t                   *root, *model;
+    ngx_int_t                 rc;
+    json_error_t              jerr;
+    ngx_http_llm_loc_conf_t  *lcf;
+
+    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
+
+    root = json_loadb((char *) body, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (root == NULL || !json_is_object(root)) {
+        json_decref(root);
+        return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL, NULL,
+                                       "invalid_json",
+                                       "We could not parse the JSON body of "
+                                       "your request: %s (line %d, column "
+                                       "%d).", root ? "expected an object"
+                                                    : jerr.text,
+                                       jerr.line, jerr.column);
+    }
+
+    model = json_object_get(root, "model");
+    if (model && !json_is_string(model)) {
+        json_decref(root);
+        return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL, "model",
+                                       "invalid_type",
+                                       "model must be a string.");
+    }
+
+    if (ngx_http_llm_find_model(r, model ? json_string_value(model) : NULL)
+        == NULL)
+    {
+        rc = ngx_http_llm_send_error(r, NGX_HTTP_NOT_FOUND, NULL, "model",
+                                     "model_not_found",
+                                     "The model '%s' does not exist.",
+                                     model ? json_string_value(model) : "");
+        json_decref(root);
+        return rc;
+    }
+
+    json_decref(root);
+
+    return ngx_http_llm_send_error(r, NGX_HTTP_NOT_IMPLEMENTED, NULL, NULL,
+                                   "not_implemented",
+                                   "llm_api %s is configured but inference is "
+                                   "not available in this build yet.",
+                                   lcf->api == LLM_API_CHAT ? "chat"
+                                   : lcf->api == LLM_API_COMPLETIONS
+                                     ? "completions"
+                                   : lcf->api == LLM_API_MESSAGES ? "messages"
+                                   : "embeddings");
+}

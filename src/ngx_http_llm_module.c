@@ -1,0 +1,451 @@
+/*
+ * ngx_http_llm_module: directives, configuration and per-worker start-up.
+ */
+#include "ngx_http_llm_module.h"
+
+
+static void *ngx_http_llm_create_main_conf(ngx_conf_t *cf);
+static char *ngx_http_llm_init_main_conf(ngx_conf_t *cf, void *conf);
+static void *ngx_http_llm_create_loc_conf(ngx_conf_t *cf);
+static char *ngx_http_llm_merge_loc_conf(ngx_conf_t *cf, void *parent,
+    void *child);
+static ngx_int_t ngx_http_llm_postconfiguration(ngx_conf_t *cf);
+static ngx_int_t ngx_http_llm_init_process(ngx_cycle_t *cycle);
+static void ngx_http_llm_exit_process(ngx_cycle_t *cycle);
+
+static char *ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+static char *ngx_http_llm_thread_pool(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+static char *ngx_http_llm_parser(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+static char *ngx_http_llm_api(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+
+
+static ngx_conf_num_bounds_t  ngx_http_llm_max_tokens_bounds = {
+    ngx_conf_check_num_bounds, 1, 1048576
+};
+
+
+static ngx_command_t  ngx_http_llm_commands[] = {
+
+    { ngx_string("llm_model"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_2MORE,
+      ngx_http_llm_model,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("llm_thread_pool"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_http_llm_thread_pool,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("llm_tool_parser"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_http_llm_parser,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_llm_loc_conf_t, tool_parser),
+      (void *) NGX_HTTP_LLM_PARSER_TOOL },
+
+    { ngx_string("llm_reasoning_parser"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_http_llm_parser,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_llm_loc_conf_t, reasoning_parser),
+      (void *) NGX_HTTP_LLM_PARSER_REASONING },
+
+    { ngx_string("llm_api"),
+      NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_http_llm_api,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("llm_max_tokens"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_num_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_llm_loc_conf_t, max_tokens),
+      &ngx_http_llm_max_tokens_bounds },
+
+      ngx_null_command
+};
+
+
+static ngx_http_module_t  ngx_http_llm_module_ctx = {
+    NULL,                                  /* preconfiguration */
+    ngx_http_llm_postconfiguration,        /* postconfiguration */
+
+    ngx_http_llm_create_main_conf,         /* create main configuration */
+    ngx_http_llm_init_main_conf,           /* init main configuration */
+
+    NULL,                                  /* create server configuration */
+    NULL,                                  /* merge server configuration */
+
+    ngx_http_llm_create_loc_conf,          /* create location configuration */
+    ngx_http_llm_merge_loc_conf            /* merge location configuration */
+};
+
+
+ngx_module_t  ngx_http_llm_module = {
+    NGX_MODULE_V1,
+    &ngx_http_llm_module_ctx,              /* module context */
+    ngx_http_llm_commands,                 /* module directives */
+    NGX_HTTP_MODULE,                       /* module type */
+    NULL,                                  /* init master */
+    NULL,                                  /* init module */
+    ngx_http_llm_init_process,             /* init process */
+    NULL,                                  /* init thread */
+    NULL,                                  /* exit thread */
+    ngx_http_llm_exit_process,             /* exit process */
+    NULL,                                  /* exit master */
+    NGX_MODULE_V1_PADDING
+};
+
+
+static ngx_str_t  ngx_http_llm_api_names[] = {
+    ngx_string("chat"),            /* LLM_API_CHAT */
+    ngx_string("completions"),     /* LLM_API_COMPLETIONS */
+    ngx_string("messages"),        /* LLM_API_MESSAGES */
+    ngx_null_string,               /* LLM_API_COUNT_TOKENS: via "messages" */
+    ngx_string("embeddings"),      /* LLM_API_EMBEDDINGS */
+    ngx_string("models"),          /* LLM_API_MODELS */
+    ngx_string("health"),          /* LLM_API_HEALTH */
+};
+
+
+static void *
+ngx_http_llm_create_main_conf(ngx_conf_t *cf)
+{
+    ngx_http_llm_main_conf_t  *mcf;
+
+    mcf = ngx_pcalloc(cf->pool, sizeof(ngx_http_llm_main_conf_t));
+    if (mcf == NULL) {
+        return NULL;
+    }
+
+    if (ngx_array_init(&mcf->models, cf->pool, 2,
+                       sizeof(ngx_http_llm_model_t))
+        != NGX_OK)
+    {
+        return NULL;
+    }
+
+    mcf->request_id_index = NGX_ERROR;
+
+    return mcf;
+}
+
+
+static char *
+ngx_http_llm_init_main_conf(ngx_conf_t *cf, void *conf)
+{
+    ngx_http_llm_main_conf_t *mcf = conf;
+
+    if (mcf->models.nelts == 0) {
+        return NGX_CONF_OK;
+    }
+
+    if (mcf->thread_pool_name.len == 0) {
+        ngx_str_set(&mcf->thread_pool_name, "default");
+
+        if (ngx_thread_pool_add(cf, &mcf->thread_pool_name) == NULL) {
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static void *
+ngx_http_llm_create_loc_conf(ngx_conf_t *cf)
+{
+    ngx_http_llm_loc_conf_t  *lcf;
+
+    lcf = ngx_pcalloc(cf->pool, sizeof(ngx_http_llm_loc_conf_t));
+    if (lcf == NULL) {
+        return NULL;
+    }
+
+    /* tool_parser, reasoning_parser: zero length = unset */
+    lcf->api = NGX_CONF_UNSET;
+    lcf->max_tokens = NGX_CONF_UNSET;
+
+    return lcf;
+}
+
+
+static char *
+ngx_http_llm_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
+{
+    ngx_http_llm_loc_conf_t *prev = parent;
+    ngx_http_llm_loc_conf_t *conf = child;
+
+    ngx_conf_merge_str_value(conf->tool_parser, prev->tool_parser, "auto");
+    ngx_conf_merge_str_value(conf->reasoning_parser, prev->reasoning_parser,
+                             "auto");
+    ngx_conf_merge_value(conf->max_tokens, prev->max_tokens, 4096);
+
+    /* llm_api is not inherited: it makes one location a content handler */
+
+    return NGX_CONF_OK;
+}
+
+
+static ngx_int_t
+ngx_http_llm_postconfiguration(ngx_conf_t *cf)
+{
+    ngx_str_t                  name = ngx_string("request_id");
+    ngx_http_llm_main_conf_t  *mcf;
+
+    mcf = ngx_http_conf_get_module_main_conf(cf, ngx_http_llm_module);
+
+    mcf->request_id_index = ngx_http_get_variable_index(cf, &name);
+    if (mcf->request_id_index == NGX_ERROR) {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_llm_add_variables(cf) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    return ngx_http_llm_filter_init(cf);
+}
+
+
+/*
+ * llm_model <alias> <path> [ctx=N] [parallel=N] [threads=N] [queue=N]
+ */
+static char *
+ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_llm_main_conf_t *mcf = conf;
+
+    ngx_str_t             *value, name, val;
+    ngx_int_t              n;
+    ngx_uint_t             i;
+    ngx_http_llm_model_t  *m;
+
+    value = cf->args->elts;
+
+    m = mcf->models.elts;
+    for (i = 0; i < mcf->models.nelts; i++) {
+        if (m[i].alias.len == value[1].len
+            && ngx_strncmp(m[i].alias.data, value[1].data, value[1].len) == 0)
+        {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "duplicate llm_model alias \"%V\"", &value[1]);
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    m = ngx_array_push(&mcf->models);
+    if (m == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    ngx_memzero(m, sizeof(ngx_http_llm_model_t));
+
+    m->alias = value[1];
+    m->path = value[2];
+    m->parallel = 4;
+    m->threads = ngx_ncpu > 0 ? (ngx_uint_t) ngx_ncpu : 1;
+    m->queue = NGX_CONF_UNSET_UINT;
+    m->created = ngx_time();
+    m->conf_file = (char *) cf->conf_file->file.name.data;
+    m->conf_line = cf->conf_file->line;
+
+    if (m->alias.len == 0 || m->alias.len > 256) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "invalid llm_model alias \"%V\"", &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    if (ngx_conf_full_name(cf->cycle, &m->path, 0) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+
+    for (i = 3; i < cf->args->nelts; i++) {
+        u_char  *eq;
+
+        eq = ngx_strlchr(value[i].data, value[i].data + value[i].len, '=');
+        if (eq == NULL) {
+            goto invalid;
+        }
+
+        name.data = value[i].data;
+        name.len = eq - value[i].data;
+        val.data = eq + 1;
+        val.len = value[i].data + value[i].len - val.data;
+
+        n = ngx_atoi(val.data, val.len);
+
+        if (name.len == 3 && ngx_strncmp(name.data, "ctx", 3) == 0) {
+            if (n < 16 || n > 1048576) {
+                goto invalid;
+            }
+            m->ctx = n;
+
+        } else if (name.len == 8 && ngx_strncmp(name.data, "parallel", 8) == 0) {
+            if (n < 1 || n > 256) {
+                goto invalid;
+            }
+            m->parallel = n;
+
+        } else if (name.len == 7 && ngx_strncmp(name.data, "threads", 7) == 0) {
+            if (n < 1 || n > 256) {
+                goto invalid;
+            }
+            m->threads = n;
+
+        } else if (name.len == 5 && ngx_strncmp(name.data, "queue", 5) == 0) {
+            if (n < 0 || n > 65536) {
+                goto invalid;
+            }
+            m->queue = n;
+
+        } else {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "unknown llm_model option \"%V\" "
+                               "(known: ctx=, parallel=, threads=, queue=)",
+                               &value[i]);
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    if (m->queue == NGX_CONF_UNSET_UINT) {
+        m->queue = 4 * m->parallel;
+    }
+
+    return ngx_http_llm_model_load(cf, m);
+
+invalid:
+
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                       "invalid llm_model option \"%V\"", &value[i]);
+    return NGX_CONF_ERROR;
+}
+
+
+static char *
+ngx_http_llm_thread_pool(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_llm_main_conf_t *mcf = conf;
+
+    ngx_str_t  *value;
+
+    if (mcf->thread_pool_name.len) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+    mcf->thread_pool_name = value[1];
+
+    /* an undefined pool fails in the thread_pool module naming this line */
+    if (ngx_thread_pool_add(cf, &mcf->thread_pool_name) == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
+}
+
+
+static char *
+ngx_http_llm_parser(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    char  *p = conf;
+
+    ngx_str_t   *field, *value;
+    ngx_uint_t   kind;
+    char         id[64];
+
+    field = (ngx_str_t *) (p + cmd->offset);
+    if (field->data) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+    kind = (ngx_uint_t) cmd->post;
+
+    if (value[1].len >= sizeof(id)) {
+        goto unknown;
+    }
+
+    ngx_memcpy(id, value[1].data, value[1].len);
+    id[value[1].len] = '\0';
+
+    if (ngx_strcmp(id, "auto") != 0 && ngx_strcmp(id, "none") != 0
+        && !ngx_http_llm_parser_known(kind, id))
+    {
+        goto unknown;
+    }
+
+    *field = value[1];
+    return NGX_CONF_OK;
+
+unknown:
+
+    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                       "unknown %V \"%V\", expected auto, none or one of: %s",
+                       &cmd->name, &value[1],
+                       ngx_http_llm_parser_ids(kind));
+    return NGX_CONF_ERROR;
+}
+
+
+static char *
+ngx_http_llm_api(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_llm_loc_conf_t *lcf = conf;
+
+    ngx_str_t                 *value;
+    ngx_uint_t                 i;
+    ngx_http_core_loc_conf_t  *clcf;
+
+    if (lcf->api != NGX_CONF_UNSET) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+
+    for (i = 0; i < sizeof(ngx_http_llm_api_names) / sizeof(ngx_str_t); i++) {
+        if (ngx_http_llm_api_names[i].len == value[1].len
+            && ngx_strncmp(ngx_http_llm_api_names[i].data, value[1].data,
+                           value[1].len) == 0)
+        {
+            lcf->api = i;
+            break;
+        }
+    }
+
+    if (lcf->api == NGX_CONF_UNSET) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "unknown llm_api \"%V\", expected chat, "
+                           "completions, messages, embeddings, models "
+                           "or health", &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
+    clcf->handler = ngx_http_llm_handler;
+
+    return NGX_CONF_OK;
+}
+
+
+static ngx_int_t
+ngx_http_llm_init_process(ngx_cycle_t *cycle)
+{
+    return ngx_http_llm_workers_init(cycle);
+}
+
+
+static void
+ngx_http_llm_exit_process(ngx_cycle_t *cycle)
+{
+    ngx_http_llm_workers_exit(cycle);
+}

@@ -1,0 +1,118 @@
+/*
+ * ngx_http_llm_module: shared declarations of the nginx glue.
+ */
+#ifndef _NGX_HTTP_LLM_MODULE_H_INCLUDED_
+#define _NGX_HTTP_LLM_MODULE_H_INCLUDED_
+
+#include <ngx_config.h>
+#include <ngx_core.h>
+#include <ngx_http.h>
+#include <ngx_thread_pool.h>
+
+#include <jansson.h>
+
+#include "core/llm_ir.h"
+
+
+typedef struct ngx_http_llm_sched_s  ngx_http_llm_sched_t;
+
+
+/* One llm_model line: loaded in the master at configuration time. */
+typedef struct {
+    ngx_str_t                  alias;
+    ngx_str_t                  path;
+    ngx_uint_t                 ctx;          /* 0 = from config.json */
+    ngx_uint_t                 parallel;
+    ngx_uint_t                 threads;
+    ngx_uint_t                 queue;        /* waiting requests beyond parallel */
+    ngx_uint_t                 context_length;
+    time_t                     created;
+    char                      *conf_file;
+    ngx_uint_t                 conf_line;
+
+    json_t                    *config;       /* parsed config.json */
+    void                      *model;        /* llm_model *      (engine) */
+    void                      *tokenizer;    /* llm_tokenizer *  (engine) */
+    void                      *chat;         /* llm_chat *       (adapter) */
+    const char                *tool_parser;      /* auto-selected ids */
+    const char                *reasoning_parser;
+
+    ngx_http_llm_sched_t      *sched;        /* per worker, after fork */
+} ngx_http_llm_model_t;
+
+
+typedef struct {
+    ngx_array_t                models;       /* ngx_http_llm_model_t */
+    ngx_str_t                  thread_pool_name;
+    ngx_thread_pool_t         *thread_pool;
+    ngx_int_t                  request_id_index;
+} ngx_http_llm_main_conf_t;
+
+
+typedef struct {
+    ngx_int_t                  api;          /* llm_api_kind, NGX_CONF_UNSET if none */
+    ngx_str_t                  tool_parser;  /* "auto", "none" or an id */
+    ngx_str_t                  reasoning_parser;
+    ngx_int_t                  max_tokens;
+} ngx_http_llm_loc_conf_t;
+
+
+/* Request context. */
+typedef struct {
+    ngx_str_t                  request_id;
+    ngx_uint_t                 own_response:1;   /* body produced by this module */
+    ngx_uint_t                 rewrite_body:1;   /* nginx error page replaced */
+    ngx_uint_t                 rewritten:1;
+    ngx_str_t                  error_body;       /* JSON for a replaced error page */
+
+    ngx_http_llm_model_t      *model;
+    long                       prompt_tokens;
+    long                       completion_tokens;
+    ngx_msec_int_t             ttft_ms;          /* -1 until the first token */
+    ngx_msec_t                 start_ms;
+    void                      *seq;              /* scheduler sequence */
+} ngx_http_llm_ctx_t;
+
+
+extern ngx_module_t  ngx_http_llm_module;
+
+
+ngx_http_llm_ctx_t *ngx_http_llm_get_ctx(ngx_http_request_t *r);
+
+/* Responses (ngx_http_llm_response.c). */
+ngx_int_t ngx_http_llm_send_json(ngx_http_request_t *r, ngx_uint_t status,
+    const char *body, size_t len);
+ngx_int_t ngx_http_llm_send_error(ngx_http_request_t *r, ngx_uint_t status,
+    const char *type, const char *param, const char *code, const char *fmt, ...);
+u_char *ngx_http_llm_error_json(ngx_http_request_t *r, ngx_uint_t status,
+    const char *type, const char *param, const char *code, const char *msg,
+    size_t *len);
+ngx_int_t ngx_http_llm_filter_init(ngx_conf_t *cf);
+
+/* Endpoints that need no inference (ngx_http_llm_info.c). */
+ngx_int_t ngx_http_llm_models_handler(ngx_http_request_t *r);
+ngx_int_t ngx_http_llm_health_handler(ngx_http_request_t *r);
+
+ngx_http_llm_model_t *ngx_http_llm_find_model(ngx_http_request_t *r,
+    const char *name);
+
+/* Configuration-time model loading (ngx_http_llm_load.c). */
+#define NGX_HTTP_LLM_PARSER_TOOL       0
+#define NGX_HTTP_LLM_PARSER_REASONING  1
+
+char *ngx_http_llm_model_load(ngx_conf_t *cf, ngx_http_llm_model_t *m);
+ngx_uint_t ngx_http_llm_parser_known(ngx_uint_t kind, const char *id);
+const char *ngx_http_llm_parser_ids(ngx_uint_t kind);
+
+/* Content handler (ngx_http_llm_handler.c). */
+ngx_int_t ngx_http_llm_handler(ngx_http_request_t *r);
+
+/* Variables (ngx_http_llm_variables.c). */
+ngx_int_t ngx_http_llm_add_variables(ngx_conf_t *cf);
+
+/* Per-worker schedulers (ngx_http_llm_sched.c). */
+ngx_int_t ngx_http_llm_workers_init(ngx_cycle_t *cycle);
+void ngx_http_llm_workers_exit(ngx_cycle_t *cycle);
+void ngx_http_llm_sched_health(ngx_http_llm_sched_t *s, json_t *out);
+
+#endif

@@ -1,0 +1,350 @@
+/*
+ * Responses: JSON bodies, protocol-shaped errors, and a header/body filter
+ * that gives every response of an llm_api location an X-Request-ID and turns
+ * nginx's own error pages (413 from client_max_body_size, 429/503 from
+ * limit_req, 401 from auth_basic, ...) into the location's protocol error shape.
+ */
+#include "ngx_http_llm_module.h"
+
+
+static ngx_http_output_header_filter_pt  ngx_http_next_header_filter;
+static ngx_http_output_body_filter_pt    ngx_http_next_body_filter;
+
+
+static const char *
+ngx_http_llm_error_type(ngx_http_request_t *r, ngx_uint_t status)
+{
+    ngx_http_llm_loc_conf_t  *lcf;
+
+    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
+
+    if (lcf->api == LLM_API_MESSAGES) {
+        switch (status) {
+        case 400: return "invalid_request_error";
+        case 401: return "authentication_error";
+        case 403: return "permission_error";
+        case 404: return "not_found_error";
+        case 413: return "request_too_large";
+        case 429: return "rate_limit_error";
+        case 503:
+        case 529: return "overloaded_error";
+        default:  return status < 500 ? "invalid_request_error" : "api_error";
+        }
+    }
+
+    switch (status) {
+    case 401: return "authentication_error";
+    case 403: return "permission_error";
+    case 404: return "not_found_error";
+    case 429: return "rate_limit_error";
+    default:  return status < 500 ? "invalid_request_error" : "server_error";
+    }
+}
+
+
+u_char *
+ngx_http_llm_error_json(ngx_http_request_t *r, ngx_uint_t status,
+    const char *type, const char *param, const char *code, const char *msg,
+    size_t *len)
+{
+    char                     *s;
+    u_char                   *out;
+    json_t                   *root, *err;
+    ngx_http_llm_ctx_t       *ctx;
+    ngx_http_llm_loc_conf_t  *lcf;
+
+    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
+    ctx = ngx_http_llm_get_ctx(r);
+
+    if (type == NULL) {
+        type = ngx_http_llm_error_type(r, status);
+    }
+
+    err = json_object();
+    root = json_object();
+    if (err == NULL || root == NULL) {
+        json_decref(err);
+        json_decref(root);
+        return NULL;
+    }
+
+    if (lcf->api == LLM_API_MESSAGES) {
+        /* {"type":"error","error":{"type","message"},"request_id"} */
+        json_object_set_new(err, "type", json_string(type));
+        json_object_set_new(err, "message", json_string(msg));
+        json_object_set_new(root, "type", json_string("error"));
+        json_object_set_new(root, "error", err);
+        if (ctx) {
+            json_object_set_new(root, "request_id",
+                json_stringn((char *) ctx->request_id.data,
+                             ctx->request_id.len));
+        }
+
+    } else {
+        /* {"error":{"message","type","param","code","request_id"}} */
+        json_object_set_new(err, "message", json_string(msg));
+        json_object_set_new(err, "type", json_string(type));
+        json_object_set_new(err, "param", param ? json_string(param)
+                                                : json_null());
+        json_object_set_new(err, "code", code ? json_string(code)
+                                              : json_null());
+        if (ctx) {
+            json_object_set_new(err, "request_id",
+                json_stringn((char *) ctx->request_id.data,
+                             ctx->request_id.len));
+        }
+        json_object_set_new(root, "error", err);
+    }
+
+    s = json_dumps(root, JSON_COMPACT);
+    json_decref(root);
+    if (s == NULL) {
+        return NULL;
+    }
+
+    *len = ngx_strlen(s);
+    out = ngx_pnalloc(r->pool, *len + 1);
+    if (out) {
+        ngx_memcpy(out, s, *len + 1);
+    }
+    free(s);
+
+    return out;
+}
+
+
+ngx_int_t
+ngx_http_llm_send_json(ngx_http_request_t *r, ngx_uint_t status,
+    const char *body, size_t len)
+{
+    ngx_int_t            rc;
+    ngx_buf_t           *b;
+    ngx_chain_t          out;
+    ngx_http_llm_ctx_t  *ctx;
+
+    ctx = ngx_http_llm_get_ctx(r);
+    if (ctx == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    ctx->own_response = 1;
+
+    r->headers_out.status = status;
+    r->headers_out.content_length_n = len;
+    ngx_str_set(&r->headers_out.content_type, "application/json");
+    r->headers_out.content_type_len = r->headers_out.content_type.len;
+    r->headers_out.content_type_lowcase = NULL;
+
+    if (r->method == NGX_HTTP_HEAD || len == 0) {
+        r->header_only = 1;
+        return ngx_http_send_header(r);
+    }
+
+    b = ngx_create_temp_buf(r->pool, len);
+    if (b == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    b->last = ngx_cpymem(b->pos, body, len);
+    b->last_buf = (r == r->main) ? 1 : 0;
+    b->last_in_chain = 1;
+
+    out.buf = b;
+    out.next = NULL;
+
+    rc = ngx_http_send_header(r);
+    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
+        return rc;
+    }
+
+    return ngx_http_output_filter(r, &out);
+}
+
+
+ngx_int_t
+ngx_http_llm_send_error(ngx_http_request_t *r, ngx_uint_t status,
+    const char *type, const char *param, const char *code, const char *fmt,
+    ...)
+{
+    u_char    msg[1024], *p, *body;
+    size_t    len;
+    va_list   args;
+
+    va_start(args, fmt);
+    p = ngx_vslprintf(msg, msg + sizeof(msg) - 1, fmt, args);
+    va_end(args);
+    *p = '\0';
+
+    if (status >= 500) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0, "llm: %s", msg);
+    } else {
+        ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
+                      "llm: client error %ui: %s", status, msg);
+    }
+
+    body = ngx_http_llm_error_json(r, status, type, param, code,
+                                   (char *) msg, &len);
+    if (body == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_llm_send_json(r, status, (char *) body, len);
+}
+
+
+static ngx_int_t
+ngx_http_llm_add_request_id(ngx_http_request_t *r, ngx_http_llm_ctx_t *ctx)
+{
+    ngx_table_elt_t  *h;
+
+    h = ngx_list_push(&r->headers_out.headers);
+    if (h == NULL) {
+        return NGX_ERROR;
+    }
+
+    h->hash = 1;
+    ngx_str_set(&h->key, "X-Request-ID");
+    h->value = ctx->request_id;
+
+    return NGX_OK;
+}
+
+
+static const char *
+ngx_http_llm_status_message(ngx_uint_t status)
+{
+    switch (status) {
+    case 400: return "Bad request.";
+    case 401: return "Authentication required.";
+    case 403: return "Forbidden.";
+    case 404: return "Not found.";
+    case 405: return "Method not allowed.";
+    case 408: return "Request timeout.";
+    case 411: return "Length required.";
+    case 413: return "Request body too large: it exceeds client_max_body_size.";
+    case 414: return "Request URI too long.";
+    case 429: return "Too many requests: rate limit exceeded.";
+    case 500: return "Internal server error.";
+    case 502: return "Bad gateway.";
+    case 503: return "Service temporarily unavailable.";
+    case 504: return "Gateway timeout.";
+    default:  return "Request failed.";
+    }
+}
+
+
+static ngx_int_t
+ngx_http_llm_header_filter(ngx_http_request_t *r)
+{
+    u_char                   *body;
+    size_t                    len;
+    ngx_uint_t                status;
+    ngx_http_llm_ctx_t       *ctx;
+    ngx_http_llm_loc_conf_t  *lcf;
+
+    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
+
+    if (lcf == NULL || lcf->api == NGX_CONF_UNSET || r != r->main) {
+        return ngx_http_next_header_filter(r);
+    }
+
+    ctx = ngx_http_llm_get_ctx(r);
+    if (ctx == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_llm_add_request_id(r, ctx) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    status = r->headers_out.status;
+
+    if (ctx->own_response || status < 400 || r->header_only) {
+        return ngx_http_next_header_filter(r);
+    }
+
+    /* an error page generated by nginx itself: send the protocol's shape */
+
+    body = ngx_http_llm_error_json(r, status, NULL, NULL, NULL,
+                                   ngx_http_llm_status_message(status), &len);
+    if (body == NULL) {
+        return ngx_http_next_header_filter(r);
+    }
+
+    ctx->error_body.data = body;
+    ctx->error_body.len = len;
+    ctx->rewrite_body = 1;
+
+    r->headers_out.content_length_n = len;
+    if (r->headers_out.content_length) {
+        r->headers_out.content_length->hash = 0;
+        r->headers_out.content_length = NULL;
+    }
+    ngx_str_set(&r->headers_out.content_type, "application/json");
+    r->headers_out.content_type_len = r->headers_out.content_type.len;
+    r->headers_out.content_type_lowcase = NULL;
+    r->headers_out.charset.len = 0;
+
+    return ngx_http_next_header_filter(r);
+}
+
+
+static ngx_int_t
+ngx_http_llm_body_filter(ngx_http_request_t *r, ngx_chain_t *in)
+{
+    ngx_buf_t           *b;
+    ngx_uint_t           last;
+    ngx_chain_t         *cl, out;
+    ngx_http_llm_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_llm_module);
+
+    if (ctx == NULL || !ctx->rewrite_body || in == NULL) {
+        return ngx_http_next_body_filter(r, in);
+    }
+
+    /* swallow nginx's HTML page, send the JSON body once */
+
+    last = 0;
+    for (cl = in; cl; cl = cl->next) {
+        if (cl->buf->last_buf || cl->buf->last_in_chain) {
+            last = 1;
+        }
+        cl->buf->pos = cl->buf->last;
+        if (cl->buf->in_file) {
+            cl->buf->file_pos = cl->buf->file_last;
+        }
+    }
+
+    if (ctx->rewritten || !last) {
+        return NGX_OK;
+    }
+
+    ctx->rewritten = 1;
+
+    b = ngx_calloc_buf(r->pool);
+    if (b == NULL) {
+        return NGX_ERROR;
+    }
+
+    b->pos = ctx->error_body.data;
+    b->last = ctx->error_body.data + ctx->error_body.len;
+    b->memory = 1;
+    b->last_buf = 1;
+
+    out.buf = b;
+    out.next = NULL;
+
+    return ngx_http_next_body_filter(r, &out);
+}
+
+
+ngx_int_t
+ngx_http_llm_filter_init(ngx_conf_t *cf)
+{
+    ngx_http_next_header_filter = ngx_http_top_header_filter;
+    ngx_http_top_header_filter = ngx_http_llm_header_filter;
+
+    ngx_http_next_body_filter = ngx_http_top_body_filter;
+    ngx_http_top_body_filter = ngx_http_llm_body_filter;
+
+    return NGX_OK;
+}

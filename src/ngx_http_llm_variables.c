@@ -1,0 +1,96 @@
+/*
+ * $llm_model, $llm_prompt_tokens, $llm_completion_tokens, $llm_ttft_ms
+ * for log_format.
+ */
+#include "ngx_http_llm_module.h"
+
+
+typedef enum {
+    NGX_HTTP_LLM_VAR_MODEL = 0,
+    NGX_HTTP_LLM_VAR_PROMPT_TOKENS,
+    NGX_HTTP_LLM_VAR_COMPLETION_TOKENS,
+    NGX_HTTP_LLM_VAR_TTFT_MS
+} ngx_http_llm_var_e;
+
+
+static ngx_int_t
+ngx_http_llm_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v,
+    uintptr_t data)
+{
+    u_char              *p;
+    long                 n;
+    ngx_http_llm_ctx_t  *ctx;
+
+    ctx = ngx_http_get_module_ctx(r, ngx_http_llm_module);
+
+    if (ctx == NULL || ctx->model == NULL) {
+        v->not_found = 1;
+        return NGX_OK;
+    }
+
+    if (data == NGX_HTTP_LLM_VAR_MODEL) {
+        v->data = ctx->model->alias.data;
+        v->len = ctx->model->alias.len;
+
+    } else {
+        n = data == NGX_HTTP_LLM_VAR_PROMPT_TOKENS ? ctx->prompt_tokens
+            : data == NGX_HTTP_LLM_VAR_COMPLETION_TOKENS
+              ? ctx->completion_tokens
+            : ctx->ttft_ms;
+
+        if (n < 0) {
+            v->not_found = 1;
+            return NGX_OK;
+        }
+
+        p = ngx_pnalloc(r->pool, NGX_INT64_LEN);
+        if (p == NULL) {
+            return NGX_ERROR;
+        }
+        v->data = p;
+        v->len = ngx_sprintf(p, "%l", n) - p;
+    }
+
+    v->valid = 1;
+    v->no_cacheable = 1;
+    v->not_found = 0;
+
+    return NGX_OK;
+}
+
+
+static ngx_http_variable_t  ngx_http_llm_vars[] = {
+
+    { ngx_string("llm_model"), NULL, ngx_http_llm_variable,
+      NGX_HTTP_LLM_VAR_MODEL, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("llm_prompt_tokens"), NULL, ngx_http_llm_variable,
+      NGX_HTTP_LLM_VAR_PROMPT_TOKENS, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("llm_completion_tokens"), NULL, ngx_http_llm_variable,
+      NGX_HTTP_LLM_VAR_COMPLETION_TOKENS, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("llm_ttft_ms"), NULL, ngx_http_llm_variable,
+      NGX_HTTP_LLM_VAR_TTFT_MS, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+      ngx_http_null_variable
+};
+
+
+ngx_int_t
+ngx_http_llm_add_variables(ngx_conf_t *cf)
+{
+    ngx_http_variable_t  *var, *v;
+
+    for (v = ngx_http_llm_vars; v->name.len; v++) {
+        var = ngx_http_add_variable(cf, &v->name, v->flags);
+        if (var == NULL) {
+            return NGX_ERROR;
+        }
+
+        var->get_handler = v->get_handler;
+        var->data = v->data;
+    }
+
+    return NGX_OK;
+}
