@@ -1,0 +1,67 @@
+/*
+ * CPU kernels: one table of function pointers per instruction set (scalar
+ * reference, AVX2+FMA+F16C, AVX-512).  The table is chosen once from the CPU
+ * features (llm_kernels_best) and kept by the caller; tables are constant.
+ *
+ * All arithmetic is float32.  Weights may be f32, f16 or bf16 and are widened
+ * to f32 exactly while they are read, so results do not depend on the weight
+ * dtype beyond the weights' own rounding.
+ */
+#ifndef LLM_KERNELS_H
+#define LLM_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    LLM_WT_F32 = 0,
+    LLM_WT_F16,
+    LLM_WT_BF16,
+    LLM_WT_COUNT
+} llm_wtype;
+
+/*
+ * Matrix product against row-major weights W[rows][k]:
+ *   y[t*ldy + r] (+)= sum_j x[t*ldx + j] * W[r][j]
+ * for rows r in [r0, r1) and tokens t in [0, n).  accumulate = 1 adds to y.
+ * Each call reads every weight row of its range once for all n tokens.
+ */
+typedef void (*llm_matmul_fn)(float *y, size_t ldy, const float *x, size_t ldx,
+    const void *w, int k, int r0, int r1, int n, int accumulate);
+
+typedef struct {
+    const char   *name;                     /* "scalar", "avx2", "avx512" */
+    llm_matmul_fn matmul[LLM_WT_COUNT];
+    float (*dot)(const float *a, const float *b, int n);
+    void  (*axpy)(float *y, float a, const float *x, int n);      /* y += a*x */
+    void  (*scale)(float *y, float a, int n);                       /* y *= a */
+    /* y = x / rms(x) * w (w may be NULL for no weight); y may equal x */
+    void  (*rmsnorm)(float *y, const float *x, const float *w, int n, float eps);
+    /* x = softmax(x) in place */
+    void  (*softmax)(float *x, int n);
+    /* g = silu(g) * u */
+    void  (*silu_mul)(float *g, const float *u, int n);
+    /* rotate-half RoPE of one head of size 2*half: (a, b) -> (a*c - b*s, b*c + a*s) */
+    void  (*rope)(float *x, const float *cos_, const float *sin_, int half);
+    /* widen n weights of any dtype to f32 */
+    void  (*to_f32)(float *y, const void *w, llm_wtype t, int n);
+    /* streaming read of n bytes (multiple of 64) returning a value that depends on all */
+    uint64_t (*read_stream)(const void *p, size_t n);
+} llm_kernels;
+
+const llm_kernels *llm_kernels_scalar(void);
+const llm_kernels *llm_kernels_avx2(void);    /* NULL if the CPU lacks it */
+const llm_kernels *llm_kernels_avx512(void);  /* NULL if the CPU lacks it */
+/* The fastest table this CPU runs; LLM_KERNELS=scalar|avx2|avx512 in the environment overrides. */
+const llm_kernels *llm_kernels_best(void);
+
+size_t llm_wtype_size(llm_wtype t);
+const char *llm_wtype_name(llm_wtype t);   /* "float32", "float16", "bfloat16" */
+
+/* exact scalar conversions */
+float    llm_bf16_to_f32(uint16_t h);
+uint16_t llm_f32_to_bf16(float f);         /* round to nearest even */
+float    llm_f16_to_f32(uint16_t h);
+uint16_t llm_f32_to_f16(float f);          /* round to nearest even */
+
+#endif

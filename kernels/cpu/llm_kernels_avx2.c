@@ -1,0 +1,325 @@
+/*
+ * AVX2 + FMA + F16C kernels.  Per-function target attributes, as in the
+ * AVX-512 file; tails shorter than a vector are finished in scalar code.
+ */
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#include "kernels/cpu/llm_kernels.h"
+
+#define AVX2 __attribute__((target("avx2,fma,f16c")))
+#define INLINE static inline __attribute__((always_inline))
+
+AVX2 INLINE __m256
+ld_w(const void *w, llm_wtype t, size_t i)
+{
+    if (t == LLM_WT_F32) {
+        return _mm256_loadu_ps((const float *) w + i);
+    }
+    if (t == LLM_WT_F16) {
+        return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) ((const uint16_t *) w + i)));
+    }
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(
+        _mm_loadu_si128((const __m128i *) ((const uint16_t *) w + i))), 16));
+}
+
+INLINE float
+w1(const void *w, llm_wtype t, size_t i)
+{
+    if (t == LLM_WT_F32) return ((const float *) w)[i];
+    if (t == LLM_WT_F16) return llm_f16_to_f32(((const uint16_t *) w)[i]);
+    return llm_bf16_to_f32(((const uint16_t *) w)[i]);
+}
+
+AVX2 INLINE float
+hsum(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+AVX2 INLINE void
+tile(llm_wtype t, const int RB, const int TB, float *y, size_t ldy,
+    const float *x, size_t ldx, const void *w, int k, int r, int tk, int accumulate)
+{
+    __m256 acc[4][2], wv[4], xv;
+    float tail[4][2];
+    int i, j, kk;
+
+#pragma GCC unroll 4
+    for (i = 0; i < RB; i++) {
+#pragma GCC unroll 2
+        for (j = 0; j < TB; j++) { acc[i][j] = _mm256_setzero_ps(); tail[i][j] = 0; }
+    }
+    for (kk = 0; kk + 8 <= k; kk += 8) {
+#pragma GCC unroll 4
+        for (i = 0; i < RB; i++) wv[i] = ld_w(w, t, (size_t) (r + i) * k + kk);
+#pragma GCC unroll 2
+        for (j = 0; j < TB; j++) {
+            xv = _mm256_loadu_ps(x + (size_t) (tk + j) * ldx + kk);
+#pragma GCC unroll 4
+            for (i = 0; i < RB; i++) acc[i][j] = _mm256_fmadd_ps(wv[i], xv, acc[i][j]);
+        }
+    }
+    for (; kk < k; kk++) {
+        for (i = 0; i < RB; i++) {
+            float wi = w1(w, t, (size_t) (r + i) * k + kk);
+            for (j = 0; j < TB; j++) tail[i][j] += wi * x[(size_t) (tk + j) * ldx + kk];
+        }
+    }
+#pragma GCC unroll 2
+    for (j = 0; j < TB; j++) {
+        float *yr = y + (size_t) (tk + j) * ldy + r;
+#pragma GCC unroll 4
+        for (i = 0; i < RB; i++) {
+            float s = hsum(acc[i][j]) + tail[i][j];
+            yr[i] = accumulate ? yr[i] + s : s;
+        }
+    }
+}
+
+#define TOK_BLOCK 64
+
+AVX2 INLINE void
+matmul_t(llm_wtype t, float *y, size_t ldy, const float *x, size_t ldx,
+    const void *w, int k, int r0, int r1, int n, int acc)
+{
+    int tb, te, r, tk;
+
+    for (tb = 0; tb < n; tb += TOK_BLOCK) {
+        te = tb + TOK_BLOCK < n ? tb + TOK_BLOCK : n;
+        for (r = r0; r + 4 <= r1; r += 4) {
+            for (tk = tb; tk + 2 <= te; tk += 2) tile(t, 4, 2, y, ldy, x, ldx, w, k, r, tk, acc);
+            if (tk < te) tile(t, 4, 1, y, ldy, x, ldx, w, k, r, tk, acc);
+        }
+        for (; r < r1; r++) {
+            for (tk = tb; tk + 2 <= te; tk += 2) tile(t, 1, 2, y, ldy, x, ldx, w, k, r, tk, acc);
+            if (tk < te) tile(t, 1, 1, y, ldy, x, ldx, w, k, r, tk, acc);
+        }
+    }
+}
+
+AVX2 static void
+mm_f32(float *y, size_t ldy, const float *x, size_t ldx, const void *w,
+    int k, int r0, int r1, int n, int acc)
+{
+    matmul_t(LLM_WT_F32, y, ldy, x, ldx, w, k, r0, r1, n, acc);
+}
+
+AVX2 static void
+mm_f16(float *y, size_t ldy, const float *x, size_t ldx, const void *w,
+    int k, int r0, int r1, int n, int acc)
+{
+    matmul_t(LLM_WT_F16, y, ldy, x, ldx, w, k, r0, r1, n, acc);
+}
+
+AVX2 static void
+mm_bf16(float *y, size_t ldy, const float *x, size_t ldx, const void *w,
+    int k, int r0, int r1, int n, int acc)
+{
+    matmul_t(LLM_WT_BF16, y, ldy, x, ldx, w, k, r0, r1, n, acc);
+}
+
+/* 2^n * p(r) as in the AVX-512 file */
+AVX2 INLINE __m256
+exp8(__m256 x)
+{
+    __m256 n, r, p;
+    __m256i e;
+
+    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.3f)), _mm256_set1_ps(88.3f));
+    n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
+    p = _mm256_add_ps(p, _mm256_set1_ps(1.0f));
+    e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+AVX2 static float
+v_dot(const float *a, const float *b, int n)
+{
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+    float s;
+    int i = 0;
+
+    for (; i + 16 <= n; i += 16) {
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
+    }
+    for (; i + 8 <= n; i += 8) {
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+    }
+    s = hsum(_mm256_add_ps(s0, s1));
+    for (; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+
+AVX2 static void
+v_axpy(float *y, float a, const float *x, int n)
+{
+    __m256 av = _mm256_set1_ps(a);
+    int i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(av, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+    }
+    for (; i < n; i++) y[i] += a * x[i];
+}
+
+AVX2 static void
+v_scale(float *y, float a, int n)
+{
+    __m256 av = _mm256_set1_ps(a);
+    int i = 0;
+
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(av, _mm256_loadu_ps(y + i)));
+    for (; i < n; i++) y[i] *= a;
+}
+
+AVX2 static void
+v_rmsnorm(float *y, const float *x, const float *w, int n, float eps)
+{
+    __m256 s = _mm256_setzero_ps(), inv;
+    float ss, invs;
+    int i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        s = _mm256_fmadd_ps(v, v, s);
+    }
+    ss = hsum(s);
+    for (; i < n; i++) ss += x[i] * x[i];
+    invs = 1.0f / sqrtf(ss / (float) n + eps);
+    inv = _mm256_set1_ps(invs);
+    for (i = 0; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + i), inv);
+        if (w) v = _mm256_mul_ps(v, _mm256_loadu_ps(w + i));
+        _mm256_storeu_ps(y + i, v);
+    }
+    for (; i < n; i++) y[i] = x[i] * invs * (w ? w[i] : 1.0f);
+}
+
+AVX2 static void
+v_softmax(float *x, int n)
+{
+    __m256 mxv = _mm256_set1_ps(-INFINITY), sum = _mm256_setzero_ps(), vmx;
+    float mx, s, inv, buf[8];
+    int i = 0, j;
+
+    for (; i + 8 <= n; i += 8) mxv = _mm256_max_ps(mxv, _mm256_loadu_ps(x + i));
+    _mm256_storeu_ps(buf, mxv);
+    mx = buf[0];
+    for (j = 1; j < 8; j++) if (buf[j] > mx) mx = buf[j];
+    for (; i < n; i++) if (x[i] > mx) mx = x[i];
+    vmx = _mm256_set1_ps(mx);
+    for (i = 0; i + 8 <= n; i += 8) {
+        __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmx));
+        sum = _mm256_add_ps(sum, e);
+        _mm256_storeu_ps(x + i, e);
+    }
+    s = hsum(sum);
+    for (; i < n; i++) { x[i] = expf(x[i] - mx); s += x[i]; }
+    inv = 1.0f / s;
+    v_scale(x, inv, n);
+}
+
+AVX2 static void
+v_silu_mul(float *g, const float *u, int n)
+{
+    const __m256 one = _mm256_set1_ps(1.0f);
+    int i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        __m256 gv = _mm256_loadu_ps(g + i);
+        __m256 sg = _mm256_div_ps(gv, _mm256_add_ps(one, exp8(_mm256_sub_ps(_mm256_setzero_ps(), gv))));
+        _mm256_storeu_ps(g + i, _mm256_mul_ps(sg, _mm256_loadu_ps(u + i)));
+    }
+    for (; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
+AVX2 static void
+v_rope(float *x, const float *c, const float *s, int half)
+{
+    int i = 0;
+
+    for (; i + 8 <= half; i += 8) {
+        __m256 a = _mm256_loadu_ps(x + i), b = _mm256_loadu_ps(x + half + i);
+        __m256 cv = _mm256_loadu_ps(c + i), sv = _mm256_loadu_ps(s + i);
+        _mm256_storeu_ps(x + i, _mm256_fmsub_ps(a, cv, _mm256_mul_ps(b, sv)));
+        _mm256_storeu_ps(x + half + i, _mm256_fmadd_ps(b, cv, _mm256_mul_ps(a, sv)));
+    }
+    for (; i < half; i++) {
+        float a = x[i], b = x[i + half];
+        x[i] = a * c[i] - b * s[i];
+        x[i + half] = b * c[i] + a * s[i];
+    }
+}
+
+AVX2 static void
+v_to_f32(float *y, const void *w, llm_wtype t, int n)
+{
+    int i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = t == LLM_WT_F32 ? ld_w(w, LLM_WT_F32, (size_t) i)
+                 : t == LLM_WT_F16 ? ld_w(w, LLM_WT_F16, (size_t) i)
+                 : ld_w(w, LLM_WT_BF16, (size_t) i);
+        _mm256_storeu_ps(y + i, v);
+    }
+    for (; i < n; i++) y[i] = w1(w, t, (size_t) i);
+}
+
+AVX2 static uint64_t
+v_read_stream(const void *p, size_t n)
+{
+    const char *c = p;
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    uint64_t out[4], r = 0;
+    size_t i;
+    int j;
+
+    for (i = 0; i + 128 <= n; i += 128) {
+        a0 = _mm256_xor_si256(a0, _mm256_loadu_si256((const __m256i *) (c + i)));
+        a1 = _mm256_xor_si256(a1, _mm256_loadu_si256((const __m256i *) (c + i + 32)));
+        a2 = _mm256_xor_si256(a2, _mm256_loadu_si256((const __m256i *) (c + i + 64)));
+        a3 = _mm256_xor_si256(a3, _mm256_loadu_si256((const __m256i *) (c + i + 96)));
+    }
+    for (; i + 32 <= n; i += 32) {
+        a0 = _mm256_xor_si256(a0, _mm256_loadu_si256((const __m256i *) (c + i)));
+    }
+    a0 = _mm256_xor_si256(_mm256_xor_si256(a0, a1), _mm256_xor_si256(a2, a3));
+    _mm256_storeu_si256((__m256i *) out, a0);
+    for (j = 0; j < 4; j++) r ^= out[j];
+    return r;
+}
+
+static const llm_kernels avx2_table = {
+    "avx2",
+    { mm_f32, mm_f16, mm_bf16 },
+    v_dot, v_axpy, v_scale, v_rmsnorm, v_softmax, v_silu_mul, v_rope,
+    v_to_f32, v_read_stream
+};
+
+const llm_kernels *
+llm_kernels_avx2(void)
+{
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
+        && __builtin_cpu_supports("f16c"))
+    {
+        return &avx2_table;
+    }
+    return NULL;
+}

@@ -1,0 +1,345 @@
+/*
+ * AVX-512 kernels (F, BW, VL, DQ).  Each function carries its own target
+ * attribute so the file builds with any compiler flags (nginx uses its own);
+ * the table is only handed out when the CPU reports the features.
+ */
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#include "kernels/cpu/llm_kernels.h"
+
+#define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
+#define INLINE static inline __attribute__((always_inline))
+
+/* ---- loads of 16 weights widened to f32 ---- */
+
+AVX512 INLINE __m512
+ld_w(const void *w, llm_wtype t, size_t i)
+{
+    if (t == LLM_WT_F32) {
+        return _mm512_loadu_ps((const float *) w + i);
+    }
+    if (t == LLM_WT_F16) {
+        return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) ((const uint16_t *) w + i)));
+    }
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(
+        _mm256_loadu_si256((const __m256i *) ((const uint16_t *) w + i))), 16));
+}
+
+AVX512 INLINE __m512
+ld_w_mask(const void *w, llm_wtype t, size_t i, __mmask16 m)
+{
+    if (t == LLM_WT_F32) {
+        return _mm512_maskz_loadu_ps(m, (const float *) w + i);
+    }
+    if (t == LLM_WT_F16) {
+        return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, (const uint16_t *) w + i));
+    }
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(
+        _mm256_maskz_loadu_epi16(m, (const uint16_t *) w + i)), 16));
+}
+
+/* ---- matmul: RB weight rows x TB tokens per register tile ---- */
+
+AVX512 INLINE void
+tile(llm_wtype t, const int RB, const int TB, float *y, size_t ldy,
+    const float *x, size_t ldx, const void *w, int k, int r, int tk, int accumulate)
+{
+    __m512 acc[4][4], wv[4], xv;
+    int i, j, kk;
+
+#pragma GCC unroll 4
+    for (i = 0; i < RB; i++) {
+#pragma GCC unroll 4
+        for (j = 0; j < TB; j++) acc[i][j] = _mm512_setzero_ps();
+    }
+    for (kk = 0; kk + 16 <= k; kk += 16) {
+#pragma GCC unroll 4
+        for (i = 0; i < RB; i++) wv[i] = ld_w(w, t, (size_t) (r + i) * k + kk);
+#pragma GCC unroll 4
+        for (j = 0; j < TB; j++) {
+            xv = _mm512_loadu_ps(x + (size_t) (tk + j) * ldx + kk);
+#pragma GCC unroll 4
+            for (i = 0; i < RB; i++) acc[i][j] = _mm512_fmadd_ps(wv[i], xv, acc[i][j]);
+        }
+    }
+    if (kk < k) {
+        __mmask16 m = (__mmask16) ((1u << (k - kk)) - 1);
+#pragma GCC unroll 4
+        for (i = 0; i < RB; i++) wv[i] = ld_w_mask(w, t, (size_t) (r + i) * k + kk, m);
+#pragma GCC unroll 4
+        for (j = 0; j < TB; j++) {
+            xv = _mm512_maskz_loadu_ps(m, x + (size_t) (tk + j) * ldx + kk);
+#pragma GCC unroll 4
+            for (i = 0; i < RB; i++) acc[i][j] = _mm512_fmadd_ps(wv[i], xv, acc[i][j]);
+        }
+    }
+#pragma GCC unroll 4
+    for (j = 0; j < TB; j++) {
+        float *yr = y + (size_t) (tk + j) * ldy + r;
+#pragma GCC unroll 4
+        for (i = 0; i < RB; i++) {
+            float s = _mm512_reduce_add_ps(acc[i][j]);
+            yr[i] = accumulate ? yr[i] + s : s;
+        }
+    }
+}
+
+/* Tokens are taken in blocks of TOK_BLOCK so their rows stay in L2 while
+ * every weight row of the range streams past once per block. */
+#define TOK_BLOCK 64
+
+AVX512 INLINE void
+matmul_t(llm_wtype t, float *y, size_t ldy, const float *x, size_t ldx,
+    const void *w, int k, int r0, int r1, int n, int acc)
+{
+    int tb, te, r, tk;
+
+    for (tb = 0; tb < n; tb += TOK_BLOCK) {
+        te = tb + TOK_BLOCK < n ? tb + TOK_BLOCK : n;
+        for (r = r0; r + 4 <= r1; r += 4) {
+            for (tk = tb; tk + 4 <= te; tk += 4) {
+                tile(t, 4, 4, y, ldy, x, ldx, w, k, r, tk, acc);
+            }
+            switch (te - tk) {
+            case 3: tile(t, 4, 3, y, ldy, x, ldx, w, k, r, tk, acc); break;
+            case 2: tile(t, 4, 2, y, ldy, x, ldx, w, k, r, tk, acc); break;
+            case 1: tile(t, 4, 1, y, ldy, x, ldx, w, k, r, tk, acc); break;
+            default: break;
+            }
+        }
+        for (; r < r1; r++) {
+            for (tk = tb; tk + 4 <= te; tk += 4) {
+                tile(t, 1, 4, y, ldy, x, ldx, w, k, r, tk, acc);
+            }
+            switch (te - tk) {
+            case 3: tile(t, 1, 3, y, ldy, x, ldx, w, k, r, tk, acc); break;
+            case 2: tile(t, 1, 2, y, ldy, x, ldx, w, k, r, tk, acc); break;
+            case 1: tile(t, 1, 1, y, ldy, x, ldx, w, k, r, tk, acc); break;
+            default: break;
+            }
+        }
+    }
+}
+
+AVX512 static void
+mm_f32(float *y, size_t ldy, const float *x, size_t ldx, const void *w,
+    int k, int r0, int r1, int n, int acc)
+{
+    matmul_t(LLM_WT_F32, y, ldy, x, ldx, w, k, r0, r1, n, acc);
+}
+
+AVX512 static void
+mm_f16(float *y, size_t ldy, const float *x, size_t ldx, const void *w,
+    int k, int r0, int r1, int n, int acc)
+{
+    matmul_t(LLM_WT_F16, y, ldy, x, ldx, w, k, r0, r1, n, acc);
+}
+
+AVX512 static void
+mm_bf16(float *y, size_t ldy, const float *x, size_t ldx, const void *w,
+    int k, int r0, int r1, int n, int acc)
+{
+    matmul_t(LLM_WT_BF16, y, ldy, x, ldx, w, k, r0, r1, n, acc);
+}
+
+/* ---- vector exp: 2^n * p(r), |r| <= ln2/2, degree-6 polynomial (~1 ulp) ---- */
+
+AVX512 INLINE __m512
+exp16(__m512 x)
+{
+    const __m512 log2e = _mm512_set1_ps(1.44269504088896341f);
+    const __m512 ln2hi = _mm512_set1_ps(0.693359375f);
+    const __m512 ln2lo = _mm512_set1_ps(-2.12194440e-4f);
+    __m512 n, r, p;
+    __m512i e;
+
+    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.3f)), _mm512_set1_ps(88.3f));
+    n = _mm512_roundscale_ps(_mm512_mul_ps(x, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    r = _mm512_fnmadd_ps(n, ln2hi, x);
+    r = _mm512_fnmadd_ps(n, ln2lo, r);
+    p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);
+    p = _mm512_add_ps(p, _mm512_set1_ps(1.0f));
+    e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+    return _mm512_mul_ps(p, _mm512_castsi512_ps(e));
+}
+
+AVX512 static float
+v_dot(const float *a, const float *b, int n)
+{
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+    int i = 0;
+
+    for (; i + 32 <= n; i += 32) {
+        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
+        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
+    }
+    for (; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16) ((1u << (n - i)) - 1);
+        s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), s0);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(s0, s1));
+}
+
+AVX512 static void
+v_axpy(float *y, float a, const float *x, int n)
+{
+    __m512 av = _mm512_set1_ps(a);
+    int i;
+
+    for (i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16) ((1u << (n - i)) - 1);
+        __m512 yv = _mm512_maskz_loadu_ps(m, y + i);
+        _mm512_mask_storeu_ps(y + i, m, _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(m, x + i), yv));
+    }
+}
+
+AVX512 static void
+v_scale(float *y, float a, int n)
+{
+    __m512 av = _mm512_set1_ps(a);
+    int i;
+
+    for (i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16) ((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(av, _mm512_maskz_loadu_ps(m, y + i)));
+    }
+}
+
+AVX512 static void
+v_rmsnorm(float *y, const float *x, const float *w, int n, float eps)
+{
+    __m512 s = _mm512_setzero_ps(), inv;
+    int i;
+
+    for (i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16) ((1u << (n - i)) - 1);
+        __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+        s = _mm512_fmadd_ps(v, v, s);
+    }
+    inv = _mm512_set1_ps(1.0f / sqrtf(_mm512_reduce_add_ps(s) / (float) n + eps));
+    for (i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16) ((1u << (n - i)) - 1);
+        __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), inv);
+        if (w) v = _mm512_mul_ps(v, _mm512_maskz_loadu_ps(m, w + i));
+        _mm512_mask_storeu_ps(y + i, m, v);
+    }
+}
+
+AVX512 static void
+v_softmax(float *x, int n)
+{
+    __m512 mx = _mm512_set1_ps(-INFINITY), sum = _mm512_setzero_ps(), vmx, inv;
+    int i;
+
+    for (i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16) ((1u << (n - i)) - 1);
+        mx = _mm512_mask_max_ps(mx, m, mx, _mm512_maskz_loadu_ps(m, x + i));
+    }
+    vmx = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
+    for (i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16) ((1u << (n - i)) - 1);
+        __m512 e = exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, x + i), vmx));
+        e = _mm512_maskz_mov_ps(m, e);
+        sum = _mm512_add_ps(sum, e);
+        _mm512_mask_storeu_ps(x + i, m, e);
+    }
+    inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum));
+    for (i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16) ((1u << (n - i)) - 1);
+        _mm512_mask_storeu_ps(x + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), inv));
+    }
+}
+
+AVX512 static void
+v_silu_mul(float *g, const float *u, int n)
+{
+    const __m512 one = _mm512_set1_ps(1.0f);
+    int i;
+
+    for (i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16) ((1u << (n - i)) - 1);
+        __m512 gv = _mm512_maskz_loadu_ps(m, g + i);
+        __m512 sig = _mm512_div_ps(gv, _mm512_add_ps(one, exp16(_mm512_sub_ps(_mm512_setzero_ps(), gv))));
+        _mm512_mask_storeu_ps(g + i, m, _mm512_mul_ps(sig, _mm512_maskz_loadu_ps(m, u + i)));
+    }
+}
+
+AVX512 static void
+v_rope(float *x, const float *c, const float *s, int half)
+{
+    int i;
+
+    for (i = 0; i < half; i += 16) {
+        __mmask16 m = half - i >= 16 ? 0xffff : (__mmask16) ((1u << (half - i)) - 1);
+        __m512 a = _mm512_maskz_loadu_ps(m, x + i), b = _mm512_maskz_loadu_ps(m, x + half + i);
+        __m512 cv = _mm512_maskz_loadu_ps(m, c + i), sv = _mm512_maskz_loadu_ps(m, s + i);
+        _mm512_mask_storeu_ps(x + i, m, _mm512_fmsub_ps(a, cv, _mm512_mul_ps(b, sv)));
+        _mm512_mask_storeu_ps(x + half + i, m, _mm512_fmadd_ps(b, cv, _mm512_mul_ps(a, sv)));
+    }
+}
+
+AVX512 static void
+v_to_f32(float *y, const void *w, llm_wtype t, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16) ((1u << (n - i)) - 1);
+        __m512 v = t == LLM_WT_F32 ? ld_w_mask(w, LLM_WT_F32, (size_t) i, m)
+                 : t == LLM_WT_F16 ? ld_w_mask(w, LLM_WT_F16, (size_t) i, m)
+                 : ld_w_mask(w, LLM_WT_BF16, (size_t) i, m);
+        _mm512_mask_storeu_ps(y + i, m, v);
+    }
+}
+
+AVX512 static uint64_t
+v_read_stream(const void *p, size_t n)
+{
+    const char *c = p;
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+    uint64_t out[8], r = 0;
+    size_t i;
+    int j;
+
+    for (i = 0; i + 256 <= n; i += 256) {
+        a0 = _mm512_xor_si512(a0, _mm512_loadu_si512(c + i));
+        a1 = _mm512_xor_si512(a1, _mm512_loadu_si512(c + i + 64));
+        a2 = _mm512_xor_si512(a2, _mm512_loadu_si512(c + i + 128));
+        a3 = _mm512_xor_si512(a3, _mm512_loadu_si512(c + i + 192));
+    }
+    for (; i + 64 <= n; i += 64) {
+        a0 = _mm512_xor_si512(a0, _mm512_loadu_si512(c + i));
+    }
+    a0 = _mm512_xor_si512(_mm512_xor_si512(a0, a1), _mm512_xor_si512(a2, a3));
+    _mm512_storeu_si512(out, a0);
+    for (j = 0; j < 8; j++) r ^= out[j];
+    return r;
+}
+
+static const llm_kernels avx512_table = {
+    "avx512",
+    { mm_f32, mm_f16, mm_bf16 },
+    v_dot, v_axpy, v_scale, v_rmsnorm, v_softmax, v_silu_mul, v_rope,
+    v_to_f32, v_read_stream
+};
+
+const llm_kernels *
+llm_kernels_avx512(void)
+{
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+        && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
+        && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
+    {
+        return &avx512_table;
+    }
+    return NULL;
+}

@@ -1,0 +1,265 @@
+/* Scalar reference kernels: the definition every SIMD variant is tested against. */
+#include <math.h>
+#include <string.h>
+
+#include "kernels/cpu/llm_kernels.h"
+
+float
+llm_bf16_to_f32(uint16_t h)
+{
+    uint32_t u = (uint32_t) h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+uint16_t
+llm_f32_to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffff) > 0x7f800000) {
+        return (uint16_t) ((u >> 16) | 0x40);      /* quiet NaN */
+    }
+    u += 0x7fff + ((u >> 16) & 1);
+    return (uint16_t) (u >> 16);
+}
+
+float
+llm_f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t) (h & 0x8000) << 16;
+    uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff, u;
+    float f;
+
+    if (exp == 0) {
+        /* zero or subnormal: man * 2^-24 */
+        f = ldexpf((float) man, -24);
+        return sign ? -f : f;
+    }
+    if (exp == 31) {
+        u = sign | 0x7f800000 | (man << 13);
+    } else {
+        u = sign | ((exp + 112) << 23) | (man << 13);
+    }
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+uint16_t
+llm_f32_to_f16(float f)
+{
+    uint32_t u, sign, man;
+    int exp;
+
+    memcpy(&u, &f, 4);
+    sign = (u >> 16) & 0x8000;
+    if ((u & 0x7fffffff) > 0x7f800000) {
+        return (uint16_t) (sign | 0x7e00);
+    }
+    exp = (int) ((u >> 23) & 0xff) - 127 + 15;
+    man = u & 0x7fffff;
+    if (exp >= 31) {
+        return (uint16_t) (sign | 0x7c00);
+    }
+    if (exp <= 0) {
+        /* subnormal half: shift with round to nearest even */
+        uint32_t m, shift, half, rem, r;
+        if (exp < -10) {
+            return (uint16_t) sign;
+        }
+        m = man | 0x800000;
+        shift = (uint32_t) (14 - exp);
+        r = m >> shift;
+        rem = m & ((1u << shift) - 1);
+        half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (r & 1))) {
+            r++;
+        }
+        return (uint16_t) (sign | r);
+    }
+    {
+        uint32_t r = ((uint32_t) exp << 10) | (man >> 13);
+        uint32_t rem = man & 0x1fff;
+        if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) {
+            r++;     /* may carry into the exponent, which is right */
+        }
+        return (uint16_t) (sign | r);
+    }
+}
+
+size_t
+llm_wtype_size(llm_wtype t)
+{
+    return t == LLM_WT_F32 ? 4 : 2;
+}
+
+const char *
+llm_wtype_name(llm_wtype t)
+{
+    switch (t) {
+    case LLM_WT_F32:  return "float32";
+    case LLM_WT_F16:  return "float16";
+    case LLM_WT_BF16: return "bfloat16";
+    default:          return "unknown";
+    }
+}
+
+static void
+sc_to_f32(float *y, const void *w, llm_wtype t, int n)
+{
+    const uint16_t *h = w;
+    int i;
+
+    switch (t) {
+    case LLM_WT_F32:
+        memcpy(y, w, (size_t) n * 4);
+        break;
+    case LLM_WT_F16:
+        for (i = 0; i < n; i++) y[i] = llm_f16_to_f32(h[i]);
+        break;
+    default:
+        for (i = 0; i < n; i++) y[i] = llm_bf16_to_f32(h[i]);
+        break;
+    }
+}
+
+static float
+sc_weight(const void *w, llm_wtype t, size_t i)
+{
+    switch (t) {
+    case LLM_WT_F32:  return ((const float *) w)[i];
+    case LLM_WT_F16:  return llm_f16_to_f32(((const uint16_t *) w)[i]);
+    default:          return llm_bf16_to_f32(((const uint16_t *) w)[i]);
+    }
+}
+
+static void
+sc_matmul(llm_wtype t, float *y, size_t ldy, const float *x, size_t ldx,
+    const void *w, int k, int r0, int r1, int n, int accumulate)
+{
+    int r, tk, j;
+
+    for (r = r0; r < r1; r++) {
+        for (tk = 0; tk < n; tk++) {
+            const float *xr = x + (size_t) tk * ldx;
+            float acc = 0;
+            for (j = 0; j < k; j++) {
+                acc += xr[j] * sc_weight(w, t, (size_t) r * k + j);
+            }
+            if (accumulate) {
+                y[(size_t) tk * ldy + r] += acc;
+            } else {
+                y[(size_t) tk * ldy + r] = acc;
+            }
+        }
+    }
+}
+
+static void
+sc_matmul_f32(float *y, size_t ldy, const float *x, size_t ldx, const void *w,
+    int k, int r0, int r1, int n, int acc)
+{
+    sc_matmul(LLM_WT_F32, y, ldy, x, ldx, w, k, r0, r1, n, acc);
+}
+
+static void
+sc_matmul_f16(float *y, size_t ldy, const float *x, size_t ldx, const void *w,
+    int k, int r0, int r1, int n, int acc)
+{
+    sc_matmul(LLM_WT_F16, y, ldy, x, ldx, w, k, r0, r1, n, acc);
+}
+
+static void
+sc_matmul_bf16(float *y, size_t ldy, const float *x, size_t ldx, const void *w,
+    int k, int r0, int r1, int n, int acc)
+{
+    sc_matmul(LLM_WT_BF16, y, ldy, x, ldx, w, k, r0, r1, n, acc);
+}
+
+static float
+sc_dot(const float *a, const float *b, int n)
+{
+    float s = 0;
+    int i;
+    for (i = 0; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+
+static void
+sc_axpy(float *y, float a, const float *x, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) y[i] += a * x[i];
+}
+
+static void
+sc_scale(float *y, float a, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) y[i] *= a;
+}
+
+static void
+sc_rmsnorm(float *y, const float *x, const float *w, int n, float eps)
+{
+    double ss = 0;
+    float inv;
+    int i;
+
+    for (i = 0; i < n; i++) ss += (double) x[i] * x[i];
+    inv = 1.0f / sqrtf((float) (ss / n) + eps);
+    for (i = 0; i < n; i++) y[i] = x[i] * inv * (w ? w[i] : 1.0f);
+}
+
+static void
+sc_softmax(float *x, int n)
+{
+    float mx = -INFINITY, sum = 0;
+    int i;
+
+    for (i = 0; i < n; i++) if (x[i] > mx) mx = x[i];
+    for (i = 0; i < n; i++) { x[i] = expf(x[i] - mx); sum += x[i]; }
+    for (i = 0; i < n; i++) x[i] /= sum;
+}
+
+static void
+sc_silu_mul(float *g, const float *u, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
+static void
+sc_rope(float *x, const float *c, const float *s, int half)
+{
+    int i;
+    for (i = 0; i < half; i++) {
+        float a = x[i], b = x[i + half];
+        x[i] = a * c[i] - b * s[i];
+        x[i + half] = b * c[i] + a * s[i];
+    }
+}
+
+static uint64_t
+sc_read_stream(const void *p, size_t n)
+{
+    const uint64_t *q = p;
+    uint64_t acc = 0;
+    size_t i;
+    for (i = 0; i < n / 8; i++) acc ^= q[i];
+    return acc;
+}
+
+static const llm_kernels scalar_table = {
+    "scalar",
+    { sc_matmul_f32, sc_matmul_f16, sc_matmul_bf16 },
+    sc_dot, sc_axpy, sc_scale, sc_rmsnorm, sc_softmax, sc_silu_mul, sc_rope,
+    sc_to_f32, sc_read_stream
+};
+
+const llm_kernels *
+llm_kernels_scalar(void)
+{
+    return &scalar_table;
+}

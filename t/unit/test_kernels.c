@@ -1,0 +1,177 @@
+/* Every SIMD kernel equals the scalar reference on random shapes, odd sizes included. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "kernels/cpu/llm_kernels.h"
+
+static uint64_t rng = 88172645463325252ull;
+
+static float
+frand(void)
+{
+    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    return (float) ((rng >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
+}
+
+static void
+fill(float *v, size_t n, float scale)
+{
+    size_t i;
+    for (i = 0; i < n; i++) v[i] = frand() * scale;
+}
+
+static float
+max_rel_err(const float *a, const float *b, size_t n)
+{
+    float m = 0;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        float d = fabsf(a[i] - b[i]) / (1.0f + fabsf(b[i]));
+        if (!(d <= m)) m = d;     /* NaN counts as an error */
+    }
+    return m;
+}
+
+static void
+test_conversions(void)
+{
+    int bad_bf = 0, bad_h = 0;
+    uint32_t h;
+
+    for (h = 0; h < 65536; h++) {
+        float f = llm_f16_to_f32((uint16_t) h);
+        if (!isnan(f) && llm_f32_to_f16(f) != h) bad_h++;
+        f = llm_bf16_to_f32((uint16_t) h);
+        if (!isnan(f) && llm_f32_to_bf16(f) != h) bad_bf++;
+    }
+    is_int(bad_h, 0, "f16 round trip exact for all 65536 codes");
+    is_int(bad_bf, 0, "bf16 round trip exact for all 65536 codes");
+    is_int(llm_f32_to_bf16(1.00390625f), 0x3f80, "bf16 rounds half to even (down)");
+    is_int(llm_f32_to_bf16(1.01171875f), 0x3f82, "bf16 rounds half to even (up)");
+    is_near(llm_f16_to_f32(llm_f32_to_f16(0.1f)), 0.0999755859375, 0, "f16 of 0.1");
+}
+
+static void
+check_table(const llm_kernels *ref, const llm_kernels *k)
+{
+    static const int shapes[][3] = {   /* k, rows, tokens */
+        { 1, 1, 1 }, { 7, 3, 1 }, { 16, 4, 4 }, { 17, 5, 3 }, { 33, 9, 7 },
+        { 64, 8, 1 }, { 100, 13, 5 }, { 129, 7, 66 }, { 896, 12, 2 }, { 255, 33, 9 },
+    };
+    char name[96];
+    size_t s;
+    int t;
+
+    for (t = 0; t < LLM_WT_COUNT; t++) {
+        float worst = 0;
+        for (s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
+            int K = shapes[s][0], R = shapes[s][1], N = shapes[s][2], acc, i;
+            size_t nw = (size_t) K * R;
+            float *wf = malloc(nw * 4), *x = malloc((size_t) N * (K + 3) * 4);
+            float *y0 = malloc((size_t) N * (R + 2) * 4), *y1 = malloc((size_t) N * (R + 2) * 4);
+            void *w = malloc(nw * 4);
+            fill(wf, nw, 1.0f);
+            fill(x, (size_t) N * (K + 3), 1.0f);
+            for (i = 0; i < (int) nw; i++) {
+                if (t == LLM_WT_F32) ((float *) w)[i] = wf[i];
+                else if (t == LLM_WT_F16) ((uint16_t *) w)[i] = llm_f32_to_f16(wf[i]);
+                else ((uint16_t *) w)[i] = llm_f32_to_bf16(wf[i]);
+            }
+            for (acc = 0; acc < 2; acc++) {
+                fill(y0, (size_t) N * (R + 2), 1.0f);
+                memcpy(y1, y0, (size_t) N * (R + 2) * 4);
+                /* leading dims wider than the data; a row range not starting at 0 */
+                ref->matmul[t](y0, R + 2, x, K + 3, w, K, 1, R, N, acc);
+                k->matmul[t](y1, R + 2, x, K + 3, w, K, 1, R, N, acc);
+                {
+                    float e = max_rel_err(y1, y0, (size_t) N * (R + 2)) / sqrtf((float) K);
+                    if (!(e <= worst)) worst = e;
+                }
+            }
+            free(wf); free(x); free(y0); free(y1); free(w);
+        }
+        snprintf(name, sizeof(name), "%s matmul %s equals scalar (err/sqrt(k) %.2g < 1e-6)",
+                 k->name, llm_wtype_name((llm_wtype) t), worst);
+        ok(worst < 1e-6f, "%s", name);
+    }
+
+    {
+        static const int sizes[] = { 1, 3, 8, 15, 16, 17, 31, 64, 100, 897 };
+        float e_dot = 0, e_axpy = 0, e_scale = 0, e_norm = 0, e_sm = 0, e_silu = 0, e_rope = 0, e_cvt = 0;
+        size_t i;
+        for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+            int n = sizes[i], j;
+            float *a = malloc(n * 4), *b = malloc(n * 4), *c0 = malloc(n * 4), *c1 = malloc(n * 4);
+            float *w = malloc(n * 4), *cs = malloc(n * 4), *sn = malloc(n * 4), d;
+            uint16_t *h = malloc(n * 2);
+            fill(a, n, 3.0f); fill(b, n, 3.0f); fill(w, n, 1.0f);
+            d = fabsf(k->dot(a, b, n) - ref->dot(a, b, n)) / (float) n;
+            if (d > e_dot) e_dot = d;
+            memcpy(c0, b, n * 4); memcpy(c1, b, n * 4);
+            ref->axpy(c0, 0.7f, a, n); k->axpy(c1, 0.7f, a, n);
+            d = max_rel_err(c1, c0, n); if (d > e_axpy) e_axpy = d;
+            ref->scale(c0, -1.3f, n); k->scale(c1, -1.3f, n);
+            d = max_rel_err(c1, c0, n); if (d > e_scale) e_scale = d;
+            ref->rmsnorm(c0, a, w, n, 1e-6f); k->rmsnorm(c1, a, w, n, 1e-6f);
+            d = max_rel_err(c1, c0, n); if (d > e_norm) e_norm = d;
+            ref->rmsnorm(c0, a, NULL, n, 1e-6f); k->rmsnorm(c1, a, NULL, n, 1e-6f);
+            d = max_rel_err(c1, c0, n); if (d > e_norm) e_norm = d;
+            for (j = 0; j < n; j++) c0[j] = c1[j] = a[j] * 10.0f;
+            ref->softmax(c0, n); k->softmax(c1, n);
+            d = max_rel_err(c1, c0, n); if (d > e_sm) e_sm = d;
+            memcpy(c0, a, n * 4); memcpy(c1, a, n * 4);
+            ref->silu_mul(c0, b, n); k->silu_mul(c1, b, n);
+            d = max_rel_err(c1, c0, n); if (d > e_silu) e_silu = d;
+            if (n % 2 == 0) {
+                for (j = 0; j < n / 2; j++) { cs[j] = cosf(a[j]); sn[j] = sinf(a[j]); }
+                memcpy(c0, b, n * 4); memcpy(c1, b, n * 4);
+                ref->rope(c0, cs, sn, n / 2); k->rope(c1, cs, sn, n / 2);
+                d = max_rel_err(c1, c0, n); if (d > e_rope) e_rope = d;
+            }
+            for (j = 0; j < n; j++) h[j] = llm_f32_to_bf16(a[j]);
+            ref->to_f32(c0, h, LLM_WT_BF16, n); k->to_f32(c1, h, LLM_WT_BF16, n);
+            d = max_rel_err(c1, c0, n); if (d > e_cvt) e_cvt = d;
+            for (j = 0; j < n; j++) h[j] = llm_f32_to_f16(a[j]);
+            ref->to_f32(c0, h, LLM_WT_F16, n); k->to_f32(c1, h, LLM_WT_F16, n);
+            d = max_rel_err(c1, c0, n); if (d > e_cvt) e_cvt = d;
+            ref->to_f32(c0, a, LLM_WT_F32, n); k->to_f32(c1, a, LLM_WT_F32, n);
+            d = max_rel_err(c1, c0, n); if (d > e_cvt) e_cvt = d;
+            free(a); free(b); free(c0); free(c1); free(w); free(cs); free(sn); free(h);
+        }
+        ok(e_dot < 1e-6f, "%s dot (err/n %.2g)", k->name, e_dot);
+        ok(e_axpy < 1e-6f, "%s axpy (%.2g)", k->name, e_axpy);
+        ok(e_scale < 1e-6f, "%s scale (%.2g)", k->name, e_scale);
+        ok(e_norm < 1e-5f, "%s rmsnorm (%.2g)", k->name, e_norm);
+        ok(e_sm < 1e-6f, "%s softmax (%.2g)", k->name, e_sm);
+        ok(e_silu < 1e-6f, "%s silu_mul (%.2g)", k->name, e_silu);
+        ok(e_rope < 1e-6f, "%s rope (%.2g)", k->name, e_rope);
+        ok(e_cvt == 0, "%s widening to f32 is exact (%.2g)", k->name, e_cvt);
+    }
+    {
+        size_t n = 1 << 16;
+        uint64_t *buf = malloc(n);
+        size_t i;
+        for (i = 0; i < n / 8; i++) buf[i] = (uint64_t) i * 0x9e3779b97f4a7c15ull;
+        is_int((long long) k->read_stream(buf, n), (long long) ref->read_stream(buf, n),
+               "%s read_stream digest", k->name);
+        free(buf);
+    }
+}
+
+int
+main(void)
+{
+    const llm_kernels *sc = llm_kernels_scalar(), *k;
+
+    test_conversions();
+    ok(llm_kernels_best() != NULL, "best table: %s", llm_kernels_best()->name);
+    if ((k = llm_kernels_avx2()) != NULL) check_table(sc, k);
+    else diag("AVX2 not available on this CPU: skipped");
+    if ((k = llm_kernels_avx512()) != NULL) check_table(sc, k);
+    else diag("AVX-512 not available on this CPU: skipped");
+    return done_testing();
+}
