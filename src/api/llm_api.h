@@ -1,0 +1,92 @@
+/*
+ * Protocol layer: shared error type, limits and entry points common to the
+ * OpenAI and Anthropic front ends (llm_openai.h, llm_anthropic.h).
+ *
+ * Parsers turn request body bytes into an llm_request (core/llm_ir.h);
+ * formatters turn llm_event / llm_result values into response bytes in an
+ * llm_buf.  Nothing here touches nginx or the engine.
+ */
+#ifndef LLM_API_H
+#define LLM_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/llm_buf.h"
+#include "core/llm_ir.h"
+
+/* One error, written by any parser and printed in either protocol's shape. */
+typedef struct {
+    int         status;        /* HTTP status: 400, 404, 413, 429, 500, ... */
+    const char *type;          /* "invalid_request_error", ... (static string) */
+    char        param[128];    /* JSON path of the offending field, "" if none */
+    char        message[512];
+    const char *code;          /* "invalid_type", ... (static string) or NULL */
+} llm_api_error;
+
+/* Resource bounds applied while parsing a request body. */
+typedef struct {
+    int     max_depth;      /* JSON nesting depth; default 64 */
+    size_t  max_messages;   /* default 2048 */
+    size_t  max_tools;      /* default 128 */
+    size_t  max_stop;       /* stop strings; default 4 */
+    int     max_n;          /* choices per request; default 8 */
+} llm_api_limits;
+
+#define LLM_API_DEFAULT_MAX_DEPTH     64
+#define LLM_API_DEFAULT_MAX_MESSAGES  2048
+#define LLM_API_DEFAULT_MAX_TOOLS     128
+#define LLM_API_DEFAULT_MAX_STOP      4
+#define LLM_API_DEFAULT_MAX_N         8
+
+void llm_api_limits_default(llm_api_limits *lim);
+
+/* Fill err (printf-style message); always returns -1 so callers can
+ * `return llm_api_error_set(...)`.  param may be NULL. */
+int llm_api_error_set(llm_api_error *err, int status, const char *type,
+    const char *code, const char *param, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+/* Shorthand for the common 400 invalid_request_error. */
+int llm_api_bad_request(llm_api_error *err, const char *code,
+    const char *param, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/*
+ * OpenAI error body:
+ *   {"error":{"message","type","param","code","request_id"}}
+ * param/code are null when unset; request_id is left out when NULL.
+ */
+int llm_openai_error_json(llm_buf *b, const llm_api_error *err,
+    const char *request_id);
+
+/*
+ * Anthropic error body:
+ *   {"type":"error","error":{"type","message"},"request_id"}
+ * The error type follows the HTTP status (llm_anthropic_error_type).
+ */
+int llm_anthropic_error_json(llm_buf *b, const llm_api_error *err,
+    const char *request_id);
+
+/* 400 invalid_request_error, 401 authentication_error, 403 permission_error,
+ * 404 not_found_error, 413 request_too_large, 429 rate_limit_error,
+ * 529 overloaded_error, other 5xx api_error. */
+const char *llm_anthropic_error_type(int status);
+
+/* ---- logprobs output ---- */
+
+/*
+ * The glue's detokenizer for logprobs: write the raw bytes of token `id`
+ * into out (at most cap bytes) and return how many it wrote, or -1 for an
+ * unknown id.  Bytes need not be valid UTF-8 on their own.
+ */
+typedef int (*llm_token_bytes_fn)(void *ctx, int32_t id, char *out,
+    size_t cap);
+
+/* Logprob records of the tokens behind one choice (or one chunk). */
+typedef struct {
+    const llm_token_logprobs *tokens;
+    size_t                    n;
+} llm_logprobs_list;
+
+#endif

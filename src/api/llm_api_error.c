@@ -1,0 +1,120 @@
+/* Error values and their OpenAI / Anthropic JSON shapes. */
+#include "api/llm_api_json.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void
+llm_api_limits_default(llm_api_limits *lim)
+{
+    lim->max_depth = LLM_API_DEFAULT_MAX_DEPTH;
+    lim->max_messages = LLM_API_DEFAULT_MAX_MESSAGES;
+    lim->max_tools = LLM_API_DEFAULT_MAX_TOOLS;
+    lim->max_stop = LLM_API_DEFAULT_MAX_STOP;
+    lim->max_n = LLM_API_DEFAULT_MAX_N;
+}
+
+static int
+error_vset(llm_api_error *err, int status, const char *type, const char *code,
+    const char *param, const char *fmt, va_list ap)
+{
+    if (err == NULL) {
+        return -1;
+    }
+    err->status = status;
+    err->type = type;
+    err->code = code;
+    snprintf(err->param, sizeof(err->param), "%s", param ? param : "");
+    vsnprintf(err->message, sizeof(err->message), fmt, ap);
+    return -1;
+}
+
+int
+llm_api_error_set(llm_api_error *err, int status, const char *type,
+    const char *code, const char *param, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    error_vset(err, status, type, code, param, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int
+llm_api_bad_request(llm_api_error *err, const char *code, const char *param,
+    const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    error_vset(err, 400, "invalid_request_error", code, param, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int
+llm_openai_error_json(llm_buf *b, const llm_api_error *err,
+    const char *request_id)
+{
+    json_t *e, *root;
+    int     rc;
+
+    e = json_object();
+    json_object_set_new(e, "message", llm_api_jstr_or_null(err->message));
+    json_object_set_new(e, "type", json_string(
+        err->type ? err->type : "invalid_request_error"));
+    json_object_set_new(e, "param", err->param[0]
+        ? llm_api_jstr_or_null(err->param) : json_null());
+    json_object_set_new(e, "code", llm_api_jstr_or_null(err->code));
+    if (request_id) {
+        json_object_set_new(e, "request_id", llm_api_jstr_or_null(request_id));
+    }
+    root = json_object();
+    json_object_set_new(root, "error", e);
+    rc = llm_api_dump(b, root);
+    json_decref(root);
+    return rc;
+}
+
+const char *
+llm_anthropic_error_type(int status)
+{
+    switch (status) {
+    case 400: return "invalid_request_error";
+    case 401: return "authentication_error";
+    case 403: return "permission_error";
+    case 404: return "not_found_error";
+    case 413: return "request_too_large";
+    case 429: return "rate_limit_error";
+    case 529: return "overloaded_error";
+    case 503: return "overloaded_error";
+    default:  return status >= 400 && status < 500
+                     ? "invalid_request_error" : "api_error";
+    }
+}
+
+int
+llm_anthropic_error_json(llm_buf *b, const llm_api_error *err,
+    const char *request_id)
+{
+    json_t *e, *root;
+    int     rc;
+
+    e = json_object();
+    json_object_set_new(e, "type",
+        json_string(llm_anthropic_error_type(err->status)));
+    /* messages already name the offending field's path */
+    json_object_set_new(e, "message", llm_api_jstr_or_null(err->message));
+    root = json_object();
+    json_object_set_new(root, "type", json_string("error"));
+    json_object_set_new(root, "error", e);
+    if (request_id) {
+        json_object_set_new(root, "request_id",
+            llm_api_jstr_or_null(request_id));
+    }
+    rc = llm_api_dump(b, root);
+    json_decref(root);
+    return rc;
+}

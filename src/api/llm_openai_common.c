@@ -1,0 +1,382 @@
+/* Sampling and stream fields shared by /v1/chat/completions and
+ * /v1/completions. */
+#include "api/llm_openai_common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define INT_ANY_MAX ((long long) ((~0ULL) >> 1))
+
+char *
+llm_api_strdup(const char *s, llm_api_error *err)
+{
+    char *p = strdup(s);
+
+    if (p == NULL) {
+        llm_api_error_set(err, 500, "api_error", NULL, NULL,
+            "Out of memory while reading the request.");
+    }
+    return p;
+}
+
+int
+llm_api_valid_tool_name(const char *name)
+{
+    size_t i;
+
+    for (i = 0; name[i]; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+              || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+        {
+            return 0;
+        }
+    }
+    return i >= 1 && i <= 64;
+}
+
+json_t *
+llm_api_parse_arguments(const char *text, size_t len, const char *param,
+    const llm_api_limits *lim, llm_api_error *err)
+{
+    json_error_t  jerr;
+    json_t       *v;
+    size_t        i;
+    int           max_depth;
+
+    for (i = 0; i < len && strchr(" \t\r\n", text[i]); i++) {
+        /* skip blanks */
+    }
+    if (i == len) {
+        return json_object();       /* a call without arguments */
+    }
+    max_depth = lim && lim->max_depth > 0 ? lim->max_depth
+                                          : LLM_API_DEFAULT_MAX_DEPTH;
+    if (llm_api_json_depth(text, len, max_depth) > max_depth) {
+        llm_api_bad_request(err, "json_too_deep", param,
+            "Invalid value for '%s': the arguments nest more than %d levels "
+            "deep, which is the limit.", param, max_depth);
+        return NULL;
+    }
+    v = json_loadb(text, len, 0, &jerr);
+    if (v == NULL) {
+        llm_api_bad_request(err, "invalid_value", param,
+            "Invalid value for '%s': expected a JSON object encoded as a "
+            "string, but it could not be parsed: %s (column %d).",
+            param, jerr.text, jerr.column);
+        return NULL;
+    }
+    if (!json_is_object(v)) {
+        llm_api_bad_request(err, "invalid_value", param,
+            "Invalid value for '%s': expected a JSON object encoded as a "
+            "string, but it encodes %s.", param, llm_api_type_name(v));
+        json_decref(v);
+        return NULL;
+    }
+    return v;
+}
+
+int
+llm_api_parse_stop(const json_t *v, const char *param, size_t max,
+    int allow_string, llm_request *req, llm_api_error *err)
+{
+    char    path[128];
+    size_t  i, n;
+
+    if (v == NULL || json_is_null(v)) {
+        return 0;
+    }
+    if (json_is_string(v) && allow_string) {
+        if (json_string_length(v) == 0) {
+            return llm_api_bad_request(err, "invalid_value", param,
+                "Invalid value for '%s': a stop sequence must not be empty.",
+                param);
+        }
+        req->stop = calloc(1, sizeof(char *));
+        if (req->stop == NULL
+            || (req->stop[0] = llm_api_strdup(json_string_value(v), err))
+               == NULL)
+        {
+            return llm_api_error_set(err, 500, "api_error", NULL, NULL,
+                "Out of memory while reading the request.");
+        }
+        req->n_stop = 1;
+        return 1;
+    }
+    if (!json_is_array(v)) {
+        return llm_api_type_error(err, param, allow_string
+            ? "a string or an array of strings" : "an array of strings", v);
+    }
+    n = json_array_size(v);
+    if (n > max) {
+        return llm_api_bad_request(err, "invalid_value", param,
+            "Invalid value for '%s': at most %zu stop sequences are "
+            "allowed, but got %zu.", param, max, n);
+    }
+    for (i = 0; i < n; i++) {
+        const json_t *s = json_array_get(v, i);
+
+        llm_api_path(path, sizeof(path), "%s[%zu]", param, i);
+        if (!json_is_string(s)) {
+            return llm_api_type_error(err, path, "a string", s);
+        }
+        if (json_string_length(s) == 0) {
+            return llm_api_bad_request(err, "invalid_value", path,
+                "Invalid value for '%s': a stop sequence must not be "
+                "empty.", path);
+        }
+    }
+    if (n == 0) {
+        return 0;
+    }
+    req->stop = calloc(n, sizeof(char *));
+    if (req->stop == NULL) {
+        return llm_api_error_set(err, 500, "api_error", NULL, NULL,
+            "Out of memory while reading the request.");
+    }
+    for (i = 0; i < n; i++) {
+        req->stop[i] = llm_api_strdup(
+            json_string_value(json_array_get(v, i)), err);
+        if (req->stop[i] == NULL) {
+            return -1;
+        }
+        req->n_stop = i + 1;
+    }
+    return 1;
+}
+
+static int
+parse_logit_bias(const json_t *root, llm_request *req, llm_api_error *err)
+{
+    const json_t *lb = json_object_get(root, "logit_bias");
+    const char   *key;
+    json_t       *val;
+    char          path[128], *end;
+    double        d;
+
+    if (lb == NULL || json_is_null(lb)) {
+        return 0;
+    }
+    if (!json_is_object(lb)) {
+        return llm_api_type_error(err, "logit_bias",
+            "an object mapping token ids to biases", lb);
+    }
+    json_object_foreach((json_t *) lb, key, val) {
+        llm_api_path(path, sizeof(path), "logit_bias.%.100s", key);
+        if (key[0] < '0' || key[0] > '9' || strtoll(key, &end, 10) < 0
+            || *end != '\0' || strlen(key) > 10)
+        {
+            return llm_api_bad_request(err, "invalid_value", "logit_bias",
+                "Invalid key in 'logit_bias': expected a token id written "
+                "as a decimal string, but got '%.100s'.", key);
+        }
+        if (!json_is_number(val)) {
+            return llm_api_type_error(err, path, "a number", val);
+        }
+        d = json_number_value(val);
+        if (d < -100 || d > 100) {
+            return llm_api_bad_request(err, "invalid_value", path,
+                "Invalid value for '%s': expected a number from -100 to "
+                "100, but got %g.", path, d);
+        }
+    }
+    if (json_object_size(lb) > 0) {
+        req->sampling.logit_bias = json_deep_copy(lb);
+    }
+    return 1;
+}
+
+static int
+parse_response_format(const json_t *root, llm_request *req,
+    llm_api_error *err)
+{
+    const json_t *rf = json_object_get(root, "response_format");
+    const json_t *t, *js;
+    const char   *type;
+
+    if (rf == NULL || json_is_null(rf)) {
+        return 0;
+    }
+    if (!json_is_object(rf)) {
+        return llm_api_type_error(err, "response_format", "an object", rf);
+    }
+    t = json_object_get(rf, "type");
+    if (!json_is_string(t)) {
+        return llm_api_type_error(err, "response_format.type", "a string",
+            t);
+    }
+    type = json_string_value(t);
+    if (strcmp(type, "json_schema") == 0) {
+        js = json_object_get(rf, "json_schema");
+        if (!json_is_object(js)) {
+            return llm_api_type_error(err, "response_format.json_schema",
+                "an object", js);
+        }
+    } else if (strcmp(type, "text") != 0 && strcmp(type, "json_object") != 0)
+    {
+        return llm_api_bad_request(err, "invalid_value",
+            "response_format.type",
+            "Invalid value for 'response_format.type': expected one of "
+            "'text', 'json_object', 'json_schema', but got '%.100s'.", type);
+    }
+    req->response_format = json_deep_copy(rf);
+    return 1;
+}
+
+int
+llm_openai_parse_common(const json_t *root, const llm_api_limits *lim,
+    llm_request *req, llm_api_error *err)
+{
+    const char   *s;
+    long long     i;
+    double        d;
+    int           b, rc, max_n;
+    const json_t *so;
+
+    max_n = lim && lim->max_n > 0 ? lim->max_n : LLM_API_DEFAULT_MAX_N;
+
+    if ((rc = llm_api_opt_string(root, "model", "model", &s, err)) < 0) {
+        return -1;
+    }
+    if (rc && (req->model = llm_api_strdup(s, err)) == NULL) {
+        return -1;
+    }
+
+    if ((rc = llm_api_opt_int(root, "max_tokens", "max_tokens", 1,
+                              INT_ANY_MAX, &i, err)) < 0)
+    {
+        return -1;
+    }
+    if (rc) {
+        req->max_tokens = (long) i;
+    }
+    rc = llm_api_opt_int(root, "max_completion_tokens",
+                         "max_completion_tokens", 1, INT_ANY_MAX, &i, err);
+    if (rc < 0) {
+        return -1;
+    }
+    if (rc) {
+        req->max_tokens = (long) i;   /* the newer name wins */
+    }
+
+    if ((rc = llm_api_opt_number(root, "temperature", "temperature",
+                                 0, 0, 2, 0, &d, err)) < 0)
+    {
+        return -1;
+    }
+    if (rc) {
+        req->sampling.temperature = d;
+    }
+    if ((rc = llm_api_opt_number(root, "top_p", "top_p", 0, 1, 1, 0, &d,
+                                 err)) < 0)
+    {
+        return -1;
+    }
+    if (rc) {
+        req->sampling.top_p = d;
+    }
+    if ((rc = llm_api_opt_int(root, "n", "n", 1, max_n, &i, err)) < 0) {
+        return -1;
+    }
+    if (rc) {
+        req->n = (int) i;
+    }
+    if (llm_api_parse_stop(json_object_get(root, "stop"), "stop",
+            lim && lim->max_stop ? lim->max_stop : LLM_API_DEFAULT_MAX_STOP,
+            1, req, err) < 0)
+    {
+        return -1;
+    }
+    if ((rc = llm_api_opt_int(root, "seed", "seed", -INT_ANY_MAX - 1,
+                              INT_ANY_MAX, &i, err)) < 0)
+    {
+        return -1;
+    }
+    if (rc) {
+        req->sampling.has_seed = 1;
+        req->sampling.seed = (uint64_t) i;
+    }
+    if ((rc = llm_api_opt_number(root, "presence_penalty",
+                                 "presence_penalty", -2, 0, 2, 0, &d, err))
+        < 0)
+    {
+        return -1;
+    }
+    if (rc) {
+        req->sampling.presence_penalty = d;
+    }
+    if ((rc = llm_api_opt_number(root, "frequency_penalty",
+                                 "frequency_penalty", -2, 0, 2, 0, &d, err))
+        < 0)
+    {
+        return -1;
+    }
+    if (rc) {
+        req->sampling.frequency_penalty = d;
+    }
+    if (parse_logit_bias(root, req, err) < 0) {
+        return -1;
+    }
+    if (llm_api_opt_string(root, "user", "user", &s, err) < 0) {
+        return -1;
+    }
+
+    if ((rc = llm_api_opt_bool(root, "stream", "stream", &b, err)) < 0) {
+        return -1;
+    }
+    if (rc) {
+        req->stream = b;
+    }
+    so = json_object_get(root, "stream_options");
+    if (so && !json_is_null(so)) {
+        if (!json_is_object(so)) {
+            return llm_api_type_error(err, "stream_options", "an object", so);
+        }
+        if (!req->stream) {
+            return llm_api_bad_request(err, "invalid_value",
+                "stream_options",
+                "Invalid value for 'stream_options': it is only allowed "
+                "when 'stream' is true.");
+        }
+        if ((rc = llm_api_opt_bool(so, "include_usage",
+                                   "stream_options.include_usage", &b, err))
+            < 0)
+        {
+            return -1;
+        }
+        if (rc) {
+            req->include_usage = b;
+        }
+    }
+    if (parse_response_format(root, req, err) < 0) {
+        return -1;
+    }
+
+    /* extensions beyond OpenAI's API (vLLM-compatible names) */
+    if ((rc = llm_api_opt_int(root, "top_k", "top_k", -1, INT_ANY_MAX, &i,
+                              err)) < 0)
+    {
+        return -1;
+    }
+    if (rc) {
+        req->sampling.top_k = i < 0 ? 0 : (int) (i > 1 << 30 ? 1 << 30 : i);
+    }
+    if ((rc = llm_api_opt_number(root, "min_p", "min_p", 0, 0, 1, 0, &d,
+                                 err)) < 0)
+    {
+        return -1;
+    }
+    if (rc) {
+        req->sampling.min_p = d;
+    }
+    if ((rc = llm_api_opt_number(root, "repetition_penalty",
+                                 "repetition_penalty", 0, 1, 1e9, 0, &d,
+                                 err)) < 0)
+    {
+        return -1;
+    }
+    if (rc) {
+        req->sampling.repetition_penalty = d;
+    }
+    return 0;
+}

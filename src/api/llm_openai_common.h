@@ -1,0 +1,35 @@
+/*
+ * Pieces shared by the OpenAI chat and completions parsers (and the stop
+ * list by the Anthropic one).  Internal to src/api.
+ */
+#ifndef LLM_OPENAI_COMMON_H
+#define LLM_OPENAI_COMMON_H
+
+#include "api/llm_api_json.h"
+
+/*
+ * Fields both OpenAI endpoints accept: model, max_tokens,
+ * max_completion_tokens, temperature, top_p, n, stop, seed, penalties,
+ * logit_bias, user, stream, stream_options, response_format and the
+ * top_k / min_p / repetition_penalty extensions.
+ */
+int llm_openai_parse_common(const json_t *root, const llm_api_limits *lim,
+    llm_request *req, llm_api_error *err);
+
+/* A stop string or list of non-empty strings into req->stop.  A lone
+ * string is accepted when allow_string. */
+int llm_api_parse_stop(const json_t *v, const char *param, size_t max,
+    int allow_string, llm_request *req, llm_api_error *err);
+
+/* Parse a JSON text that must hold an object (tool-call arguments),
+ * bounded by lim->max_depth.  "" gives {}.  NULL with err on failure. */
+json_t *llm_api_parse_arguments(const char *text, size_t len,
+    const char *param, const llm_api_limits *lim, llm_api_error *err);
+
+/* ^[a-zA-Z0-9_-]{1,64}$ */
+int llm_api_valid_tool_name(const char *name);
+
+/* Copy a string; NULL on allocation failure (err filled). */
+char *llm_api_strdup(const char *s, llm_api_error *err);
+
+#endif
