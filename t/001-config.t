@@ -1,0 +1,196 @@
+# Directive parsing and validation at configuration time.
+use Test::Nginx::Socket 'no_plan';
+
+no_shuffle();
+run_tests();
+
+__DATA__
+
+=== TEST 1: a model directory loads and the server starts
+--- main_config
+thread_pool llm threads=1;
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32;
+llm_thread_pool llm;
+--- config
+location = /health { llm_api health; }
+--- request
+GET /health
+--- error_code: 200
+--- response_body_like: "status":"ok"
+--- no_error_log
+[emerg]
+[alert]
+
+
+
+=== TEST 2: a model path that does not exist fails with the path and the line
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/no-such-model;
+--- config
+location = /health { llm_api health; }
+--- must_die
+--- error_log eval
+qr/llm_model "tiny": cannot access ".*no-such-model".* in .*nginx\.conf:\d+/
+
+
+
+=== TEST 3: a model path that is a file is rejected
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32/config.json;
+--- config
+location = /health { llm_api health; }
+--- must_die
+--- error_log eval
+qr/llm_model "tiny": ".*config\.json" is not a directory in .*nginx\.conf:\d+/
+
+
+
+=== TEST 4: a directory without config.json is rejected
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES;
+--- config
+location = /health { llm_api health; }
+--- must_die
+--- error_log eval
+qr/llm_model "tiny": .*config\.json/
+
+
+
+=== TEST 5: duplicate aliases are rejected
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32;
+llm_model tiny $TEST_NGINX_FIXTURES/models/llama_f32;
+--- config
+location = /health { llm_api health; }
+--- must_die
+--- error_log eval
+qr/duplicate llm_model alias "tiny" in .*nginx\.conf:\d+/
+
+
+
+=== TEST 6: unknown llm_model options are rejected with the known ones
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 batch=4;
+--- config
+location = /health { llm_api health; }
+--- must_die
+--- error_log eval
+qr/unknown llm_model option "batch=4" \(known: ctx=, parallel=, threads=, queue=\)/
+
+
+
+=== TEST 7: malformed option values are rejected
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 ctx=lots;
+--- config
+location = /health { llm_api health; }
+--- must_die
+--- error_log eval
+qr/invalid llm_model option "ctx=lots"/
+
+
+
+=== TEST 8: parallel=0 is rejected
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 parallel=0;
+--- config
+location = /health { llm_api health; }
+--- must_die
+--- error_log eval
+qr/invalid llm_model option "parallel=0"/
+
+
+
+=== TEST 9: unknown tool parser ids are rejected with the list of known ones
+--- http_config
+llm_tool_parser magic;
+--- config
+location = /health { llm_api health; }
+--- must_die
+--- error_log eval
+qr/unknown llm_tool_parser "magic", expected auto, none or one of: .*hermes.*qwen3_coder/
+
+
+
+=== TEST 10: unknown reasoning parser ids are rejected
+--- http_config
+llm_reasoning_parser deepthink;
+--- config
+location = /health { llm_api health; }
+--- must_die
+--- error_log eval
+qr/unknown llm_reasoning_parser "deepthink", expected auto, none or one of: .*think/
+
+
+
+=== TEST 11: explicit parser ids are accepted at every level
+--- main_config
+thread_pool llm threads=1;
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32;
+llm_thread_pool llm;
+llm_tool_parser hermes;
+llm_reasoning_parser none;
+--- config
+llm_tool_parser qwen3_coder;
+location = /health { llm_tool_parser none; llm_reasoning_parser think; llm_api health; }
+--- request
+GET /health
+--- error_code: 200
+
+
+
+=== TEST 12: an undefined thread pool fails and names the llm_thread_pool line
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32;
+llm_thread_pool nosuchpool;
+--- config
+location = /health { llm_api health; }
+--- must_die
+--- error_log eval
+qr/unknown thread pool "nosuchpool" in .*nginx\.conf:\d+/
+
+
+
+=== TEST 13: unknown llm_api values are rejected
+--- config
+location = /x { llm_api chatty; }
+--- must_die
+--- error_log eval
+qr/unknown llm_api "chatty", expected chat, completions, messages, embeddings, models or health/
+
+
+
+=== TEST 14: llm_model is an http-level directive
+--- config
+location = /x { llm_model tiny /tmp; llm_api health; }
+--- must_die
+--- error_log eval
+qr/"llm_model" directive is not allowed here/
+
+
+
+=== TEST 15: llm_max_tokens must be positive
+--- http_config
+llm_max_tokens 0;
+--- config
+location = /health { llm_api health; }
+--- must_die
+--- error_log eval
+qr/value must be between 1 and 1048576 in .*nginx\.conf:\d+/
+
+
+
+=== TEST 16: the load summary is logged at notice level
+--- main_config
+thread_pool llm threads=1;
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 parallel=3;
+llm_thread_pool llm;
+--- config
+location = /health { llm_api health; }
+--- request
+GET /health
+--- error_code: 200
+--- response_body_like: "parallel":3
