@@ -1,10 +1,10 @@
 /* Chat completion responses and chat.completion.chunk streams. */
-#include "api/llm_openai_logprobs.h"
+#include "api/llm_openai_fmt.h"
 
 #include <string.h>
 
-static json_t *
-usage_json(const llm_usage *u)
+json_t *
+llm_openai_usage_json(const llm_usage *u)
 {
     json_t *o = json_object(), *d = json_object();
 
@@ -18,9 +18,8 @@ usage_json(const llm_usage *u)
     return o;
 }
 
-/* Prompt counts once, completions add up over the choices. */
-static llm_usage
-total_usage(const llm_result *choices, size_t n)
+llm_usage
+llm_openai_total_usage(const llm_result *choices, size_t n)
 {
     llm_usage u = { 0, 0, 0 };
     size_t    i;
@@ -35,9 +34,8 @@ total_usage(const llm_result *choices, size_t n)
     return u;
 }
 
-/* {"id","object","created","model","system_fingerprint"} */
-static json_t *
-envelope(const llm_openai_meta *m, const char *object)
+json_t *
+llm_openai_envelope_json(const llm_openai_meta *m, const char *object)
 {
     json_t *o = json_object();
 
@@ -102,7 +100,7 @@ llm_openai_chat_response(llm_buf *b, const llm_openai_meta *m,
     size_t     i;
     int        rc;
 
-    root = envelope(m, "chat.completion");
+    root = llm_openai_envelope_json(m, "chat.completion");
     arr = json_array();
     for (i = 0; i < n; i++) {
         ch = json_object();
@@ -115,8 +113,8 @@ llm_openai_chat_response(llm_buf *b, const llm_openai_meta *m,
         json_array_append_new(arr, ch);
     }
     json_object_set_new(root, "choices", arr);
-    u = total_usage(choices, n);
-    json_object_set_new(root, "usage", usage_json(&u));
+    u = llm_openai_total_usage(choices, n);
+    json_object_set_new(root, "usage", llm_openai_usage_json(&u));
     rc = llm_api_dump(b, root);
     json_decref(root);
     return rc;
@@ -142,7 +140,7 @@ chunk(llm_openai_chat_stream *s, llm_buf *b, json_t *delta, json_t *lp,
 {
     json_t *root, *ch, *arr;
 
-    root = envelope(s->meta, "chat.completion.chunk");
+    root = llm_openai_envelope_json(s->meta, "chat.completion.chunk");
     ch = json_object();
     json_object_set_new(ch, "index", json_integer(s->index));
     json_object_set_new(ch, "delta", delta);
@@ -251,10 +249,11 @@ int
 llm_openai_stream_usage(llm_buf *b, const llm_openai_meta *m,
     const char *object, const llm_usage *usage)
 {
-    json_t *root = envelope(m, object ? object : "chat.completion.chunk");
+    json_t *root = llm_openai_envelope_json(m,
+                       object ? object : "chat.completion.chunk");
 
     json_object_set_new(root, "choices", json_array());
-    json_object_set_new(root, "usage", usage_json(usage));
+    json_object_set_new(root, "usage", llm_openai_usage_json(usage));
     return llm_api_sse(b, NULL, root);
 }
 

@@ -1,5 +1,5 @@
 /* Logprobs output: token ids -> text through the glue's callback. */
-#include "api/llm_openai_logprobs.h"
+#include "api/llm_openai_fmt.h"
 
 #define TOKEN_BYTES_MAX 256
 
