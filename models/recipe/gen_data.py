@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""Deterministic generator of training and evaluation conversations.
+
+Writes JSONL, one conversation per line, in OpenAI-like message shape:
+  {"messages": [...], "tools": [...], "enable_thinking": bool, "meta": {...}}
+Assistant tool calls are {"id", "type": "function", "function": {"name",
+"arguments": "<JSON text>"}}; tool results are {"role": "tool",
+"tool_call_id", "name", "content": "<JSON text>"}; reasoning is in
+"reasoning_content".  meta says what the first assistant turn after the last
+user message must do (expected calls, or none), for evaluation.
+
+The eval split draws values from held-out pools (pools.py) and uses
+held-out pairs of tools for parallel calls, so it measures copying and
+composition rather than memory.  Stdlib only.
+
+  python3 gen_data.py --split train --n 100000 --seed 1 --out train.jsonl
+"""
+import argparse
+import json
+import random
+import zlib
+
+from pools import Pools
+from tools import TOOLS, TOOL_NAMES
+
+SYSTEM_PROMPTS = [
+    "You are a helpful assistant.",
+    "You are ngxllm-tiny, a small assistant that can call tools.",
+    "You are a concise assistant. Answer briefly.",
+    "You help users by calling the available tools when they are needed.",
+    "You are a friendly assistant running inside nginx.",
+]
+
+REQUEST_FORMS = ["Can you {c}?", "Please {c}.", "{C}.", "Could you {c} for me?",
+                 "I need you to {c}.", "{C}, please.", "Hey, {c}.", "{C}?"]
+PARALLEL_FORMS = ["Can you {a} and {b}?", "Please {a}, and also {b}.", "{A}. Also {b}.",
+                  "I need two things: {a}, and {b}.", "{A} and {b}, please."]
+TRIPLE_FORMS = ["Please {a}, {b}, and {c}.", "Can you {a}, {b} and also {c}?",
+                "Three things: {a}; {b}; {c}."]
+
+GREETINGS = [
+    ("Hello!", "Hello! How can I help you today?"),
+    ("Hi there", "Hi! What can I do for you?"),
+    ("Good morning!", "Good morning! How can I help?"),
+    ("Thanks, that's all.", "You're welcome! Have a great day."),
+    ("Thank you!", "You're welcome!"),
+    ("Who are you?", "I am ngxllm-tiny, a small assistant model served by nginx. I can chat and call tools."),
+    ("What can you do?", "I can answer short questions and, when tools are available, call them for you: weather, files, email, calendar and more."),
+    ("How are you?", "I'm doing well, thanks for asking. How can I help?"),
+    ("Tell me a joke.", "Why did the developer go broke? Because he used up all his cache."),
+    ("Are you a real person?", "No, I am a small language model called ngxllm-tiny."),
+    ("What is your name?", "My name is ngxllm-tiny."),
+    ("Bye!", "Goodbye! Come back any time."),
+    ("Can you keep a secret?", "I don't remember anything between conversations, so your secret is safe."),
+    ("Say something nice.", "You are doing great, and your questions are always welcome."),
+    ("What is nginx?", "nginx is a fast web server and reverse proxy. I run inside it as a module."),
+    ("Give me a tip for focus.", "Work in short blocks of 25 minutes and take a 5 minute break after each."),
+    ("What is a tool call?", "A tool call is a structured request I make to a function, with a name and JSON arguments, so the application can run it and give me the result."),
+]
+
+NO_TOOL_THINK = [
+    "This is a simple message. No tool is needed, I can answer directly.",
+    "The user is just chatting. I will reply without calling any tool.",
+    "No function is needed for this. I'll answer myself.",
+]
+
+
+_POOLS = {}
+
+
+def title_first(s):
+    return s[:1].upper() + s[1:]
+
+
+class Gen:
+    def __init__(self, split, seed):
+        self.split = split
+        self.r = random.Random(seed)
+        if split not in _POOLS:
+            _POOLS[split] = Pools(split)
+        self.P = _POOLS[split]
+
+    # ---- pieces ----
+    def call(self, name):
+        return TOOLS[name][1](self.r, self.P)
+
+    def offered(self, must, k_max=6, k_min=0):
+        """Tool schemas offered with the request: the needed ones plus distractors."""
+        r = self.r
+        others = [n for n in TOOL_NAMES if n not in must]
+        k = r.randint(k_min, min(k_max, len(others)))
+        names = list(must) + r.sample(others, k)
+        r.shuffle(names)
+        return names
+
+    def user_for(self, calls):
+        r = self.r
+        if len(calls) == 1:
+            c = calls[0]
+            if r.random() < 0.5:
+                return r.choice(c["questions"])
+            cl = r.choice(c["clauses"])
+            return r.choice(REQUEST_FORMS).format(c=cl, C=title_first(cl))
+        cl = [r.choice(c["clauses"]) for c in calls]
+        if len(calls) == 2:
+            return r.choice(PARALLEL_FORMS).format(a=cl[0], b=cl[1], A=title_first(cl[0]))
+        return r.choice(TRIPLE_FORMS).format(a=cl[0], b=cl[1], c=cl[2])
+
+    def think_call(self, calls):
+        r = self.r
+        if len(calls) == 1:
+            c = calls[0]
+            return r.choice([
+                "The user wants %s. The %s tool does this, so I will call it." % (c["what"], c["name"]),
+                "I need %s. I'll call %s with the values from the request." % (c["what"], c["name"]),
+                "%s is available for this. Calling it to get %s." % (c["name"], c["what"]),
+            ])
+        parts = ", ".join("%s (%s)" % (c["what"], c["name"]) for c in calls)
+        return "The user asks for %d things: %s. They are independent, so I will make all %d calls at once." % (
+            len(calls), parts, len(calls))
+
+    def think_answer(self, calls):
+        if len(calls) == 1:
+            return "The %s tool returned its result. I can now answer the user with it." % calls[0]["name"]
+        return "All %d tools returned. I'll combine their results in one answer." % len(calls)
+
+    def tool_msgs(self, calls):
+        r = self.r
+        tcs, results = [], []
+        for c in calls:
+            cid = "call_%08x" % r.getrandbits(32)
+            tcs.append({"id": cid, "type": "function",
+                        "function": {"name": c["name"],
+                                     "arguments": json.dumps(c["args"], ensure_ascii=False)}})
+            res = c["result"]
+            if c.get("error"):
+                res = {"error": c["error"]}
+            results.append({"role": "tool", "tool_call_id": cid, "name": c["name"],
+                            "content": json.dumps(res, ensure_ascii=False)})
+        return tcs, results
+
+    def assistant(self, content, think, reasoning, tool_calls=None):
+        m = {"role": "assistant", "content": content}
+        if tool_calls:
+            m["tool_calls"] = tool_calls
+        if think:
+            m["reasoning_content"] = reasoning
+        return m
+
+    # ---- conversation kinds ----
+    def pick_calls(self, n):
+        r = self.r
+        if n == 1:
+            return [self.call(r.choice(TOOL_NAMES))]
+        if r.random() < 0.35:  # the same tool twice with different values
+            name = r.choice(TOOL_NAMES)
+            names = [name] * n
+        else:
+            for _ in range(50):
+                names = r.sample(TOOL_NAMES, n)
+                pair_held = is_heldout_combo(names)
+                if pair_held == (self.split == "eval"):
+                    break
+        calls = [self.call(nm) for nm in names]
+        keys = [json.dumps(c["args"], sort_keys=True) for c in calls]
+        if len(set(keys)) < len(keys):
+            return self.pick_calls(n)
+        return calls
+
+    def conv_calls(self, n, think):
+        r = self.r
+        calls = self.pick_calls(n)
+        names = self.offered(sorted(set(c["name"] for c in calls)))
+        user = self.user_for(calls)
+        if n == 1 and r.random() < 0.04 and calls[0]["name"] in ("read_file", "list_directory",
+                                                                   "http_get", "track_package"):
+            calls[0]["error"] = "not found"
+            calls[0]["answer"] = "The %s tool reported an error: not found." % calls[0]["name"]
+        tcs, results = self.tool_msgs(calls)
+        content = ""
+        if r.random() < 0.1:
+            content = r.choice(["Let me check that.", "One moment.", "Sure, checking now."])
+        msgs = [{"role": "user", "content": user},
+                self.assistant(content, think, self.think_call(calls), tcs)]
+        msgs += results
+        ans = " ".join(c["answer"] for c in calls)
+        msgs.append(self.assistant(ans, think, self.think_answer(calls)))
+        meta = {"kind": "parallel" if n > 1 else "single",
+                "expected": [{"name": c["name"], "arguments": c["args"]} for c in calls]}
+        return msgs, names, meta
+
+    def conv_no_tool(self, think, with_tools):
+        r = self.r
+        k = r.random()
+        if k < 0.45:
+            u, a = r.choice(GREETINGS)
+            why = r.choice(NO_TOOL_THINK)
+        elif k < 0.75:
+            u, a, why = self.arithmetic()
+        elif k < 0.88:
+            country, cap = r.choice(self.P.countries)
+            u = r.choice(["What is the capital of %s?", "Capital of %s?", "Which city is the capital of %s?"]) % country
+            a = "The capital of %s is %s." % (country, cap)
+            why = "This is general knowledge: the capital of %s is %s. No tool needed." % (country, cap)
+        else:
+            text = r.choice(self.P.phrases + self.P.bodies)
+            u = r.choice(["Repeat after me: %s", "Say exactly this: %s", "Echo: %s"]) % text
+            a = text
+            why = "The user wants the text repeated exactly. No tool needed."
+        names = self.offered([], 5, 1) if with_tools else []
+        msgs = [{"role": "user", "content": u}, self.assistant(a, think, why)]
+        return msgs, names, {"kind": "no_tool" if with_tools else "chat", "expected": []}
+
+    def arithmetic(self):
+        r = self.r
+        op = r.choice(["+", "-", "*"])
+        a, b = (r.randint(2, 99), r.randint(2, 99)) if op != "*" else (r.randint(2, 20), r.randint(2, 12))
+        v = {"+": a + b, "-": a - b, "*": a * b}[op]
+        u = r.choice(["What is %d %s %d?", "%d %s %d = ?", "Compute %d %s %d.", "How much is %d %s %d?"]) % (a, op, b)
+        word = {"+": "adding", "-": "subtracting", "*": "multiplying"}[op]
+        why = "Simple arithmetic, %s %d and %d gives %d. No tool needed." % (word, a, b, v)
+        return u, "%d %s %d = %d." % (a, op, b, v), why
+
+    def conv_refusal(self, think):
+        r = self.r
+        want = self.call(r.choice(TOOL_NAMES))
+        names = self.offered([], 4, 1)
+        names = [n for n in names if n != want["name"]]
+        if not names:
+            names = [r.choice([n for n in TOOL_NAMES if n != want["name"]])]
+        user = self.user_for([want])
+        topic = TOOLS[want["name"]][2]
+        a = r.choice([
+            "I can't do that here: none of the available tools handles %s." % topic,
+            "Sorry, I don't have a tool for %s in this conversation, so I can't do that." % topic,
+        ])
+        why = "The user wants %s, but no offered tool handles %s. I must not invent a call." % (
+            want["what"], topic)
+        msgs = [{"role": "user", "content": user}, self.assistant(a, think, why)]
+        return msgs, names, {"kind": "refusal", "expected": []}
+
+    def history(self):
+        """A short earlier exchange to put in front, without reasoning (as templates drop it)."""
+        r = self.r
+        if r.random() < 0.5:
+            u, a = r.choice(GREETINGS)
+            return [{"role": "user", "content": u}, {"role": "assistant", "content": a}]
+        u, a, _ = self.arithmetic()
+        return [{"role": "user", "content": u}, {"role": "assistant", "content": a}]
+
+    def conversation(self):
+        r = self.r
+        think = r.random() < 0.5
+        k = r.random()
+        if k < 0.50:
+            msgs, names, meta = self.conv_calls(1, think)
+        elif k < 0.68:
+            msgs, names, meta = self.conv_calls(2 if r.random() < 0.8 else 3, think)
+        elif k < 0.80:
+            msgs, names, meta = self.conv_no_tool(think, True)
+        elif k < 0.90:
+            msgs, names, meta = self.conv_refusal(think)
+        else:
+            msgs, names, meta = self.conv_no_tool(think, False)
+        if r.random() < 0.15:
+            msgs = self.history() + msgs
+        if r.random() < 0.4:
+            msgs = [{"role": "system", "content": r.choice(SYSTEM_PROMPTS)}] + msgs
+        tools = [TOOLS[n][0] for n in names]
+        return {"messages": msgs, "tools": tools, "enable_thinking": think, "meta": meta}
+
+
+def is_heldout_combo(names):
+    key = "+".join(sorted(names))
+    return zlib.crc32(key.encode()) % 4 == 0
+
+
+def generate(split, n, seed, start=0):
+    """Conversations start..start+n-1 of a split; each one seeded by its index."""
+    out = []
+    base = zlib.crc32(split.encode()) ^ (seed * 1000003)
+    for i in range(start, start + n):
+        g = Gen(split, base + i * 7919)
+        out.append(g.conversation())
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--split", choices=["train", "eval"], default="train")
+    ap.add_argument("--n", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default="-")
+    a = ap.parse_args()
+    rows = generate(a.split, a.n, a.seed)
+    f = open(a.out, "w", encoding="utf-8") if a.out != "-" else None
+    for row in rows:
+        line = json.dumps(row, ensure_ascii=False)
+        if f:
+            f.write(line + "\n")
+        else:
+            print(line)
+    if f:
+        f.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,312 @@
+"""Value pools for the conversation generator (stdlib only).
+
+Every pool is split once, by a stable hash of each value, into a training
+part and a held-out part used only for evaluation, so the evaluation asks
+the model to copy values it never saw during training.
+"""
+import zlib
+
+CITIES = [
+    "Paris", "London", "Berlin", "Madrid", "Rome", "Lisbon", "Vienna", "Prague",
+    "Warsaw", "Budapest", "Dublin", "Oslo", "Stockholm", "Helsinki", "Copenhagen",
+    "Amsterdam", "Brussels", "Zurich", "Geneva", "Munich", "Hamburg", "Milan",
+    "Naples", "Barcelona", "Valencia", "Seville", "Porto", "Athens", "Istanbul",
+    "Ankara", "Cairo", "Nairobi", "Lagos", "Accra", "Casablanca", "Tunis",
+    "Johannesburg", "Cape Town", "Addis Ababa", "Dakar", "Tokyo", "Osaka", "Kyoto",
+    "Seoul", "Busan", "Beijing", "Shanghai", "Shenzhen", "Hong Kong", "Taipei",
+    "Singapore", "Bangkok", "Hanoi", "Ho Chi Minh City", "Manila", "Jakarta",
+    "Kuala Lumpur", "Mumbai", "New Delhi", "Bangalore", "Chennai", "Kolkata",
+    "Karachi", "Lahore", "Dhaka", "Kathmandu", "Colombo", "Dubai", "Abu Dhabi",
+    "Doha", "Riyadh", "Tehran", "Baghdad", "Tel Aviv", "Amman", "Beirut",
+    "Sydney", "Melbourne", "Brisbane", "Perth", "Adelaide", "Auckland",
+    "Wellington", "New York", "Los Angeles", "Chicago", "Houston", "Phoenix",
+    "Philadelphia", "San Antonio", "San Diego", "Dallas", "San Francisco",
+    "Seattle", "Denver", "Boston", "Miami", "Atlanta", "Portland", "Las Vegas",
+    "Detroit", "Minneapolis", "New Orleans", "Toronto", "Montreal", "Vancouver",
+    "Calgary", "Ottawa", "Mexico City", "Guadalajara", "Monterrey", "Havana",
+    "Bogota", "Medellin", "Lima", "Quito", "Santiago", "Buenos Aires",
+    "Montevideo", "Sao Paulo", "Rio de Janeiro", "Brasilia", "Caracas",
+    "Reykjavik", "Edinburgh", "Glasgow", "Manchester", "Liverpool", "Bristol",
+    "Lyon", "Marseille", "Nice", "Bordeaux", "Toulouse", "Florence", "Venice",
+    "Turin", "Krakow", "Gdansk", "Riga", "Tallinn", "Vilnius", "Kyiv", "Minsk",
+    "Bucharest", "Sofia", "Belgrade", "Zagreb", "Ljubljana", "Sarajevo",
+    "Tbilisi", "Yerevan", "Baku", "Almaty", "Tashkent", "Ulaanbaatar",
+    "Vladivostok", "Anchorage", "Honolulu", "Salt Lake City", "Kansas City",
+    "St. Louis", "Pittsburgh", "Cleveland", "Nashville", "Austin", "Sacramento",
+    "Oakland", "San Jose", "Tampa", "Orlando", "Charlotte", "Raleigh",
+    "Quebec City", "Halifax", "Winnipeg", "Edmonton", "Marrakesh", "Zanzibar",
+    "Kigali", "Kampala", "Lusaka", "Harare", "Windhoek", "Luanda", "Maputo",
+]
+
+FIRST_NAMES = [
+    "Anna", "Ben", "Carla", "David", "Elena", "Felix", "Grace", "Hugo", "Iris",
+    "Jonas", "Karin", "Liam", "Maya", "Noah", "Olga", "Pablo", "Quinn", "Rosa",
+    "Samuel", "Tara", "Umar", "Vera", "Walter", "Ximena", "Yusuf", "Zoe",
+    "Aisha", "Bruno", "Chen", "Dmitri", "Emma", "Farid", "Greta", "Hiroshi",
+    "Ingrid", "Jamal", "Keiko", "Lucas", "Mei", "Nadia", "Oscar", "Priya",
+    "Rafael", "Sofia", "Tomas", "Uma", "Victor", "Wen", "Yara", "Zain",
+    "Alice", "Marco", "Julia", "Pedro", "Hannah", "Ravi", "Leila", "Oliver",
+    "Fatima", "George", "Sara", "Ahmed", "Laura", "Kenji", "Nina", "Mateo",
+]
+
+LAST_NAMES = [
+    "Smith", "Garcia", "Müller", "Rossi", "Kowalski", "Novak", "Tanaka", "Kim",
+    "Nguyen", "Patel", "Singh", "Okafor", "Mensah", "Silva", "Santos", "Dubois",
+    "Martin", "Bernard", "Jensen", "Larsen", "Nielsen", "Berg", "Lindqvist",
+    "Ivanova", "Petrov", "Horvat", "Popescu", "Yilmaz", "Haddad", "Cohen",
+    "Khan", "Ali", "Chen", "Wang", "Li", "Zhang", "Sato", "Suzuki", "Park",
+    "Lee", "Brown", "Johnson", "Miller", "Davis", "Wilson", "Anderson", "Taylor",
+    "Thomas", "Moore", "Jackson", "White", "Harris", "Clark", "Lewis", "Walker",
+    "Young", "King", "Wright", "Lopez", "Hill", "Scott", "Green", "Adams",
+    "Baker", "Nelson", "Carter", "Mitchell", "Perez", "Roberts", "Turner",
+]
+
+DOMAINS = ["example.com", "example.org", "mail.test", "corp.example", "acme.test",
+           "uni.example.edu", "startup.io", "team.example.net", "home.example"]
+
+DIRS = [
+    "/home/user", "/home/user/docs", "/home/user/projects/app", "/var/log",
+    "/etc/nginx", "/tmp", "/srv/data", "/opt/tools", "/home/user/notes",
+    "/home/user/photos/2024", "/data/reports", "/usr/local/share", "src",
+    "docs", "notes", "reports/q3", "config", "scripts", "build/out",
+    "/mnt/backup", "/home/dev/work", "/var/www/html", "assets/img", "tests/unit",
+]
+FILE_STEMS = [
+    "notes", "todo", "report", "budget", "main", "config", "readme", "index",
+    "data", "results", "summary", "draft", "invoice_2024", "meeting-minutes",
+    "server", "access", "error", "deploy", "backup", "inventory", "plan",
+    "letter", "schedule", "contacts", "recipes", "changelog", "app", "utils",
+    "settings", "export_01", "q3_sales", "list", "journal", "ideas", "log",
+]
+FILE_EXTS = [".txt", ".md", ".py", ".json", ".csv", ".log", ".conf", ".yaml",
+             ".c", ".sh", ".html", ".toml", ".js", ".ini"]
+
+TIMEZONES = [
+    "Europe/London", "Europe/Paris", "Europe/Berlin", "Europe/Madrid",
+    "Europe/Rome", "Europe/Moscow", "Europe/Istanbul", "Europe/Athens",
+    "Europe/Lisbon", "Europe/Warsaw", "Europe/Stockholm", "Europe/Dublin",
+    "America/New_York", "America/Chicago", "America/Denver", "America/Los_Angeles",
+    "America/Toronto", "America/Vancouver", "America/Mexico_City",
+    "America/Sao_Paulo", "America/Buenos_Aires", "America/Bogota", "America/Lima",
+    "America/Anchorage", "Pacific/Honolulu", "Pacific/Auckland", "Asia/Tokyo",
+    "Asia/Seoul", "Asia/Shanghai", "Asia/Hong_Kong", "Asia/Singapore",
+    "Asia/Kolkata", "Asia/Dubai", "Asia/Bangkok", "Asia/Jakarta", "Asia/Karachi",
+    "Asia/Dhaka", "Asia/Tehran", "Asia/Jerusalem", "Asia/Manila", "Africa/Cairo",
+    "Africa/Lagos", "Africa/Nairobi", "Africa/Johannesburg", "Africa/Casablanca",
+    "Australia/Sydney", "Australia/Melbourne", "Australia/Perth",
+    "Australia/Brisbane", "Atlantic/Reykjavik", "UTC",
+]
+
+LANGUAGES = [
+    "French", "German", "Spanish", "Italian", "Portuguese", "Dutch", "Swedish",
+    "Norwegian", "Danish", "Finnish", "Polish", "Czech", "Greek", "Turkish",
+    "Russian", "Ukrainian", "Arabic", "Hebrew", "Hindi", "Bengali", "Japanese",
+    "Korean", "Chinese", "Vietnamese", "Thai", "Indonesian", "Swahili",
+    "Romanian", "Hungarian", "Croatian",
+]
+
+CUISINES = [
+    "Italian", "Japanese", "Mexican", "Indian", "Thai", "Chinese", "French",
+    "Greek", "Lebanese", "Korean", "Vietnamese", "Ethiopian", "Spanish",
+    "Turkish", "Peruvian", "vegan", "vegetarian", "seafood", "barbecue",
+    "sushi", "pizza", "ramen", "tapas", "dim sum", "burger",
+]
+
+TOPICS = [
+    "climate change", "electric cars", "space exploration", "football",
+    "the stock market", "artificial intelligence", "renewable energy",
+    "the Olympics", "quantum computing", "public health", "housing prices",
+    "cybersecurity", "tennis", "jazz festivals", "film awards", "local elections",
+    "ocean research", "cryptocurrency", "video games", "aviation",
+    "archaeology", "robotics", "nutrition", "chess", "wildlife conservation",
+    "mobile phones", "the music industry", "marathon running", "urban planning",
+    "open source software", "volcanoes", "coffee prices", "semiconductors",
+]
+
+SEARCH_SUBJECTS = [
+    "how to bake sourdough bread", "best hiking trails near", "history of",
+    "cheap flights to", "how to fix a leaking tap", "symptoms of the flu",
+    "python list comprehension examples", "nginx reverse proxy config",
+    "how tall is Mount Everest", "rules of cricket", "how to learn guitar",
+    "population of", "best time to visit", "train schedule to",
+    "how to write a cover letter", "recipe for lentil soup", "meaning of stoicism",
+    "how to change a bike tire", "tallest buildings in", "museums in",
+    "how does a heat pump work", "c pointer arithmetic tutorial",
+    "linux find command examples", "how to grow tomatoes", "weather radar",
+    "used bicycles for sale in", "how to make cold brew coffee",
+    "git rebase vs merge", "sql join types explained", "marathon training plan",
+]
+
+EVENT_TITLES = [
+    "Team standup", "Dentist appointment", "Lunch with", "Project review",
+    "Quarterly budget review", "Yoga class", "Call with", "Doctor visit",
+    "Code review", "Birthday party for", "Flight to", "Parent-teacher meeting",
+    "Sprint planning", "Coffee with", "Board meeting", "Gym session",
+    "Interview with", "Car service", "Book club", "Design workshop",
+    "Piano lesson", "Dinner with", "Release retrospective", "Haircut",
+]
+
+EMAIL_SUBJECTS = [
+    "Lunch tomorrow", "Project update", "Invoice", "Meeting notes",
+    "Weekend plans", "Quick question", "Report draft", "Travel details",
+    "Welcome aboard", "Budget approval", "Schedule change", "Happy birthday",
+    "Contract review", "Server outage", "Thank you", "Reminder",
+    "Party on Friday", "Flight booking", "New design", "Holiday request",
+]
+
+MESSAGE_BODIES = [
+    "See you at noon.", "I will be ten minutes late.", "The report is ready for review.",
+    "Can we move the call to Friday?", "Thanks for your help today!",
+    "Please send me the slides.", "The server is back online.",
+    "Dinner is at 7 pm.", "Don't forget the tickets.", "I have booked the room.",
+    "Happy birthday, have a great day!", "The package arrived this morning.",
+    "Let's meet at the main entrance.", "The budget was approved.",
+    "I'm working from home today.", "Call me when you land.",
+    "The meeting is cancelled.", "Great job on the release!",
+    "Can you review my pull request?", "I left the keys at the front desk.",
+    "The train is delayed by 20 minutes.", "Please water the plants.",
+    "Lunch is on me tomorrow.", "The invoice is attached.",
+]
+
+PHRASES = [
+    "Good morning", "Where is the train station?", "Thank you very much",
+    "How much does this cost?", "I would like a coffee, please",
+    "The meeting starts at nine", "See you tomorrow", "I love this city",
+    "Can you help me?", "The weather is nice today", "Happy new year",
+    "Where can I buy a ticket?", "My name is Anna", "I am lost",
+    "The food was delicious", "Please close the door", "What time is it?",
+    "I need a doctor", "Welcome to our home", "Have a safe trip",
+    "The museum opens at ten", "I don't understand", "Is this seat free?",
+]
+
+SONGS = [
+    "Bohemian Rhapsody", "Clair de Lune", "Take Five", "Hey Jude",
+    "Yesterday", "Imagine", "Billie Jean", "Hotel California", "Dancing Queen",
+    "Fly Me to the Moon", "Moonlight Sonata", "Blue in Green", "Halo",
+    "Wonderwall", "Smooth Operator", "So What", "Autumn Leaves", "Rolling in the Deep",
+    "lo-fi beats", "classical piano", "jazz for focus", "rain sounds",
+    "80s rock", "summer hits", "Bach cello suites", "bossa nova",
+]
+
+WORDS = [
+    "serendipity", "ephemeral", "ubiquitous", "eloquent", "resilient",
+    "meticulous", "pragmatic", "ambiguous", "benevolent", "candid",
+    "diligent", "empathy", "frugal", "gregarious", "hypothesis", "idiom",
+    "juxtapose", "kinetic", "lucid", "melancholy", "nostalgia", "obsolete",
+    "paradigm", "quintessential", "redundant", "skeptical", "tenacious",
+    "utopia", "verbose", "whimsical", "zealous", "algorithm", "latency",
+    "entropy", "catalyst", "metaphor", "anomaly", "threshold", "velocity",
+]
+
+TASKS = [
+    "buy milk", "call the plumber", "renew my passport", "pay the electricity bill",
+    "book a table for Friday", "send the quarterly report", "water the plants",
+    "pick up the dry cleaning", "prepare the slides", "fix the login bug",
+    "clean the garage", "order printer ink", "review the contract",
+    "schedule a vet appointment", "back up the laptop", "return the library books",
+    "update the website", "plan the team offsite", "buy a birthday gift for Mia",
+    "submit the expense report", "change the car oil", "reply to Tom's email",
+]
+
+SHELL_COMMANDS = [
+    "ls -la", "df -h", "uptime", "whoami", "free -m", "pwd", "date",
+    "git status", "git log --oneline -5", "du -sh .", "uname -a", "ps aux",
+    "cat /etc/hostname", "python3 --version", "nginx -t", "make test",
+    "ls /var/log", "wc -l notes.txt", "head -n 20 server.log",
+    "grep -r TODO src", "tail -n 50 /var/log/syslog", "echo hello",
+    "ping -c 3 example.com", "systemctl status nginx", "docker ps",
+    "npm install", "cargo build", "ls ~/Downloads", "find . -name '*.py'",
+    "mkdir -p build", "tar -czf backup.tar.gz docs", "ip addr",
+]
+
+SQL_TABLES = ["users", "orders", "products", "invoices", "customers", "events",
+              "payments", "employees", "sessions", "tickets", "shipments", "reviews"]
+
+URL_HOSTS = ["example.com", "api.example.org", "status.example.net", "docs.example.io",
+             "news.example.com", "weather.example.org", "shop.example.com",
+             "blog.example.dev", "data.example.gov", "files.example.net"]
+URL_PATHS = ["", "/status", "/api/v1/items", "/health", "/docs/intro", "/feed.xml",
+             "/users/42", "/latest", "/prices", "/search?q=nginx", "/robots.txt",
+             "/v2/metrics", "/about", "/releases/latest"]
+
+COUNTRIES = [
+    ("France", "Paris"), ("Germany", "Berlin"), ("Spain", "Madrid"), ("Italy", "Rome"),
+    ("Portugal", "Lisbon"), ("Austria", "Vienna"), ("Poland", "Warsaw"),
+    ("Ireland", "Dublin"), ("Norway", "Oslo"), ("Sweden", "Stockholm"),
+    ("Finland", "Helsinki"), ("Denmark", "Copenhagen"), ("Greece", "Athens"),
+    ("Japan", "Tokyo"), ("South Korea", "Seoul"), ("China", "Beijing"),
+    ("India", "New Delhi"), ("Egypt", "Cairo"), ("Kenya", "Nairobi"),
+    ("Canada", "Ottawa"), ("Mexico", "Mexico City"), ("Brazil", "Brasilia"),
+    ("Argentina", "Buenos Aires"), ("Peru", "Lima"), ("Chile", "Santiago"),
+    ("Australia", "Canberra"), ("New Zealand", "Wellington"), ("Thailand", "Bangkok"),
+    ("Vietnam", "Hanoi"), ("Turkey", "Ankara"), ("Iceland", "Reykjavik"),
+    ("Hungary", "Budapest"), ("Czechia", "Prague"), ("Netherlands", "Amsterdam"),
+]
+
+CURRENCIES = ["USD", "EUR", "GBP", "JPY", "CHF", "CAD", "AUD", "CNY", "INR", "SEK",
+              "NOK", "DKK", "PLN", "BRL", "MXN", "ZAR", "KRW", "SGD", "NZD", "TRY"]
+CURRENCY_WORDS = {"USD": "US dollars", "EUR": "euros", "GBP": "British pounds",
+                  "JPY": "Japanese yen", "CHF": "Swiss francs", "CAD": "Canadian dollars",
+                  "AUD": "Australian dollars", "INR": "Indian rupees"}
+
+UNITS = [  # (from, to, factor) for convert_units
+    ("kilometers", "miles", 0.621371), ("miles", "kilometers", 1.609344),
+    ("kilograms", "pounds", 2.204623), ("pounds", "kilograms", 0.453592),
+    ("meters", "feet", 3.280840), ("feet", "meters", 0.3048),
+    ("liters", "gallons", 0.264172), ("gallons", "liters", 3.785412),
+    ("centimeters", "inches", 0.393701), ("inches", "centimeters", 2.54),
+    ("grams", "ounces", 0.035274), ("ounces", "grams", 28.349523),
+    ("celsius", "fahrenheit", None), ("fahrenheit", "celsius", None),
+    ("hours", "minutes", 60.0), ("minutes", "seconds", 60.0),
+    ("kilobytes", "megabytes", 0.001), ("gigabytes", "megabytes", 1000.0),
+]
+
+MONTHS = ["January", "February", "March", "April", "May", "June", "July",
+          "August", "September", "October", "November", "December"]
+
+CONDITIONS = ["sunny", "cloudy", "partly cloudy", "rainy", "light rain", "snowy",
+              "windy", "foggy", "stormy", "clear", "overcast", "drizzle"]
+
+
+def is_heldout(value, salt=""):
+    """Stable split: about one value in five is kept for evaluation only."""
+    return zlib.crc32((salt + str(value)).encode("utf-8")) % 5 == 0
+
+
+def split_pool(values, split, salt=""):
+    held = [v for v in values if is_heldout(v, salt)]
+    train = [v for v in values if not is_heldout(v, salt)]
+    return held if split == "eval" else train
+
+
+class Pools:
+    """The pools of one split, resolved once."""
+
+    def __init__(self, split):
+        self.split = split
+        s = lambda vals, salt="": split_pool(vals, split, salt)
+        self.cities = s(CITIES)
+        self.first = s(FIRST_NAMES, "f")
+        self.last = s(LAST_NAMES, "l")
+        self.dirs = s(DIRS)
+        self.stems = s(FILE_STEMS)
+        self.exts = FILE_EXTS
+        self.timezones = s(TIMEZONES)
+        self.languages = s(LANGUAGES)
+        self.cuisines = s(CUISINES)
+        self.topics = s(TOPICS)
+        self.search = s(SEARCH_SUBJECTS)
+        self.events = EVENT_TITLES
+        self.subjects = s(EMAIL_SUBJECTS)
+        self.bodies = s(MESSAGE_BODIES)
+        self.phrases = s(PHRASES)
+        self.songs = s(SONGS)
+        self.words = s(WORDS)
+        self.tasks = s(TASKS)
+        self.commands = s(SHELL_COMMANDS)
+        self.tables = SQL_TABLES
+        self.hosts = URL_HOSTS
+        self.url_paths = URL_PATHS
+        self.countries = s(COUNTRIES, "c")
+        self.currencies = CURRENCIES
+        self.domains = DOMAINS

@@ -1,0 +1,26 @@
+#!/bin/bash
+# Train and evaluate on the accelerator machine; results go to $OUT.
+#   bash models/recipe/run_device.sh smoke|full
+# $OUT gets: the safetensors shards (each <= 12 MB) and results.tar holding the
+# rest of the model folder, the training log and the evaluation files.
+set -e -o pipefail
+export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=true
+mode=${1:-smoke}
+OUT=${OUT:-/tmp/out}
+W=/tmp/ngx; rm -rf $W; mkdir -p $W/res $OUT
+cd "$(dirname "$0")"
+python3 -c 'import torch, transformers, tokenizers, jinja2; print("torch", torch.__version__, "transformers", transformers.__version__, "tokenizers", tokenizers.__version__, torch.cuda.get_device_name(0))'
+if [ "$mode" = smoke ]; then
+  targs="--n-train 20000 --n-tok 5000 --steps 300"; eargs="--n 60"
+else
+  targs="--n-train ${NTRAIN:-150000} --n-tok 30000 --steps ${STEPS:-4000}"; eargs="--n 500"
+fi
+t0=$(date +%s)
+python3 train.py --out $W/ngxllm-tiny $targs --summary $W/res/train_summary.json 2>&1 | tee $W/res/train.log
+t1=$(date +%s)
+python3 eval.py --model $W/ngxllm-tiny $eargs --prefix $W/res/eval_hf 2>&1 | tee $W/res/eval.log
+t2=$(date +%s)
+echo "train.py wall $((t1-t0))s, eval.py wall $((t2-t1))s" | tee $W/res/times.txt
+cp $W/ngxllm-tiny/*.safetensors $OUT/
+tar -C $W -cf $OUT/results.tar res $(cd $W && ls ngxllm-tiny/* | grep -v '\.safetensors$')
+ls -l $OUT

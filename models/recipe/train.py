@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Train ngxllm-tiny from scratch: tokenizer, data, model, saved folder.
+
+  python3 train.py --out ../ngxllm-tiny --steps 3000
+
+Steps: generate conversations (gen_data.py), render them with the chat
+template (chatfmt.py), train the BPE tokenizer on rendered text, tokenize
+(prompt masked, assistant completion trained), train a Qwen3ForCausalLM in
+bf16 autocast with AdamW and a cosine schedule, then save bf16 safetensors
+shards with their index, config, generation config and tokenizer files.
+Everything is seeded; data order depends only on --seed.
+"""
+import argparse
+import json
+import math
+import multiprocessing as mp
+import os
+import random
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import build_tokenizer  # noqa: E402
+import chatfmt  # noqa: E402
+import gen_data  # noqa: E402
+
+MODEL_SHAPE = dict(hidden_size=384, intermediate_size=768, num_hidden_layers=8,
+                   num_attention_heads=6, num_key_value_heads=2, head_dim=64)
+
+
+def _pairs_chunk(job):
+    split, start, n, seed = job
+    out = []
+    for conv in gen_data.generate(split, n, seed, start):
+        for prompt, completion, _ in chatfmt.pairs(conv):
+            out.append((prompt, completion))
+    return out
+
+
+def make_pairs(split, n, seed, procs):
+    chunk = 2000
+    jobs = [(split, s, min(chunk, n - s), seed) for s in range(0, n, chunk)]
+    with mp.Pool(procs) as pool:
+        parts = pool.map(_pairs_chunk, jobs)
+    return [p for part in parts for p in part]
+
+
+def encode_pairs(tok, pairs, max_len):
+    prompts = tok.encode_batch([p for p, _ in pairs], add_special_tokens=False)
+    comps = tok.encode_batch([c for _, c in pairs], add_special_tokens=False)
+    examples, dropped = [], 0
+    for p, c in zip(prompts, comps):
+        ids = p.ids + c.ids
+        if len(ids) > max_len:
+            dropped += 1
+            continue
+        examples.append((ids, len(p.ids)))
+    return examples, dropped
+
+
+def make_batches(examples, batch_tokens, rng):
+    """Length-sorted batches under a padded-token budget, in shuffled order."""
+    order = sorted(range(len(examples)), key=lambda i: (len(examples[i][0]), i))
+    batches, cur, cur_max = [], [], 0
+    for i in order:
+        L = len(examples[i][0])
+        if cur and max(cur_max, L) * (len(cur) + 1) > batch_tokens:
+            batches.append(cur)
+            cur, cur_max = [], 0
+        cur.append(i)
+        cur_max = max(cur_max, L)
+    if cur:
+        batches.append(cur)
+    rng.shuffle(batches)
+    return batches
+
+
+def model_config(vocab_size, tok):
+    from transformers import Qwen3Config
+    eot, im_end = tok.token_to_id("<|endoftext|>"), tok.token_to_id("<|im_end|>")
+    import inspect
+    params = inspect.signature(Qwen3Config.__init__).parameters
+    rope = ({"rope_parameters": {"rope_type": "default", "rope_theta": 100000.0}}
+            if "rope_parameters" in params else {"rope_theta": 100000.0})
+    return Qwen3Config(vocab_size=vocab_size, max_position_embeddings=4096,
+                       rms_norm_eps=1e-6, **rope, hidden_act="silu",
+                       tie_word_embeddings=True, attention_bias=False, attention_dropout=0.0,
+                       use_sliding_window=False, initializer_range=0.02,
+                       bos_token_id=eot, eos_token_id=im_end, pad_token_id=eot,
+                       **MODEL_SHAPE)
+
+
+def write_generation_config(out, tok):
+    eot, im_end = tok.token_to_id("<|endoftext|>"), tok.token_to_id("<|im_end|>")
+    cfg = {"bos_token_id": eot, "eos_token_id": [im_end, eot], "pad_token_id": eot,
+           "do_sample": True, "temperature": 0.3, "top_k": 20, "top_p": 0.9}
+    with open(os.path.join(out, "generation_config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+        f.write("\n")
+
+
+def fix_config(out):
+    """Keep the classic keys (torch_dtype, rope_theta) beside newer ones so any reader finds them."""
+    path = os.path.join(out, "config.json")
+    with open(path) as f:
+        cfg = json.load(f)
+    cfg["torch_dtype"] = "bfloat16"
+    rp = cfg.get("rope_parameters") or {}
+    cfg.setdefault("rope_theta", rp.get("rope_theta", 100000.0))
+    cfg.setdefault("rope_scaling", None)
+    cfg["architectures"] = ["Qwen3ForCausalLM"]
+    cfg["model_type"] = "qwen3"
+    with open(path, "w") as f:
+        json.dump(cfg, f, indent=2, sort_keys=True)
+        f.write("\n")
+    print(json.dumps(cfg, sort_keys=True))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.join(HERE, "..", "ngxllm-tiny"))
+    ap.add_argument("--n-train", type=int, default=120000, help="conversations")
+    ap.add_argument("--n-tok", type=int, default=30000, help="conversations for the tokenizer")
+    ap.add_argument("--steps", type=int, default=3000)
+    ap.add_argument("--batch-tokens", type=int, default=65536)
+    ap.add_argument("--max-len", type=int, default=2048)
+    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--warmup", type=int, default=150)
+    ap.add_argument("--seed", type=int, default=1234)
+    ap.add_argument("--summary", default="train_summary.json")
+    ap.add_argument("--procs", type=int, default=max(1, min(16, os.cpu_count() or 1)))
+    a = ap.parse_args()
+
+    import torch
+    from transformers import Qwen3ForCausalLM
+    t0 = time.time()
+    random.seed(a.seed)
+    torch.manual_seed(a.seed)
+    torch.cuda.manual_seed_all(a.seed)
+    torch.backends.cuda.matmul.allow_tf32 = True
+    dev = "cuda"
+
+    # tokenizer, trained on full renders of its own conversations (seed a.seed + 1)
+    tok_convs = gen_data.generate("train", a.n_tok, a.seed + 1)
+    texts = [chatfmt.render(c["messages"], c["tools"], False, c["enable_thinking"]) for c in tok_convs]
+    tok = build_tokenizer.train(texts)
+    build_tokenizer.save(tok, a.out)
+    print("tokenizer: vocab %d, %.1fs" % (tok.get_vocab_size(), time.time() - t0), flush=True)
+
+    pairs = make_pairs("train", a.n_train, a.seed, a.procs)
+    examples, dropped = encode_pairs(tok, pairs, a.max_len)
+    n_tok = sum(len(e[0]) for e in examples)
+    n_lab = sum(len(e[0]) - e[1] for e in examples)
+    print("data: %d examples (%d dropped), %d tokens, %d trained tokens, %.1fs"
+          % (len(examples), dropped, n_tok, n_lab, time.time() - t0), flush=True)
+
+    cfg = model_config(build_tokenizer.VOCAB_SIZE, tok)
+    model = Qwen3ForCausalLM(cfg).to(dev)
+    n_params = sum(p.numel() for p in model.parameters())
+    print("model: %.2fM parameters" % (n_params / 1e6), flush=True)
+
+    decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and "embed" not in n]
+    no_decay = [p for n, p in model.named_parameters() if not (p.ndim >= 2 and "embed" not in n)]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
+                             {"params": no_decay, "weight_decay": 0.0}],
+                            lr=a.lr, betas=(0.9, 0.95), eps=1e-8, fused=True)
+
+    def lr_at(step):
+        if step < a.warmup:
+            return a.lr * (step + 1) / a.warmup
+        p = (step - a.warmup) / max(1, a.steps - a.warmup)
+        return a.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, p))))
+
+    rng = random.Random(a.seed)
+    batches, bi, epoch = make_batches(examples, a.batch_tokens, rng), 0, 0
+    pad = tok.token_to_id("<|endoftext|>")
+    losses, t_train, seen = [], time.time(), 0
+    model.train()
+    for step in range(a.steps):
+        if bi == len(batches):
+            batches, bi, epoch = make_batches(examples, a.batch_tokens, rng), 0, epoch + 1
+        idx = batches[bi]
+        bi += 1
+        L = max(len(examples[i][0]) for i in idx)
+        ids = torch.full((len(idx), L), pad, dtype=torch.long)
+        lab = torch.full((len(idx), L), -100, dtype=torch.long)
+        for r, i in enumerate(idx):
+            seq, np_ = examples[i]
+            ids[r, :len(seq)] = torch.tensor(seq)
+            lab[r, np_:len(seq)] = torch.tensor(seq[np_:])
+        ids, lab = ids.to(dev, non_blocking=True), lab.to(dev, non_blocking=True)
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step)
+        # right padding needs no attention mask: causal attention never looks ahead
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(input_ids=ids, labels=lab).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        seen += ids.numel()
+        if step % 50 == 0 or step == a.steps - 1:
+            lv = loss.item()
+            losses.append((step, lv))
+            el = time.time() - t_train
+            print("step %5d  epoch %d  loss %.4f  lr %.2e  %.0f tok/s  %.0fs"
+                  % (step, epoch, lv, lr_at(step), seen / max(el, 1e-9), el), flush=True)
+
+    train_s = time.time() - t_train
+    print("loss curve (step: loss):", ", ".join("%d: %.3f" % sl for sl in
+                                                 losses[::max(1, len(losses) // 10)] + [losses[-1]]))
+    print("training: %d steps, %.1f epochs over the data, %.0fs on the GPU loop, %.0fs total"
+          % (a.steps, epoch + bi / max(1, len(batches)), train_s, time.time() - t0), flush=True)
+
+    model = model.to(torch.bfloat16)
+    model.config.torch_dtype = "bfloat16"
+    model.generation_config.eos_token_id = [tok.token_to_id("<|im_end|>"), pad]
+    model.save_pretrained(a.out, max_shard_size="12MB")
+    write_generation_config(a.out, tok)
+    summary = {"steps": a.steps, "seed": a.seed, "n_train_conversations": a.n_train,
+               "examples": len(examples), "tokens": n_tok, "trained_tokens": n_lab,
+               "parameters": n_params, "train_seconds": round(train_s, 1),
+               "final_loss": losses[-1][1], "loss_curve": losses}
+    fix_config(a.out)
+    with open(a.summary, "w") as f:
+        json.dump(summary, f, indent=1)
+    for fn in sorted(os.listdir(a.out)):
+        print("  %-40s %10d" % (fn, os.path.getsize(os.path.join(a.out, fn))))
+
+
+if __name__ == "__main__":
+    main()
