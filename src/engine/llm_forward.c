@@ -1,0 +1,325 @@
+/*
+ * Batched forward pass.  The tokens of all items are laid out one after the
+ * other and processed in chunks of up to LLM_CHUNK tokens; inside a chunk every
+ * weight matrix is read once for all tokens (rows split across the compute
+ * threads), and attention runs per (token, head) against the slot's KV cache.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine/llm_runtime_impl.h"
+
+typedef struct {
+    llm_runtime     *rt;
+    const llm_layer *L;
+    int              n;          /* tokens in the chunk */
+    const float     *in;         /* lm head: gathered rows */
+    float           *out;
+} llm_step;
+
+/* Row range of thread ith, in multiples of 4 rows so register tiles stay whole. */
+static void
+split_rows(int rows, int ith, int nth, int *r0, int *r1)
+{
+    int blocks = (rows + 3) / 4;
+    int b0 = (int) ((long long) blocks * ith / nth), b1 = (int) ((long long) blocks * (ith + 1) / nth);
+    *r0 = b0 * 4 < rows ? b0 * 4 : rows;
+    *r1 = b1 * 4 < rows ? b1 * 4 : rows;
+}
+
+static void
+matmul_part(const llm_kernels *k, const llm_mat *w, float *y, size_t ldy, const float *x,
+    size_t ldx, int n, const float *bias, int accumulate, int ith, int nth)
+{
+    int r0, r1, t, r;
+
+    split_rows(w->rows, ith, nth, &r0, &r1);
+    if (r0 >= r1) return;
+    k->matmul[w->type](y, ldy, x, ldx, w->data, w->cols, r0, r1, n, accumulate);
+    if (bias) {
+        for (t = 0; t < n; t++) {
+            for (r = r0; r < r1; r++) y[(size_t) t * ldy + r] += bias[r];
+        }
+    }
+}
+
+static void
+task_qkv(void *arg, int ith, int nth)
+{
+    llm_step *s = arg;
+    llm_runtime *rt = s->rt;
+    int H = rt->m->info.hidden;
+
+    matmul_part(rt->k, &s->L->wq, rt->q, rt->q_dim, rt->xn, H, s->n, s->L->bq, 0, ith, nth);
+    matmul_part(rt->k, &s->L->wk, rt->kn, rt->kv_dim, rt->xn, H, s->n, s->L->bk, 0, ith, nth);
+    matmul_part(rt->k, &s->L->wv, rt->vn, rt->kv_dim, rt->xn, H, s->n, s->L->bv, 0, ith, nth);
+}
+
+static void
+task_o(void *arg, int ith, int nth)
+{
+    llm_step *s = arg;
+    llm_runtime *rt = s->rt;
+    int H = rt->m->info.hidden;
+
+    matmul_part(rt->k, &s->L->wo, rt->x, H, rt->att, rt->q_dim, s->n, s->L->bo, 1, ith, nth);
+}
+
+static void
+task_gate_up(void *arg, int ith, int nth)
+{
+    llm_step *s = arg;
+    llm_runtime *rt = s->rt;
+    int H = rt->m->info.hidden, I = rt->m->info.intermediate, r0, r1, t;
+
+    matmul_part(rt->k, &s->L->w_gate, rt->gate, I, rt->xn, H, s->n, NULL, 0, ith, nth);
+    matmul_part(rt->k, &s->L->w_up, rt->up, I, rt->xn, H, s->n, NULL, 0, ith, nth);
+    /* this thread wrote columns [r0, r1) of gate and up for every token */
+    split_rows(I, ith, nth, &r0, &r1);
+    for (t = 0; t < s->n && r1 > r0; t++) {
+        rt->k->silu_mul(rt->gate + (size_t) t * I + r0, rt->up + (size_t) t * I + r0, r1 - r0);
+    }
+}
+
+static void
+task_down(void *arg, int ith, int nth)
+{
+    llm_step *s = arg;
+    llm_runtime *rt = s->rt;
+    int H = rt->m->info.hidden, I = rt->m->info.intermediate;
+
+    matmul_part(rt->k, &s->L->w_down, rt->x, H, rt->gate, I, s->n, NULL, 1, ith, nth);
+}
+
+static void
+task_attention(void *arg, int ith, int nth)
+{
+    llm_step *s = arg;
+    llm_runtime *rt = s->rt;
+    const llm_model_info *in = &rt->m->info;
+    const llm_kernels *k = rt->k;
+    int l = (int) (s->L - rt->m->layers);
+    int hd = in->head_dim, nh = in->n_heads, group = in->n_heads / in->n_kv_heads;
+    int items = s->n * nh, w0 = (int) ((long long) items * ith / nth);
+    int w1 = (int) ((long long) items * (ith + 1) / nth), wi, j;
+    float *sc = rt->scores + (size_t) ith * rt->n_ctx;
+    float scale = 1.0f / sqrtf((float) hd);
+
+    for (wi = w0; wi < w1; wi++) {
+        int t = wi / nh, h = wi % nh, g = h / group;
+        int slot = rt->tslot[t], pos = rt->tpos[t], lo = 0;
+        const float *qv = rt->q + (size_t) t * rt->q_dim + (size_t) h * hd;
+        float *out = rt->att + (size_t) t * rt->q_dim + (size_t) h * hd;
+
+        if (in->sliding_window > 0 && pos - in->sliding_window + 1 > 0) {
+            lo = pos - in->sliding_window + 1;
+        }
+        for (j = lo; j <= pos; j++) {
+            sc[j - lo] = k->dot(qv, llm_kv_at(rt, rt->k_cache, l, slot, j) + (size_t) g * hd, hd) * scale;
+        }
+        k->softmax(sc, pos - lo + 1);
+        memset(out, 0, (size_t) hd * sizeof(float));
+        for (j = lo; j <= pos; j++) {
+            k->axpy(out, sc[j - lo], llm_kv_at(rt, rt->v_cache, l, slot, j) + (size_t) g * hd, hd);
+        }
+    }
+}
+
+static void
+task_lm_head(void *arg, int ith, int nth)
+{
+    llm_step *s = arg;
+    llm_runtime *rt = s->rt;
+    const llm_model_info *in = &rt->m->info;
+
+    matmul_part(rt->k, &rt->m->lm_head, s->out, (size_t) in->n_vocab, s->in, (size_t) in->hidden,
+                s->n, NULL, 0, ith, nth);
+}
+
+/* Per-head RMSNorm (Qwen3), RoPE, then K/V into the cache. */
+static void
+rope_and_store(llm_runtime *rt, const llm_layer *L, int l, int n)
+{
+    const llm_model_info *in = &rt->m->info;
+    const llm_kernels *k = rt->k;
+    int hd = in->head_dim, half = hd / 2, t, h;
+    float eps = (float) in->rms_norm_eps;
+
+    for (t = 0; t < n; t++) {
+        int pos = rt->tpos[t];
+        const float *c = rt->rope_cos + (size_t) pos * half, *sn = rt->rope_sin + (size_t) pos * half;
+        float *q = rt->q + (size_t) t * rt->q_dim, *kk = rt->kn + (size_t) t * rt->kv_dim;
+
+        for (h = 0; h < in->n_heads; h++) {
+            if (L->q_norm) k->rmsnorm(q + h * hd, q + h * hd, L->q_norm, hd, eps);
+            k->rope(q + h * hd, c, sn, half);
+        }
+        for (h = 0; h < in->n_kv_heads; h++) {
+            if (L->k_norm) k->rmsnorm(kk + h * hd, kk + h * hd, L->k_norm, hd, eps);
+            k->rope(kk + h * hd, c, sn, half);
+        }
+        memcpy(llm_kv_at(rt, rt->k_cache, l, rt->tslot[t], pos), kk, (size_t) rt->kv_dim * sizeof(float));
+        memcpy(llm_kv_at(rt, rt->v_cache, l, rt->tslot[t], pos), rt->vn + (size_t) t * rt->kv_dim,
+               (size_t) rt->kv_dim * sizeof(float));
+    }
+}
+
+static void
+run_layers(llm_runtime *rt, int n)
+{
+    const llm_model *m = rt->m;
+    const llm_model_info *in = &m->info;
+    int H = in->hidden, l, t;
+    float eps = (float) in->rms_norm_eps;
+    llm_step s;
+
+    memset(&s, 0, sizeof(s));
+    s.rt = rt;
+    s.n = n;
+    for (t = 0; t < n; t++) {
+        const llm_mat *e = &m->embed;
+        const char *row = (const char *) e->data + (size_t) rt->tok[t] * e->cols * llm_wtype_size(e->type);
+        rt->k->to_f32(rt->x + (size_t) t * H, row, e->type, H);
+    }
+    for (l = 0; l < in->n_layers; l++) {
+        s.L = &m->layers[l];
+        for (t = 0; t < n; t++) {
+            rt->k->rmsnorm(rt->xn + (size_t) t * H, rt->x + (size_t) t * H, s.L->attn_norm, H, eps);
+        }
+        llm_pool_run(rt->pool, task_qkv, &s);
+        rope_and_store(rt, s.L, l, n);
+        llm_pool_run(rt->pool, task_attention, &s);
+        llm_pool_run(rt->pool, task_o, &s);
+        for (t = 0; t < n; t++) {
+            rt->k->rmsnorm(rt->xn + (size_t) t * H, rt->x + (size_t) t * H, s.L->ffn_norm, H, eps);
+        }
+        llm_pool_run(rt->pool, task_gate_up, &s);
+        llm_pool_run(rt->pool, task_down, &s);
+    }
+}
+
+int
+llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items, char *err, size_t errlen)
+{
+    const llm_model_info *in = &rt->m->info;
+    int H = in->hidden, i, j, n, n_logits = 0, n_emb = 0, first_row;
+    int item_of[LLM_CHUNK];
+    llm_step s;
+
+    rt->n_items = 0;
+    if (n_items < 0 || n_items > rt->n_seq_max) {
+        snprintf(err, errlen, "llm_forward: %d items for %d sequence slots", n_items, rt->n_seq_max);
+        return -1;
+    }
+    for (i = 0; i < n_items; i++) {
+        const llm_batch_item *it = &items[i];
+        if (it->slot < 0 || it->slot >= rt->n_seq_max || !rt->seq_used[it->slot]) {
+            snprintf(err, errlen, "llm_forward: item %d: slot %d is not open", i, it->slot);
+            return -1;
+        }
+        for (j = 0; j < i; j++) {
+            if (items[j].slot == it->slot) {
+                snprintf(err, errlen, "llm_forward: slot %d appears twice", it->slot);
+                return -1;
+            }
+        }
+        if (it->n_tokens < 0 || (it->n_tokens > 0 && it->tokens == NULL)
+            || (it->n_tokens == 0 && (it->want_logits || it->want_embedding)))
+        {
+            snprintf(err, errlen, "llm_forward: item %d: no tokens", i);
+            return -1;
+        }
+        if (it->n_tokens > rt->n_ctx - rt->seq_len[it->slot]) {
+            snprintf(err, errlen, "llm_forward: item %d: %d + %d tokens exceed the context of %d",
+                     i, rt->seq_len[it->slot], it->n_tokens, rt->n_ctx);
+            return -1;
+        }
+        for (j = 0; j < it->n_tokens; j++) {
+            if (it->tokens[j] < 0 || it->tokens[j] >= in->n_vocab) {
+                snprintf(err, errlen, "llm_forward: item %d: token id %d outside the vocabulary of %d",
+                         i, (int) it->tokens[j], in->n_vocab);
+                return -1;
+            }
+        }
+    }
+    for (i = 0; i < n_items; i++) {
+        rt->logit_row[i] = items[i].want_logits ? n_logits++ : -1;
+        rt->emb_row[i] = items[i].want_embedding ? n_emb++ : -1;
+        if (rt->emb_row[i] >= 0) memset(rt->emb + (size_t) rt->emb_row[i] * H, 0, (size_t) H * sizeof(float));
+    }
+
+    memset(&s, 0, sizeof(s));
+    s.rt = rt;
+    first_row = 0;
+    n = 0;
+    i = 0;
+    j = 0;
+    while (i < n_items) {
+        /* fill a chunk */
+        while (i < n_items && n < LLM_CHUNK) {
+            if (j >= items[i].n_tokens) {
+                i++;
+                j = 0;
+                continue;
+            }
+            rt->tok[n] = items[i].tokens[j];
+            rt->tslot[n] = items[i].slot;
+            rt->tpos[n] = rt->seq_len[items[i].slot] + j;
+            item_of[n] = i;
+            n++;
+            j++;
+        }
+        if (n == 0) break;
+        run_layers(rt, n);
+        /* final norm of rows that matter: last tokens for logits, all tokens for embeddings */
+        {
+            int t, cnt = 0;
+            for (t = 0; t < n; t++) {
+                const llm_batch_item *it = &items[item_of[t]];
+                int last = rt->tpos[t] == rt->seq_len[it->slot] + it->n_tokens - 1;
+                float *xr = rt->x + (size_t) t * H;
+                if (last && it->want_logits) {
+                    rt->k->rmsnorm(rt->rows + (size_t) (first_row + cnt) * H, xr, rt->m->final_norm, H,
+                                   (float) in->rms_norm_eps);
+                    cnt++;
+                }
+                if (it->want_embedding) {
+                    rt->k->rmsnorm(rt->xn + (size_t) t * H, xr, rt->m->final_norm, H, (float) in->rms_norm_eps);
+                    rt->k->axpy(rt->emb + (size_t) rt->emb_row[item_of[t]] * H, 1.0f,
+                                rt->xn + (size_t) t * H, H);
+                }
+            }
+            if (cnt > 0) {
+                s.n = cnt;
+                s.in = rt->rows + (size_t) first_row * H;
+                s.out = rt->logits + (size_t) first_row * in->n_vocab;
+                llm_pool_run(rt->pool, task_lm_head, &s);
+                first_row += cnt;
+            }
+        }
+        n = 0;
+    }
+    for (i = 0; i < n_items; i++) {
+        rt->seq_len[items[i].slot] += items[i].n_tokens;
+        if (rt->emb_row[i] >= 0) {
+            rt->k->scale(rt->emb + (size_t) rt->emb_row[i] * H, 1.0f / (float) items[i].n_tokens, H);
+        }
+    }
+    rt->n_items = n_items;
+    return 0;
+}
+
+const float *
+llm_forward_logits(const llm_runtime *rt, int item)
+{
+    if (item < 0 || item >= rt->n_items || rt->logit_row[item] < 0) return NULL;
+    return rt->logits + (size_t) rt->logit_row[item] * rt->m->info.n_vocab;
+}
+
+const float *
+llm_forward_embedding(const llm_runtime *rt, int item)
+{
+    if (item < 0 || item >= rt->n_items || rt->emb_row[item] < 0) return NULL;
+    return rt->emb + (size_t) rt->emb_row[item] * rt->m->info.hidden;
+}

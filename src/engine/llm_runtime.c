@@ -1,0 +1,168 @@
+/* Per-process runtime: compute threads, KV cache, scratch, sequence slots. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/llm_runtime_impl.h"
+
+static void *
+alloc_f(size_t n, size_t size, int *fail)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (p == NULL) *fail = 1;
+    return p;
+}
+
+llm_runtime *
+llm_runtime_create(const llm_model *m, int n_threads, int n_ctx, int n_seq_max,
+    char *err, size_t errlen)
+{
+    const llm_model_info *in = &m->info;
+    llm_runtime *rt;
+    size_t per_seq;
+    float *inv;
+    float mscale;
+    int fail = 0, half = in->head_dim / 2, p, i, C = LLM_CHUNK;
+
+    if (n_threads <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        n_threads = n > 0 ? (int) n : 1;
+    }
+    if (n_threads > 256) n_threads = 256;
+    if (n_ctx <= 0) n_ctx = in->max_position_embeddings < 4096 ? in->max_position_embeddings : 4096;
+    if (n_ctx <= 0 || n_ctx > (1 << 22)) {
+        snprintf(err, errlen, "bad context size %d", n_ctx);
+        return NULL;
+    }
+    if (n_seq_max <= 0 || n_seq_max > 4096) {
+        snprintf(err, errlen, "bad number of sequences %d", n_seq_max);
+        return NULL;
+    }
+    rt = calloc(1, sizeof(*rt));
+    if (rt == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    rt->m = m;
+    rt->k = llm_kernels_best();
+    rt->n_threads = n_threads;
+    rt->n_ctx = n_ctx;
+    rt->n_seq_max = n_seq_max;
+    rt->kv_dim = in->n_kv_heads * in->head_dim;
+    rt->q_dim = in->n_heads * in->head_dim;
+
+    per_seq = (size_t) in->n_layers * n_ctx * rt->kv_dim;
+    rt->kv_bytes = 2 * per_seq * n_seq_max * sizeof(float);
+    rt->k_cache = alloc_f(per_seq * n_seq_max, sizeof(float), &fail);
+    rt->v_cache = alloc_f(per_seq * n_seq_max, sizeof(float), &fail);
+    if (fail) {
+        snprintf(err, errlen, "cannot allocate %zu MiB of KV cache (%d sequences x %d tokens)",
+                 rt->kv_bytes >> 20, n_seq_max, n_ctx);
+        llm_runtime_free(rt);
+        return NULL;
+    }
+    rt->seq_len = alloc_f((size_t) n_seq_max, sizeof(int), &fail);
+    rt->seq_used = alloc_f((size_t) n_seq_max, 1, &fail);
+    rt->rope_cos = alloc_f((size_t) n_ctx * half, sizeof(float), &fail);
+    rt->rope_sin = alloc_f((size_t) n_ctx * half, sizeof(float), &fail);
+    rt->tok = alloc_f((size_t) C, sizeof(int32_t), &fail);
+    rt->tslot = alloc_f((size_t) C, sizeof(int), &fail);
+    rt->tpos = alloc_f((size_t) C, sizeof(int), &fail);
+    rt->x = alloc_f((size_t) C * in->hidden, sizeof(float), &fail);
+    rt->xn = alloc_f((size_t) C * in->hidden, sizeof(float), &fail);
+    rt->q = alloc_f((size_t) C * rt->q_dim, sizeof(float), &fail);
+    rt->kn = alloc_f((size_t) C * rt->kv_dim, sizeof(float), &fail);
+    rt->vn = alloc_f((size_t) C * rt->kv_dim, sizeof(float), &fail);
+    rt->att = alloc_f((size_t) C * rt->q_dim, sizeof(float), &fail);
+    rt->gate = alloc_f((size_t) C * in->intermediate, sizeof(float), &fail);
+    rt->up = alloc_f((size_t) C * in->intermediate, sizeof(float), &fail);
+    rt->scores = alloc_f((size_t) n_threads * n_ctx, sizeof(float), &fail);
+    rt->rows = alloc_f((size_t) n_seq_max * in->hidden, sizeof(float), &fail);
+    rt->logits = alloc_f((size_t) n_seq_max * in->n_vocab, sizeof(float), &fail);
+    rt->emb = alloc_f((size_t) n_seq_max * in->hidden, sizeof(float), &fail);
+    rt->logit_row = alloc_f((size_t) n_seq_max, sizeof(int), &fail);
+    rt->emb_row = alloc_f((size_t) n_seq_max, sizeof(int), &fail);
+    inv = alloc_f((size_t) half, sizeof(float), &fail);
+    if (fail) {
+        free(inv);
+        snprintf(err, errlen, "out of memory for runtime buffers");
+        llm_runtime_free(rt);
+        return NULL;
+    }
+    /* cos/sin as transformers computes them: float32 angle = pos * inv_freq */
+    llm_rope_inv_freq(&m->rope, in->head_dim, inv, &mscale);
+    for (p = 0; p < n_ctx; p++) {
+        for (i = 0; i < half; i++) {
+            float a = (float) p * inv[i];
+            rt->rope_cos[(size_t) p * half + i] = (float) cos((double) a) * mscale;
+            rt->rope_sin[(size_t) p * half + i] = (float) sin((double) a) * mscale;
+        }
+    }
+    free(inv);
+    rt->pool = llm_pool_create(n_threads, err, errlen);
+    if (rt->pool == NULL) {
+        llm_runtime_free(rt);
+        return NULL;
+    }
+    return rt;
+}
+
+void
+llm_runtime_free(llm_runtime *rt)
+{
+    if (rt == NULL) return;
+    llm_pool_free(rt->pool);
+    free(rt->k_cache); free(rt->v_cache);
+    free(rt->seq_len); free(rt->seq_used);
+    free(rt->rope_cos); free(rt->rope_sin);
+    free(rt->tok); free(rt->tslot); free(rt->tpos);
+    free(rt->x); free(rt->xn); free(rt->q); free(rt->kn); free(rt->vn);
+    free(rt->att); free(rt->gate); free(rt->up); free(rt->scores);
+    free(rt->rows); free(rt->logits); free(rt->emb);
+    free(rt->logit_row); free(rt->emb_row);
+    free(rt);
+}
+
+size_t llm_runtime_kv_bytes(const llm_runtime *rt) { return rt->kv_bytes; }
+int llm_runtime_n_ctx(const llm_runtime *rt) { return rt->n_ctx; }
+int llm_runtime_n_seq_max(const llm_runtime *rt) { return rt->n_seq_max; }
+const llm_model *llm_runtime_model(const llm_runtime *rt) { return rt->m; }
+
+int
+llm_seq_open(llm_runtime *rt)
+{
+    int i;
+    for (i = 0; i < rt->n_seq_max; i++) {
+        if (!rt->seq_used[i]) {
+            rt->seq_used[i] = 1;
+            rt->seq_len[i] = 0;
+            return i;
+        }
+    }
+    return -1;
+}
+
+void
+llm_seq_close(llm_runtime *rt, int slot)
+{
+    if (slot < 0 || slot >= rt->n_seq_max) return;
+    rt->seq_used[slot] = 0;
+    rt->seq_len[slot] = 0;
+}
+
+int
+llm_seq_len(const llm_runtime *rt, int slot)
+{
+    if (slot < 0 || slot >= rt->n_seq_max || !rt->seq_used[slot]) return -1;
+    return rt->seq_len[slot];
+}
+
+void
+llm_seq_truncate(llm_runtime *rt, int slot, int n)
+{
+    if (slot < 0 || slot >= rt->n_seq_max || !rt->seq_used[slot]) return;
+    if (n < 0) n = 0;
+    if (n < rt->seq_len[slot]) rt->seq_len[slot] = n;
+}

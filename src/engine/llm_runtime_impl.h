@@ -1,0 +1,53 @@
+/* Internal layout of a runtime: KV cache, slots, scratch; shared by runtime and forward pass. */
+#ifndef LLM_RUNTIME_IMPL_H
+#define LLM_RUNTIME_IMPL_H
+
+#include "engine/llm_engine.h"
+#include "engine/llm_model_impl.h"
+#include "engine/llm_pool.h"
+#include "kernels/cpu/llm_kernels.h"
+
+/* Tokens per internal pass of the forward: bounds the scratch buffers. */
+#define LLM_CHUNK 256
+
+struct llm_runtime {
+    const llm_model   *m;
+    const llm_kernels *k;
+    llm_pool          *pool;
+    int                n_threads;
+    int                n_ctx;
+    int                n_seq_max;
+    int                kv_dim;
+    int                q_dim;
+
+    float             *k_cache;     /* [layer][slot][n_ctx][kv_dim] */
+    float             *v_cache;
+    size_t             kv_bytes;
+    int               *seq_len;
+    unsigned char     *seq_used;
+
+    float             *rope_cos;    /* [n_ctx][head_dim/2], attention scale folded in */
+    float             *rope_sin;
+
+    /* per chunk */
+    int32_t           *tok;
+    int               *tslot, *tpos;
+    float             *x, *xn, *q, *kn, *vn, *att, *gate, *up;
+    float             *scores;      /* [n_threads][n_ctx] */
+
+    /* results of the last forward */
+    float             *rows;        /* [n_seq_max][hidden] final-normed rows for logits */
+    float             *logits;      /* [n_seq_max][n_vocab] */
+    float             *emb;         /* [n_seq_max][hidden] */
+    int               *logit_row;   /* per item, -1 */
+    int               *emb_row;     /* per item, -1 */
+    int                n_items;
+};
+
+static inline float *
+llm_kv_at(const llm_runtime *rt, float *cache, int layer, int slot, int pos)
+{
+    return cache + (((size_t) layer * rt->n_seq_max + slot) * rt->n_ctx + pos) * rt->kv_dim;
+}
+
+#endif

@@ -1,0 +1,252 @@
+/*
+ * Engine against transformers: every fixture model's logits (prefill, decode
+ * token by token, batched), greedy continuations and embeddings match the
+ * reference outputs made by t/fixtures/gen/make_models.py.
+ *
+ * Tolerance: 1e-3 max abs on logits for every weight dtype (f16 and bf16
+ * weights are widened exactly and all arithmetic is f32, as in the reference).
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "engine/llm_engine.h"
+
+#define FIX "t/fixtures/models"
+#define TOL 1e-3
+
+static const char *models[] = {
+    "llama_f32", "llama3_rope_f32", "llama_linear_f16", "mistral_sw_bf16",
+    "qwen2_bf16", "qwen2_sharded_f32", "qwen3_f32",
+};
+
+static float *
+read_f32(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    float *v;
+    long sz;
+
+    if (f == NULL) return NULL;
+    fseek(f, 0, SEEK_END);
+    sz = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    v = malloc((size_t) sz);
+    if (v && fread(v, 1, (size_t) sz, f) != (size_t) sz) { free(v); v = NULL; }
+    fclose(f);
+    *n = (size_t) sz / 4;
+    return v;
+}
+
+static double
+max_abs(const float *a, const float *b, int n)
+{
+    double m = 0;
+    int i;
+    for (i = 0; i < n; i++) {
+        double d = fabs((double) a[i] - b[i]);
+        if (!(d <= m)) m = d;
+    }
+    return m;
+}
+
+static int
+argmax(const float *v, int n)
+{
+    int i, b = 0;
+    for (i = 1; i < n; i++) if (v[i] > v[b]) b = i;
+    return b;
+}
+
+typedef struct {
+    int      n_prompts;
+    int32_t  ids[8][64];
+    int      len[8];
+    size_t   off[8];     /* offset of the prompt's first position in the logits file */
+} prompts_t;
+
+static void
+test_model(const char *name)
+{
+    char dir[256], path[320], err[512];
+    llm_model *m;
+    llm_runtime *rt;
+    const llm_model_info *in;
+    json_t *ref, *pr, *greedy;
+    json_error_t jerr;
+    prompts_t P;
+    float *logits, *embed;
+    size_t nl, ne, off = 0, gi;
+    int V, H, p, i, slot;
+    double worst_prefill = 0, worst_decode = 0, worst_batch = 0, worst_emb = 0;
+
+    snprintf(dir, sizeof(dir), "%s/%s", FIX, name);
+    m = llm_model_load(dir, err, sizeof(err));
+    if (!ok(m != NULL, "%s: loads", name)) {
+        diag(err);
+        return;
+    }
+    in = llm_model_get_info(m);
+    V = in->n_vocab;
+    H = in->hidden;
+    snprintf(path, sizeof(path), "%s/reference.json", dir);
+    ref = json_load_file(path, 0, &jerr);
+    snprintf(path, sizeof(path), "%s/reference_logits.f32", dir);
+    logits = read_f32(path, &nl);
+    snprintf(path, sizeof(path), "%s/reference_embed.f32", dir);
+    embed = read_f32(path, &ne);
+    if (!ok(ref && logits && embed, "%s: reference files", name)) return;
+    is_str(in->architecture, json_string_value(json_object_get(ref, "architecture")), "%s: architecture", name);
+    is_int(V, json_integer_value(json_object_get(ref, "vocab")), "%s: vocab", name);
+
+    pr = json_object_get(ref, "prompts");
+    P.n_prompts = (int) json_array_size(pr);
+    for (p = 0; p < P.n_prompts; p++) {
+        json_t *a = json_array_get(pr, p);
+        P.len[p] = (int) json_array_size(a);
+        for (i = 0; i < P.len[p]; i++) P.ids[p][i] = (int32_t) json_integer_value(json_array_get(a, i));
+        P.off[p] = off;
+        off += (size_t) P.len[p] * V;
+    }
+    is_int((long long) nl, (long long) off, "%s: logits file size", name);
+
+    rt = llm_runtime_create(m, 2, 96, 6, err, sizeof(err));
+    if (!ok(rt != NULL, "%s: runtime", name)) { diag(err); return; }
+
+    /* 1. whole prompt in one call: last-position logits and embedding */
+    for (p = 0; p < P.n_prompts; p++) {
+        llm_batch_item it = { 0, P.ids[p], P.len[p], 1, 1 };
+        slot = llm_seq_open(rt);
+        it.slot = slot;
+        if (llm_forward(rt, &it, 1, err, sizeof(err)) != 0) { ok(0, "%s", err); continue; }
+        {
+            double d = max_abs(llm_forward_logits(rt, 0), logits + P.off[p] + (size_t) (P.len[p] - 1) * V, V);
+            if (d > worst_prefill) worst_prefill = d;
+            d = max_abs(llm_forward_embedding(rt, 0), embed + (size_t) p * H, H);
+            if (d > worst_emb) worst_emb = d;
+        }
+        llm_seq_close(rt, slot);
+    }
+    ok(worst_prefill < TOL, "%s: prefill logits match (max abs %.2g)", name, worst_prefill);
+    ok(worst_emb < TOL, "%s: embeddings match (max abs %.2g)", name, worst_emb);
+
+    /* 2. every position: a prefix chunk, then one token per call through the KV cache */
+    for (p = 0; p < P.n_prompts; p++) {
+        int first = P.len[p] > 6 ? 5 : 1;
+        llm_batch_item it = { 0, P.ids[p], first, 1, 0 };
+        slot = llm_seq_open(rt);
+        it.slot = slot;
+        for (i = first; ; i++) {
+            if (llm_forward(rt, &it, 1, err, sizeof(err)) != 0) { ok(0, "%s", err); break; }
+            {
+                double d = max_abs(llm_forward_logits(rt, 0), logits + P.off[p] + (size_t) (i - 1) * V, V);
+                if (d > worst_decode) worst_decode = d;
+            }
+            if (i >= P.len[p]) break;
+            it.tokens = &P.ids[p][i];
+            it.n_tokens = 1;
+        }
+        is_int(llm_seq_len(rt, slot), P.len[p], "%s: prompt %d cached length", name, p);
+        llm_seq_close(rt, slot);
+    }
+    ok(worst_decode < TOL, "%s: logits of every position via the KV cache (max abs %.2g)", name, worst_decode);
+
+    /* 3. all prompts in one call (different lengths), then one decode token each plus a fresh prompt */
+    {
+        llm_batch_item items[6];
+        int slots[6], n = P.n_prompts;
+        float *solo = malloc((size_t) V * 4 * n);
+        int32_t seven = 7;
+        for (p = 0; p < n; p++) {
+            slots[p] = llm_seq_open(rt);
+            items[p] = (llm_batch_item) { slots[p], P.ids[p], P.len[p], 1, 0 };
+        }
+        if (llm_forward(rt, items, n, err, sizeof(err)) == 0) {
+            for (p = 0; p < n; p++) {
+                double d = max_abs(llm_forward_logits(rt, p), logits + P.off[p] + (size_t) (P.len[p] - 1) * V, V);
+                if (d > worst_batch) worst_batch = d;
+            }
+        } else {
+            ok(0, "%s", err);
+        }
+        ok(worst_batch < TOL, "%s: batched prompts of lengths %d..%d match (max abs %.2g)",
+           name, P.len[0], P.len[n - 1], worst_batch);
+        /* unbatched reference for "prompt + token 7" */
+        for (p = 0; p < n; p++) {
+            int s2 = llm_seq_open(rt);
+            llm_batch_item a = { s2, P.ids[p], P.len[p], 0, 0 }, b = { s2, &seven, 1, 1, 0 };
+            llm_forward(rt, &a, 1, err, sizeof(err));
+            llm_forward(rt, &b, 1, err, sizeof(err));
+            memcpy(solo + (size_t) p * V, llm_forward_logits(rt, 0), (size_t) V * 4);
+            llm_seq_close(rt, s2);
+        }
+        {
+            double d = 0;
+            int fresh = llm_seq_open(rt);
+            for (p = 0; p < n; p++) items[p] = (llm_batch_item) { slots[p], &seven, 1, 1, 0 };
+            items[n] = (llm_batch_item) { fresh, P.ids[3], P.len[3], 1, 0 };
+            if (llm_forward(rt, items, n + 1, err, sizeof(err)) == 0) {
+                for (p = 0; p < n; p++) {
+                    double e = max_abs(llm_forward_logits(rt, p), solo + (size_t) p * V, V);
+                    if (e > d) d = e;
+                }
+                ok(d < 1e-5, "%s: batched decode equals unbatched (max abs %.2g)", name, d);
+                d = max_abs(llm_forward_logits(rt, n), logits + P.off[3] + (size_t) (P.len[3] - 1) * V, V);
+                ok(d < TOL, "%s: prefill mixed with decodes matches (max abs %.2g)", name, d);
+            } else {
+                ok(0, "%s", err);
+            }
+            llm_seq_close(rt, fresh);
+        }
+        for (p = 0; p < n; p++) llm_seq_close(rt, slots[p]);
+        free(solo);
+    }
+
+    /* 4. greedy continuations */
+    greedy = json_object_get(ref, "greedy");
+    for (gi = 0; gi < json_array_size(greedy); gi++) {
+        json_t *g = json_array_get(greedy, gi), *toks = json_object_get(g, "tokens");
+        json_t *margins = json_object_get(g, "margins");
+        int pi = (int) json_integer_value(json_object_get(g, "prompt"));
+        int32_t cur;
+        int steps = (int) json_array_size(toks), same = 1, step;
+        llm_batch_item it;
+        slot = llm_seq_open(rt);
+        it = (llm_batch_item) { slot, P.ids[pi], P.len[pi], 1, 0 };
+        for (step = 0; step < steps; step++) {
+            int want = (int) json_integer_value(json_array_get(toks, step));
+            if (llm_forward(rt, &it, 1, err, sizeof(err)) != 0) { same = 0; diag(err); break; }
+            cur = argmax(llm_forward_logits(rt, 0), V);
+            if (cur != want) {
+                double margin = json_number_value(json_array_get(margins, step));
+                char msg[160];
+                snprintf(msg, sizeof(msg), "step %d: got %d want %d (reference top-2 margin %.3g)",
+                         step, cur, want, margin);
+                diag(msg);
+                same = 0;
+                break;
+            }
+            it.tokens = &cur;
+            it.n_tokens = 1;
+        }
+        ok(same, "%s: greedy continuation of prompt %d (%d tokens) identical", name, pi, steps);
+        llm_seq_close(rt, slot);
+    }
+
+    llm_runtime_free(rt);
+    llm_model_free(m);
+    json_decref(ref);
+    free(logits);
+    free(embed);
+}
+
+int
+main(void)
+{
+    size_t i;
+    for (i = 0; i < sizeof(models) / sizeof(models[0]); i++) test_model(models[i]);
+    return done_testing();
+}
