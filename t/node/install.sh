@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs the node client SDKs into t/node/node_modules (git-ignored) with
+# `npm ci`, only when they are missing or package.json / package-lock.json
+# changed since the last install.  Quiet on success; on failure prints npm's
+# output and exits non-zero.
+set -euo pipefail
+
+cd "$(dirname "$0")"
+
+for tool in node npm; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "t/node/install.sh: '$tool' not found (Debian: apt-get install nodejs npm)" >&2
+        exit 1
+    fi
+done
+
+major=$(node -p 'process.versions.node.split(".")[0]')
+if [ "$major" -lt 18 ]; then
+    echo "t/node/install.sh: node >= 18 is needed, found $(node --version)" >&2
+    exit 1
+fi
+
+stamp=node_modules/.install-stamp
+want=$(cat package.json package-lock.json | sha256sum | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    exit 0
+fi
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if ! npm ci --no-audit --no-fund --loglevel=error >"$log" 2>&1; then
+    echo "t/node/install.sh: 'npm ci' failed in t/node:" >&2
+    cat "$log" >&2
+    exit 1
+fi
+echo "$want" >"$stamp"
