@@ -34,7 +34,7 @@ typedef struct {
 void llm_detok_init(llm_detok *d, const llm_tokenizer *tok, int flags);
 
 /*
- * Add one token.  On return *text/*len is the newly complete text (possibly
+ * Add one token.  On return (*text, *len) is the newly complete text (possibly
  * empty), valid until the next call on d.  Returns 0, or -1 on allocation failure.
  */
 int llm_detok_push(llm_detok *d, int32_t id, const char **text, size_t *len);

@@ -116,6 +116,7 @@ void llm_tok_list_free(llm_tok_list *l);
 /* UTF-8 */
 int    llm_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);  /* bytes used, 0 if invalid */
 size_t llm_utf8_encode(uint32_t cp, char *out);
+size_t llm_utf8_bad_len(const char *s, size_t n);   /* bytes of the ill-formed or truncated sequence at s */
 size_t llm_utf8_valid_prefix(const char *s, size_t n);  /* length of the longest complete valid prefix */
 int    llm_utf8_lossy(const char *s, size_t n, char **out, size_t *outlen);  /* invalid -> U+FFFD, Rust rules */
 

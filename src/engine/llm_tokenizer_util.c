@@ -153,9 +153,10 @@ llm_utf8_encode(uint32_t cp, char *out)
  * Length of the valid prefix of an ill-formed sequence starting at s (the
  * "maximal subpart" that Rust's from_utf8_lossy replaces by one U+FFFD).
  */
-static size_t
-utf8_bad_len(const unsigned char *s, size_t n)
+size_t
+llm_utf8_bad_len(const char *str, size_t n)
 {
+    const unsigned char *s = (const unsigned char *) str;
     unsigned char c = s[0], lo = 0x80, hi = 0xBF;
     size_t        need, i;
 
@@ -218,7 +219,7 @@ llm_utf8_lossy(const char *s, size_t n, char **out, size_t *outlen)
             i += (size_t) k;
             j += (size_t) k;
         } else {
-            i += utf8_bad_len(u + i, n - i);
+            i += llm_utf8_bad_len(s + i, n - i);
             memcpy(o + j, "\xEF\xBF\xBD", 3);
             j += 3;
         }
