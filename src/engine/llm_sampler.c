@@ -1,0 +1,305 @@
+/*
+ * Token sampler.  Order of operations on a copy of the logits:
+ *   logit_bias -> repetition penalty (prompt + generated, HF) ->
+ *   presence / frequency penalties (generated, OpenAI) -> [logprobs here] ->
+ *   greedy, or temperature -> top_k -> top_p -> min_p -> draw.
+ * The random stream is xoshiro256** seeded from the request seed, or from
+ * /dev/urandom when none is given.
+ */
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/llm_engine.h"
+
+typedef struct {
+    float   v;
+    int32_t id;
+} llm_cand;
+
+struct llm_sampler {
+    llm_sampler_params p;
+    llm_logit_bias    *bias;
+    int                n_vocab;
+    float             *work;        /* processed logits */
+    llm_cand          *cand;
+    int               *count;       /* generated occurrences per id */
+    unsigned char     *seen;        /* in prompt or generated */
+    int32_t           *seen_ids;    /* distinct ids with seen[] set */
+    int                n_seen;
+    int32_t           *gen_ids;     /* distinct ids with count > 0 */
+    int                n_gen;
+    uint64_t           s[4];
+};
+
+static uint64_t
+splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static inline uint64_t
+rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t
+next_u64(llm_sampler *s)
+{
+    uint64_t r = rotl(s->s[1] * 5, 7) * 9, t = s->s[1] << 17;
+    s->s[2] ^= s->s[0];
+    s->s[3] ^= s->s[1];
+    s->s[1] ^= s->s[2];
+    s->s[0] ^= s->s[3];
+    s->s[2] ^= t;
+    s->s[3] = rotl(s->s[3], 45);
+    return r;
+}
+
+static double
+next_unit(llm_sampler *s)
+{
+    return (double) (next_u64(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+void
+llm_sampler_params_default(llm_sampler_params *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->temperature = 1.0f;
+    p->top_p = 1.0f;
+    p->repetition_penalty = 1.0f;
+}
+
+llm_sampler *
+llm_sampler_create(const llm_sampler_params *p, int n_vocab)
+{
+    llm_sampler *s;
+    uint64_t seed;
+    int i;
+
+    if (n_vocab <= 0) return NULL;
+    s = calloc(1, sizeof(*s));
+    if (s == NULL) return NULL;
+    s->p = *p;
+    s->n_vocab = n_vocab;
+    s->work = malloc((size_t) n_vocab * sizeof(float));
+    s->cand = malloc((size_t) n_vocab * sizeof(llm_cand));
+    s->count = calloc((size_t) n_vocab, sizeof(int));
+    s->seen = calloc((size_t) n_vocab, 1);
+    s->seen_ids = malloc((size_t) n_vocab * sizeof(int32_t));
+    s->gen_ids = malloc((size_t) n_vocab * sizeof(int32_t));
+    if (p->n_logit_bias > 0) {
+        s->bias = malloc((size_t) p->n_logit_bias * sizeof(*s->bias));
+        if (s->bias) memcpy(s->bias, p->logit_bias, (size_t) p->n_logit_bias * sizeof(*s->bias));
+    }
+    if (!s->work || !s->cand || !s->count || !s->seen || !s->seen_ids || !s->gen_ids
+        || (p->n_logit_bias > 0 && !s->bias))
+    {
+        llm_sampler_free(s);
+        return NULL;
+    }
+    s->p.logit_bias = s->bias;
+    if (p->has_seed) {
+        seed = p->seed;
+    } else {
+        int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+        struct timespec ts;
+        seed = 0;
+        if (fd < 0 || read(fd, &seed, sizeof(seed)) != (ssize_t) sizeof(seed)) {
+            clock_gettime(CLOCK_REALTIME, &ts);
+            seed = (uint64_t) ts.tv_nsec ^ ((uint64_t) ts.tv_sec << 32) ^ (uint64_t) (uintptr_t) s;
+        }
+        if (fd >= 0) close(fd);
+    }
+    for (i = 0; i < 4; i++) s->s[i] = splitmix64(&seed);
+    return s;
+}
+
+void
+llm_sampler_free(llm_sampler *s)
+{
+    if (s == NULL) return;
+    free(s->work); free(s->cand); free(s->count); free(s->seen);
+    free(s->seen_ids); free(s->gen_ids); free(s->bias);
+    free(s);
+}
+
+static void
+mark_seen(llm_sampler *s, int32_t id)
+{
+    if (id < 0 || id >= s->n_vocab || s->seen[id]) return;
+    s->seen[id] = 1;
+    s->seen_ids[s->n_seen++] = id;
+}
+
+void
+llm_sampler_accept_prompt(llm_sampler *s, const int32_t *ids, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) mark_seen(s, ids[i]);
+}
+
+void
+llm_sampler_accept(llm_sampler *s, int32_t tok)
+{
+    if (tok < 0 || tok >= s->n_vocab) return;
+    mark_seen(s, tok);
+    if (s->count[tok]++ == 0) s->gen_ids[s->n_gen++] = tok;
+}
+
+static int
+cand_desc(const void *a, const void *b)
+{
+    const llm_cand *x = a, *y = b;
+    if (x->v > y->v) return -1;
+    if (x->v < y->v) return 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Move the k largest candidates to the front (unordered), quickselect. */
+static void
+select_top(llm_cand *c, int n, int k)
+{
+    int lo = 0, hi = n - 1;
+
+    if (k >= n) return;
+    while (lo < hi) {
+        float pivot = c[(lo + hi) / 2].v;
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (c[i].v > pivot) i++;
+            while (c[j].v < pivot) j--;
+            if (i <= j) {
+                llm_cand t = c[i]; c[i] = c[j]; c[j] = t;
+                i++; j--;
+            }
+        }
+        if (k - 1 <= j) hi = j;
+        else if (k - 1 >= i) lo = i;
+        else break;
+    }
+}
+
+static void
+fill_logprobs(llm_sampler *s, const float *v, llm_token_logprobs *lp, int n_top, int32_t chosen)
+{
+    int V = s->n_vocab, i, j, n = 0;
+    float mx = -INFINITY;
+    double sum = 0, lse;
+
+    for (i = 0; i < V; i++) if (v[i] > mx) mx = v[i];
+    for (i = 0; i < V; i++) sum += exp((double) v[i] - mx);
+    lse = mx + log(sum);
+    lp->chosen.id = chosen;
+    lp->chosen.logprob = (float) (v[chosen] - lse);
+    if (n_top > LLM_MAX_TOP_LOGPROBS) n_top = LLM_MAX_TOP_LOGPROBS;
+    if (n_top < 0) n_top = 0;
+    /* insertion into a small sorted list */
+    for (i = 0; i < V; i++) {
+        if (n == n_top && (n == 0 || v[i] <= lp->top[n - 1].logprob)) continue;
+        j = n < n_top ? n++ : n - 1;
+        while (j > 0 && lp->top[j - 1].logprob < v[i]) {
+            lp->top[j] = lp->top[j - 1];
+            j--;
+        }
+        lp->top[j].id = i;
+        lp->top[j].logprob = v[i];
+    }
+    for (i = 0; i < n; i++) lp->top[i].logprob = (float) (lp->top[i].logprob - lse);
+    lp->n_top = n;
+}
+
+int32_t
+llm_sampler_sample(llm_sampler *s, const float *logits, llm_token_logprobs *lp, int n_top)
+{
+    const llm_sampler_params *p = &s->p;
+    float *v = s->work;
+    int V = s->n_vocab, i, n, best = 0;
+    int32_t chosen;
+
+    memcpy(v, logits, (size_t) V * sizeof(float));
+    for (i = 0; i < p->n_logit_bias; i++) {
+        int32_t id = p->logit_bias[i].id;
+        if (id >= 0 && id < V) v[id] += p->logit_bias[i].bias;
+    }
+    if (p->repetition_penalty > 0 && p->repetition_penalty != 1.0f) {
+        for (i = 0; i < s->n_seen; i++) {
+            int32_t id = s->seen_ids[i];
+            v[id] = v[id] > 0 ? v[id] / p->repetition_penalty : v[id] * p->repetition_penalty;
+        }
+    }
+    if (p->presence_penalty != 0 || p->frequency_penalty != 0) {
+        for (i = 0; i < s->n_gen; i++) {
+            int32_t id = s->gen_ids[i];
+            v[id] -= p->presence_penalty + p->frequency_penalty * (float) s->count[id];
+        }
+    }
+    for (i = 1; i < V; i++) if (v[i] > v[best]) best = i;
+
+    if (p->temperature <= 1e-6f || p->top_k == 1) {
+        chosen = best;
+    } else {
+        float inv_t = 1.0f / p->temperature, mx = v[best] * inv_t;
+        double sum = 0, r, acc;
+        int k = p->top_k > 0 && p->top_k < V ? p->top_k : V;
+
+        for (i = 0; i < V; i++) {
+            s->cand[i].v = v[i] * inv_t;
+            s->cand[i].id = i;
+        }
+        n = V;
+        /* a short sorted head is enough unless top_p needs more of the tail */
+        if (k < n || p->top_p < 1.0f) {
+            int head = k < n ? k : (n < 1024 ? n : 1024);
+            for ( ;; ) {
+                double mass = 0, total = 0;
+                select_top(s->cand, n, head);
+                qsort(s->cand, (size_t) head, sizeof(llm_cand), cand_desc);
+                if (head == k || head == n || p->top_p >= 1.0f) break;
+                for (i = 0; i < n; i++) total += exp((double) s->cand[i].v - mx);
+                for (i = 0; i < head; i++) mass += exp((double) s->cand[i].v - mx);
+                if (mass >= p->top_p * total) break;
+                head = head * 4 < n ? head * 4 : n;
+            }
+            n = head;
+        }
+        for (i = 0; i < n; i++) {
+            s->cand[i].v = (float) exp((double) s->cand[i].v - mx);
+            sum += s->cand[i].v;
+        }
+        if (p->top_p > 0 && p->top_p < 1.0f) {
+            acc = 0;
+            for (i = 0; i < n; i++) {
+                acc += s->cand[i].v;
+                if (acc >= p->top_p * sum) { n = i + 1; break; }
+            }
+        }
+        if (p->min_p > 0 && p->min_p <= 1.0f) {
+            /* weights are exp(v - max), so the most likely token weighs 1 */
+            int m = 0;
+            for (i = 0; i < n; i++) {
+                if (s->cand[i].v >= p->min_p) s->cand[m++] = s->cand[i];
+            }
+            n = m;
+        }
+        sum = 0;
+        for (i = 0; i < n; i++) sum += s->cand[i].v;
+        r = next_unit(s) * sum;
+        acc = 0;
+        chosen = s->cand[n - 1].id;
+        for (i = 0; i < n; i++) {
+            acc += s->cand[i].v;
+            if (r < acc) { chosen = s->cand[i].id; break; }
+        }
+    }
+    if (lp) fill_logprobs(s, v, lp, n_top, chosen);
+    return chosen;
+}
