@@ -73,6 +73,27 @@ int llm_anthropic_error_json(llm_buf *b, const llm_api_error *err,
  * 529 overloaded_error, other 5xx api_error. */
 const char *llm_anthropic_error_type(int status);
 
+/* ---- conveniences for the glue ---- */
+
+/* Parse a body for any request kind (CHAT, COMPLETIONS, MESSAGES,
+ * COUNT_TOKENS); other kinds take no body and are a 400. */
+int llm_api_parse_request(llm_api_kind api, const char *body, size_t len,
+    const llm_api_limits *lim, llm_request *req, llm_api_error *err);
+
+/* The error body in the protocol of `api`: Anthropic's shape for MESSAGES
+ * and COUNT_TOKENS, OpenAI's for the rest. */
+int llm_api_error_body(llm_api_kind api, llm_buf *b, const llm_api_error *err,
+    const char *request_id);
+
+/* Common errors, worded once: 404 model_not_found; 400
+ * context_length_exceeded with the counts; 429 (OpenAI) / 529 (Anthropic)
+ * when the queue is full; 500 for internal failures.  All return -1. */
+int llm_api_error_model_not_found(llm_api_error *err, const char *model);
+int llm_api_error_context_length(llm_api_error *err, long prompt_tokens,
+    long max_tokens, long context);
+int llm_api_error_overloaded(llm_api_error *err, llm_api_kind api);
+int llm_api_error_internal(llm_api_error *err, const char *what);
+
 /* ---- logprobs output ---- */
 
 /*

@@ -107,9 +107,9 @@ typedef struct {
     long long   created;
     const char *owned_by;         /* NULL -> "ngx_llm" */
     long        context_length;   /* 0 -> left out */
-} llm_model_info;
+} llm_api_model_entry;
 
-int llm_openai_models_json(llm_buf *b, const llm_model_info *models,
+int llm_openai_models_json(llm_buf *b, const llm_api_model_entry *models,
     size_t n);
 
 #endif

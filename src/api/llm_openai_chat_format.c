@@ -264,7 +264,7 @@ llm_openai_stream_done(llm_buf *b)
 }
 
 int
-llm_openai_models_json(llm_buf *b, const llm_model_info *models, size_t n)
+llm_openai_models_json(llm_buf *b, const llm_api_model_entry *models, size_t n)
 {
     json_t *root, *data, *o;
     size_t  i;

@@ -1,0 +1,86 @@
+/* Request-kind dispatch and the errors every endpoint shares. */
+#include "api/llm_anthropic.h"
+#include "api/llm_api_json.h"
+#include "api/llm_openai.h"
+
+static int
+is_anthropic(llm_api_kind api)
+{
+    return api == LLM_API_MESSAGES || api == LLM_API_COUNT_TOKENS;
+}
+
+int
+llm_api_parse_request(llm_api_kind api, const char *body, size_t len,
+    const llm_api_limits *lim, llm_request *req, llm_api_error *err)
+{
+    switch (api) {
+    case LLM_API_CHAT:
+        return llm_openai_parse_chat(body, len, lim, req, err);
+    case LLM_API_COMPLETIONS:
+        return llm_openai_parse_completions(body, len, lim, req, err);
+    case LLM_API_MESSAGES:
+        return llm_anthropic_parse_messages(body, len, lim, req, err);
+    case LLM_API_COUNT_TOKENS:
+        return llm_anthropic_parse_count_tokens(body, len, lim, req, err);
+    default:
+        llm_request_init(req);
+        req->api = api;
+        return llm_api_bad_request(err, NULL, NULL,
+            "This endpoint does not take a request body to parse.");
+    }
+}
+
+int
+llm_api_error_body(llm_api_kind api, llm_buf *b, const llm_api_error *err,
+    const char *request_id)
+{
+    return is_anthropic(api) ? llm_anthropic_error_json(b, err, request_id)
+                             : llm_openai_error_json(b, err, request_id);
+}
+
+int
+llm_api_error_model_not_found(llm_api_error *err, const char *model)
+{
+    return llm_api_error_set(err, 404, "invalid_request_error",
+        "model_not_found", "model",
+        "The model '%.200s' does not exist on this server; GET /v1/models "
+        "lists the ones it serves.", model ? model : "");
+}
+
+int
+llm_api_error_context_length(llm_api_error *err, long prompt_tokens,
+    long max_tokens, long context)
+{
+    if (max_tokens > 0) {
+        return llm_api_error_set(err, 400, "invalid_request_error",
+            "context_length_exceeded", "messages",
+            "The prompt is %ld tokens and max_tokens asks for %ld more "
+            "(%ld in all), but this model's context holds %ld tokens; "
+            "shorten the prompt or lower max_tokens.", prompt_tokens,
+            max_tokens, prompt_tokens + max_tokens, context);
+    }
+    return llm_api_error_set(err, 400, "invalid_request_error",
+        "context_length_exceeded", "messages",
+        "The prompt is %ld tokens, but this model's context holds %ld "
+        "tokens; shorten the prompt.", prompt_tokens, context);
+}
+
+int
+llm_api_error_overloaded(llm_api_error *err, llm_api_kind api)
+{
+    if (is_anthropic(api)) {
+        return llm_api_error_set(err, 529, "overloaded_error", NULL, NULL,
+            "The server is overloaded: every generation slot is busy and "
+            "the queue is full. Retry after a short wait.");
+    }
+    return llm_api_error_set(err, 429, "rate_limit_error", "server_busy",
+        NULL, "The server is busy: every generation slot is taken and the "
+        "queue is full. Retry after a short wait.");
+}
+
+int
+llm_api_error_internal(llm_api_error *err, const char *what)
+{
+    return llm_api_error_set(err, 500, "api_error", "internal_error", NULL,
+        "The server failed while %.400s.", what ? what : "handling the request");
+}

@@ -1,0 +1,78 @@
+/* Request-kind dispatch and the shared error helpers. */
+#include <string.h>
+
+#include "tap.h"
+#include "api/llm_api.h"
+
+#define GETS(o, k) json_string_value(json_object_get((o), (k)))
+
+int
+main(void)
+{
+    llm_api_limits lim;
+    llm_request    req;
+    llm_api_error  err;
+    llm_buf        b;
+    json_t        *root;
+    const char    *chat = "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}";
+    const char    *cmpl = "{\"prompt\":\"x\"}";
+    const char    *msgs = "{\"max_tokens\":5,\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}";
+
+    llm_api_limits_default(&lim);
+    ok(lim.max_depth == 64 && lim.max_messages == 2048 && lim.max_tools == 128
+       && lim.max_stop == 4 && lim.max_n == 8, "default limits");
+
+    ok(llm_api_parse_request(LLM_API_CHAT, chat, strlen(chat), &lim, &req, &err) == 0
+       && req.api == LLM_API_CHAT, "chat dispatch");
+    llm_request_free(&req);
+    ok(llm_api_parse_request(LLM_API_COMPLETIONS, cmpl, strlen(cmpl), &lim, &req, &err) == 0
+       && req.api == LLM_API_COMPLETIONS, "completions dispatch");
+    llm_request_free(&req);
+    ok(llm_api_parse_request(LLM_API_MESSAGES, msgs, strlen(msgs), &lim, &req, &err) == 0
+       && req.api == LLM_API_MESSAGES, "messages dispatch");
+    llm_request_free(&req);
+    ok(llm_api_parse_request(LLM_API_COUNT_TOKENS, chat, strlen(chat), &lim, &req, &err) == 0
+       && req.api == LLM_API_COUNT_TOKENS, "count_tokens dispatch");
+    llm_request_free(&req);
+    ok(llm_api_parse_request(LLM_API_MESSAGES, chat, strlen(chat), &lim, &req, &err) == -1
+       && strcmp(err.param, "max_tokens") == 0, "messages requires max_tokens");
+    ok(llm_api_parse_request(LLM_API_MODELS, chat, strlen(chat), &lim, &req, &err) == -1
+       && err.status == 400, "models takes no body");
+    ok(llm_api_parse_request(LLM_API_CHAT, chat, strlen(chat), NULL, &req, &err) == 0,
+       "NULL limits mean the defaults");
+    llm_request_free(&req);
+
+    llm_buf_init(&b);
+    llm_api_error_model_not_found(&err, "gpt-9");
+    ok(err.status == 404 && strcmp(err.code, "model_not_found") == 0 && strstr(err.message, "'gpt-9'"),
+       "model_not_found");
+    llm_api_error_body(LLM_API_CHAT, &b, &err, "r1");
+    root = json_loads(b.data, 0, NULL);
+    is_str(GETS(json_object_get(root, "error"), "code"), "model_not_found", "OpenAI shape for chat");
+    json_decref(root);
+    llm_buf_reset(&b);
+    llm_api_error_body(LLM_API_MESSAGES, &b, &err, "r1");
+    root = json_loads(b.data, 0, NULL);
+    is_str(GETS(root, "type"), "error", "Anthropic shape for messages");
+    is_str(GETS(json_object_get(root, "error"), "type"), "not_found_error", "404 -> not_found_error");
+    json_decref(root);
+
+    llm_api_error_context_length(&err, 9000, 500, 8192);
+    ok(err.status == 400 && strcmp(err.code, "context_length_exceeded") == 0
+       && strstr(err.message, "9000") && strstr(err.message, "500") && strstr(err.message, "8192"),
+       "context length names the counts");
+    llm_api_error_context_length(&err, 9000, -1, 8192);
+    ok(strstr(err.message, "9000") && strstr(err.message, "max_tokens") == NULL, "without max_tokens");
+
+    llm_api_error_overloaded(&err, LLM_API_CHAT);
+    is_int(err.status, 429, "OpenAI busy is 429");
+    llm_api_error_overloaded(&err, LLM_API_MESSAGES);
+    is_int(err.status, 529, "Anthropic busy is 529");
+    llm_buf_reset(&b);
+    llm_api_error_body(LLM_API_MESSAGES, &b, &err, NULL);
+    ok(strstr(b.data, "\"overloaded_error\"") && !strstr(b.data, "request_id"), "overloaded_error, no request_id");
+    llm_api_error_internal(&err, "loading the tokenizer");
+    ok(err.status == 500 && strstr(err.message, "loading the tokenizer"), "internal error");
+    llm_buf_free(&b);
+    return done_testing();
+}
