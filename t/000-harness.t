@@ -19,7 +19,7 @@ repeat_each(2);
 
 # 72 checks per round of blocks (counted in each block's comment), plus
 # the runner self-checks at the end of this file.
-plan tests => repeat_each() * 72 + 19;
+plan tests => repeat_each() * 72 + 23;
 
 log_level('debug');
 no_long_string();
@@ -157,6 +157,47 @@ EOT
     my $oks = () = $tap =~ /^ok /mg;
     is($oks, 9, 'repeat_each(3) sends every request three times');
     is($rc, 0, 'a block without --- config reuses the previous one');
+
+    node_driver_checks();
+}
+
+# Test::Nginx::Lite::Node: one nginx, client scripts run as TAP subtests.
+sub node_driver_checks {
+    SKIP: {
+        skip 'node is not installed', 4 if system('node --version >/dev/null 2>&1') != 0;
+        my $dir = tempdir(CLEANUP => 1);
+        my $lib = abs_path(dirname(__FILE__) . '/lib');
+        my $harness = abs_path(dirname(__FILE__) . '/node/lib/harness.js');
+        open my $js, '>', "$dir/fetch.test.js" or die "cannot write script: $!";
+        print $js <<"EOJ";
+const t = require('$harness');
+t.run(async () => {
+  t.plan(2);
+  const r = await fetch(t.baseUrl() + '/t');
+  t.is(r.status, 200, 'status');
+  t.is(await r.text(), 'port ' + process.env.TEST_NGINX_SERVER_PORT, 'body');
+});
+EOJ
+        close $js;
+        open my $bad, '>', "$dir/bad.test.js" or die "cannot write script: $!";
+        print $bad "const t = require('$harness');\nt.plan(1); t.ok(false, 'broken');\n";
+        close $bad;
+        open my $drv, '>', "$dir/driver.t" or die "cannot write driver: $!";
+        print $drv <<"EOD";
+use Test::Nginx::Lite::Node qw(run_node_tests);
+run_node_tests(scripts => ['$dir/fetch.test.js', '$dir/bad.test.js'], install => 0,
+               config => 'location = /t { return 200 "port \$TEST_NGINX_SERVER_PORT"; }');
+EOD
+        close $drv;
+        local $ENV{TEST_NGINX_SERVROOT} = "$dir/servroot";
+        local $ENV{TEST_NGINX_SERVER_PORT};
+        delete $ENV{TEST_NGINX_SERVER_PORT};
+        my $tap = `$^X -I$lib $dir/driver.t 2>/dev/null`;
+        like($tap, qr/^ok 1 - \S+fetch\.test\.js$/m, 'node driver: passing script is ok');
+        like($tap, qr/^not ok 2 - \S+bad\.test\.js$/m, 'node driver: failing script is not ok');
+        like($tap, qr/^ok 3 - nginx stayed up/m, 'node driver: nginx health check');
+        is($? >> 8, 1, 'node driver exits with the number of failures');
+    }
 }
 
 __DATA__

@@ -190,22 +190,11 @@ sub use_http2 {
     return defined $block->http2 || $UseHttp2;
 }
 
-# $TEST_NGINX_* -> value of that environment variable (TEST_NGINX_RAND_PORT_N
-# -> a free port, fixed for the block).
 sub expand_env {
     my ($text, $name, $ports) = @_;
-    return undef unless defined $text;
-    $text =~ s{\$(TEST_NGINX_[_A-Z0-9]+)}{
-        my $var = $1;
-        if ($var =~ /^TEST_NGINX_RAND_PORT_\d+$/) {
-            $ports->{$var} //= Test::Nginx::Lite::Server::pick_free_port();
-        } elsif (!defined $ENV{$var}) {
-            die "$name - No environment $var defined.\n";
-        } else {
-            $ENV{$var};
-        }
-    }ge;
-    return $text;
+    my $out = eval { Test::Nginx::Lite::Server::expand_env($text, $ports) };
+    die "$name - $@" if $@;
+    return $out;
 }
 
 sub _user_files {

@@ -32,6 +32,26 @@ sub pick_free_port {
     croak "no free loopback port found";
 }
 
+# $TEST_NGINX_* in configuration text -> the value of that environment
+# variable; $TEST_NGINX_RAND_PORT_<N> -> a free port, the same for one
+# %$ports.  Dies on an undefined variable, as the real Test::Nginx does.
+sub expand_env {
+    my ($text, $ports) = @_;
+    return undef unless defined $text;
+    $ports ||= {};
+    $text =~ s{\$(TEST_NGINX_[_A-Z0-9]+)}{
+        my $var = $1;
+        if ($var =~ /^TEST_NGINX_RAND_PORT_\d+$/) {
+            $ports->{$var} //= pick_free_port();
+        } elsif (!defined $ENV{$var}) {
+            die "No environment $var defined.\n";
+        } else {
+            $ENV{$var};
+        }
+    }ge;
+    return $text;
+}
+
 # new(root => DIR, port => N, binary => 'nginx', load_modules => [...],
 #     log_level => 'debug', master_process => 'on', workers => 1,
 #     worker_connections => 64, env => [...], start_timeout => 30)
