@@ -1,0 +1,126 @@
+/* Stream processor: reasoning split, stop strings, whitespace, UTF-8. */
+#include "test_parsers_harness.h"
+
+#define TOOLS "[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\"," \
+    "\"parameters\":{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}}}}}]"
+
+static const tp_case cases[] = {
+    { .name = "think then answer", .reasoning = "think",
+      .text = "<think>\nThe user greets me.\n</think>\n\nHello there!",
+      .reasoning_text = "The user greets me.", .content = "Hello there!",
+      .finish = LLM_FINISH_STOP },
+    { .name = "empty think block (thinking off)", .reasoning = "think",
+      .text = "<think>\n\n</think>\n\nHi.", .content = "Hi." },
+    { .name = "prompt opened <think>", .reasoning = "think", .starts_in_reasoning = 1,
+      .text = "Let me think about 2+2.\n</think>\n\n4",
+      .reasoning_text = "Let me think about 2+2.", .content = "4" },
+    { .name = "starts inside, never closed", .reasoning = "think", .starts_in_reasoning = 1,
+      .text = "Still thinking when cut <thi", .reason = LLM_FINISH_LENGTH,
+      .reasoning_text = "Still thinking when cut <thi", .finish = LLM_FINISH_LENGTH },
+    { .name = "no reasoning parser keeps tags", .text = "<think>x</think>y",
+      .content = "<think>x</think>y" },
+    { .name = "think + hermes call", .reasoning = "think", .tool = "hermes", .tools = TOOLS,
+      .text = "<think>\nNeed weather.\n</think>\n\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>",
+      .reasoning_text = "Need weather.", .n_calls = 1, .call_name = { "get_weather" },
+      .call_args = { "{\"city\":\"Paris\"}" }, .finish = LLM_FINISH_TOOL_CALLS },
+    { .name = "think with unicode", .reasoning = "think",
+      .text = "<think>\xe6\x80\x9d\xe8\x80\x83 \xf0\x9f\xa4\x94</think>\xe7\xad\x94\xe3\x81\x88",
+      .reasoning_text = "\xe6\x80\x9d\xe8\x80\x83 \xf0\x9f\xa4\x94", .content = "\xe7\xad\x94\xe3\x81\x88" },
+    { .name = "mistral [THINK]", .reasoning = "mistral",
+      .text = "[THINK]Short.[/THINK]Answer [x]", .reasoning_text = "Short.", .content = "Answer [x]" },
+    { .name = "stop string", .stop = { "\nUser:" },
+      .text = "The answer is 4.\nUser: and 5?", .content = "The answer is 4.",
+      .finish = LLM_FINISH_STOP_SEQ, .stop_seq = "\nUser:" },
+    { .name = "stop string prefix that does not match", .stop = { "STOP!" },
+      .text = "STOP is not STOP. but ST", .content = "STOP is not STOP. but ST",
+      .finish = LLM_FINISH_STOP },
+    { .name = "earliest of several stops", .stop = { "cd", "bcx", "b" },
+      .text = "aabcde", .content = "aa", .stop_seq = "b", .finish = LLM_FINISH_STOP_SEQ },
+    { .name = "stop inside reasoning", .reasoning = "think", .stop = { "###" },
+      .text = "<think>plan ### more</think>done", .reasoning_text = "plan",
+      .finish = LLM_FINISH_STOP_SEQ, .stop_seq = "###" },
+    { .name = "stop with unicode", .stop = { "\xe2\x80\x94" "end" },
+      .text = "na\xc3\xafve \xe2\x80\x94 ok \xe2\x80\x94" "end tail", .content = "na\xc3\xafve \xe2\x80\x94 ok",
+      .finish = LLM_FINISH_STOP_SEQ },
+    { .name = "whitespace trimmed", .text = "\n\n  Hello\n\nworld  \n",
+      .content = "Hello\n\nworld" },
+    { .name = "only whitespace is no content", .text = " \n\t ", .finish = LLM_FINISH_STOP },
+    { .name = "length finish with calls stays length", .tool = "hermes", .tools = TOOLS,
+      .text = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Ro",
+      .reason = LLM_FINISH_LENGTH, .n_calls = 1, .call_name = { "get_weather" },
+      .call_args = { "{\"city\":\"Ro\"}" }, .finish = LLM_FINISH_LENGTH },
+};
+
+static void
+ev_count(void *ctx, const llm_event *ev)
+{
+    int *n = ctx;
+
+    (void) ev;
+    (*n)++;
+}
+
+int
+main(void)
+{
+    llm_stream_config cfg;
+    llm_stream       *s;
+    llm_result        res;
+    int               n = 0, r;
+    const char       *stop[] = { "END" };
+
+    tp_check_all(cases, sizeof(cases) / sizeof(cases[0]));
+
+    /* feed reports the stop, later feeds are ignored */
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.stop = stop;
+    cfg.n_stop = 1;
+    s = llm_stream_create(&cfg);
+    r = llm_stream_feed(s, "abc E", 5, ev_count, &n);
+    is_int(r, 0, "no stop yet");
+    r = llm_stream_feed(s, "ND more", 7, ev_count, &n);
+    is_int(r, 1, "stop across chunks reported");
+    r = llm_stream_feed(s, "x", 1, ev_count, &n);
+    is_int(r, 1, "still stopped");
+    memset(&res, 0, sizeof(res));
+    llm_stream_finish(s, LLM_FINISH_LENGTH, ev_count, &n, &res);
+    is_str(res.content, "abc", "text before the stop string");
+    is_int(res.finish, LLM_FINISH_STOP_SEQ, "finish stop_seq");
+    llm_result_free(&res);
+    llm_stream_destroy(s);
+
+    /* content is not delayed beyond a marker prefix */
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.tool = llm_tool_parser_find("hermes");
+    cfg.reasoning = llm_reasoning_parser_find("think");
+    cfg.parallel_tool_calls = 1;
+    s = llm_stream_create(&cfg);
+    {
+        tp_rec rec;
+
+        memset(&rec, 0, sizeof(rec));
+        rec.open = -1;
+        llm_stream_feed(s, "Hi there <tool", 14, tp_on_event, &rec);
+        is_str(rec.content, "Hi there", "only the marker prefix is held");
+        llm_stream_feed(s, "s> and", 6, tp_on_event, &rec);
+        is_str(rec.content, "Hi there <tools> and", "released when it is no marker");
+        memset(&res, 0, sizeof(res));
+        llm_stream_finish(s, LLM_FINISH_STOP, tp_on_event, &rec, &res);
+        tp_rec_free(&rec);
+        llm_result_free(&res);
+    }
+    llm_stream_destroy(s);
+
+    /* registry */
+    ok(llm_tool_parser_find("hermes") != NULL, "hermes registered");
+    ok(llm_tool_parser_find("nope") == NULL, "unknown id");
+    ok(llm_tool_parser_find("auto") == NULL, "auto is the caller's");
+    ok(strstr(llm_tool_parser_ids(), "hermes") != NULL, "ids list hermes");
+    ok(llm_reasoning_parser_find("think") != NULL, "think registered");
+    is_int(llm_reasoning_starts_open("think", "<|im_start|>assistant\n<think>\n", 30), 1,
+           "prompt ending in <think> opens reasoning");
+    is_int(llm_reasoning_starts_open("think", "<think>\n\n</think>\n\n", 19), 0,
+           "closed empty think block does not");
+    is_int(llm_reasoning_starts_open("think", "assistant\n", 10), 0, "no think");
+    return done_testing();
+}
