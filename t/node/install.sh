@@ -26,6 +26,17 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     exit 0
 fi
 
+# Test files running in parallel may all call this: one installs, the
+# others wait for it and then find the stamp up to date.
+if command -v flock >/dev/null 2>&1; then
+    lock="${TMPDIR:-/tmp}/ngx_llm-npm-$(pwd | sha256sum | cut -c1-16).lock"
+    exec 9>"$lock"
+    flock 9
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+        exit 0
+    fi
+fi
+
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 if ! npm ci --no-audit --no-fund --loglevel=error >"$log" 2>&1; then
