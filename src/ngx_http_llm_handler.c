@@ -2,7 +2,9 @@
  * Content handler of llm_api locations: request context, request id, method
  * checks, body reading and dispatch to the endpoint.
  */
-#include "ngx_http_llm_module.h"
+#include "ngx_http_llm_generate.h"
+
+#include "api/llm_anthropic.h"
 
 
 static void ngx_http_llm_body_handler(ngx_http_request_t *r);
@@ -239,6 +241,8 @@ ngx_http_llm_body_handler(ngx_http_request_t *r)
     u_char  *body;
     size_t   len;
 
+    ngx_int_t  rc;
+
     body = ngx_http_llm_collect_body(r, &len);
     if (body == NULL) {
         ngx_http_finalize_request(r, ngx_http_llm_send_error(r,
@@ -247,60 +251,149 @@ ngx_http_llm_body_handler(ngx_http_request_t *r)
         return;
     }
 
-    ngx_http_finalize_request(r, ngx_http_llm_dispatch(r, body, len));
+    rc = ngx_http_llm_dispatch(r, body, len);
+
+    if (rc == NGX_DONE) {
+        return;    /* generation runs; it finalizes the request */
+    }
+
+    ngx_http_finalize_request(r, rc);
+}
+
+
+static void
+ngx_http_llm_request_cleanup(void *data)
+{
+    llm_request_free(data);
+}
+
+
+static ngx_int_t
+ngx_http_llm_count_tokens(ngx_http_request_t *r, ngx_http_llm_model_t *m,
+    llm_request *req)
+{
+    int        rc;
+    char      *prompt, err[512];
+    size_t     len, n_ids;
+    int32_t   *ids;
+    llm_buf    b;
+    ngx_int_t  status;
+
+    if (m->chat == NULL || m->tokenizer == NULL) {
+        return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL, NULL,
+                                       NULL, "Model '%V' has no chat "
+                                       "template.", &m->alias);
+    }
+
+    rc = llm_chat_render(m->chat, req, &prompt, &len, err, sizeof(err));
+    if (rc != LLM_CHAT_OK) {
+        return ngx_http_llm_send_error(r, rc == LLM_CHAT_ERR_REQUEST
+                                          ? NGX_HTTP_BAD_REQUEST
+                                          : NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                       NULL, NULL, NULL, "%s", err);
+    }
+
+    rc = llm_tokenizer_encode(m->tokenizer, prompt, len, 0, &ids, &n_ids);
+    free(prompt);
+    if (rc != 0) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    free(ids);
+
+    llm_buf_init(&b);
+    if (llm_anthropic_count_tokens_json(&b, (long) n_ids) != 0) {
+        llm_buf_free(&b);
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    status = ngx_http_llm_send_json(r, NGX_HTTP_OK, b.data, b.len);
+    llm_buf_free(&b);
+
+    return status;
+}
+
+
+static ngx_uint_t
+ngx_http_llm_uri_ends_with(ngx_http_request_t *r, const char *suffix)
+{
+    size_t  n = ngx_strlen(suffix);
+
+    return r->uri.len >= n
+           && ngx_strncmp(r->uri.data + r->uri.len - n, suffix, n) == 0;
 }
 
 
 static ngx_int_t
 ngx_http_llm_dispatch(ngx_http_request_t *r, u_char *body, size_t len)
 {
-    json_t                   *root, *model;
-    ngx_int_t                 rc;
-    json_error_t              jerr;
-    ngx_http_llm_loc_conf_t  *lcf;
+    int                        rc;
+    llm_request               *req;
+    llm_api_error              err;
+    llm_api_limits             lim;
+    ngx_pool_cleanup_t        *cln;
+    ngx_http_llm_model_t      *m;
+    ngx_http_llm_loc_conf_t   *lcf;
 
     lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
 
-    root = json_loadb((char *) body, len, JSON_REJECT_DUPLICATES, &jerr);
-    if (root == NULL || !json_is_object(root)) {
-        json_decref(root);
-        return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL, NULL,
-                                       "invalid_json",
-                                       "We could not parse the JSON body of "
-                                       "your request: %s (line %d, column "
-                                       "%d).", root ? "expected an object"
-                                                    : jerr.text,
-                                       jerr.line, jerr.column);
+    if (lcf->api == LLM_API_EMBEDDINGS) {
+        return ngx_http_llm_embeddings(r, body, len);
     }
 
-    model = json_object_get(root, "model");
-    if (model && !json_is_string(model)) {
-        json_decref(root);
-        return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL, "model",
-                                       "invalid_type",
-                                       "model must be a string.");
+    req = ngx_palloc(r->pool, sizeof(llm_request));
+    if (req == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    llm_request_init(req);
+
+    cln = ngx_pool_cleanup_add(r->pool, 0);
+    if (cln == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    cln->handler = ngx_http_llm_request_cleanup;
+    cln->data = req;
+
+    llm_api_limits_default(&lim);
+    ngx_memzero(&err, sizeof(err));
+
+    switch (lcf->api) {
+    case LLM_API_CHAT:
+        rc = llm_openai_parse_chat((char *) body, len, &lim, req, &err);
+        break;
+
+    case LLM_API_COMPLETIONS:
+        rc = llm_openai_parse_completions((char *) body, len, &lim, req, &err);
+        break;
+
+    default: /* LLM_API_MESSAGES */
+        rc = ngx_http_llm_uri_ends_with(r, "/count_tokens")
+             ? llm_anthropic_parse_count_tokens((char *) body, len, &lim, req,
+                                                &err)
+             : llm_anthropic_parse_messages((char *) body, len, &lim, req,
+                                            &err);
+        break;
     }
 
-    if (ngx_http_llm_find_model(r, model ? json_string_value(model) : NULL)
-        == NULL)
-    {
-        rc = ngx_http_llm_send_error(r, NGX_HTTP_NOT_FOUND, NULL, "model",
-                                     "model_not_found",
-                                     "The model '%s' does not exist.",
-                                     model ? json_string_value(model) : "");
-        json_decref(root);
-        return rc;
+    if (rc != 0) {
+        return ngx_http_llm_send_error(r, err.status ? err.status
+                                                     : NGX_HTTP_BAD_REQUEST,
+                                       err.type,
+                                       err.param[0] ? err.param : NULL,
+                                       err.code, "%s", err.message);
     }
 
-    json_decref(root);
+    m = ngx_http_llm_find_model(r, req->model);
+    if (m == NULL) {
+        return ngx_http_llm_send_error(r, NGX_HTTP_NOT_FOUND, NULL, "model",
+                                       "model_not_found",
+                                       "The model '%s' does not exist.",
+                                       req->model ? req->model : "");
+    }
 
-    return ngx_http_llm_send_error(r, NGX_HTTP_NOT_IMPLEMENTED, NULL, NULL,
-                                   "not_implemented",
-                                   "llm_api %s is configured but inference is "
-                                   "not available in this build yet.",
-                                   lcf->api == LLM_API_CHAT ? "chat"
-                                   : lcf->api == LLM_API_COMPLETIONS
-                                     ? "completions"
-                                   : lcf->api == LLM_API_MESSAGES ? "messages"
-                                   : "embeddings");
+    if (req->api == LLM_API_COUNT_TOKENS) {
+        ngx_http_llm_get_ctx(r)->model = m;
+        return ngx_http_llm_count_tokens(r, m, req);
+    }
+
+    return ngx_http_llm_generate(r, m, req);
 }

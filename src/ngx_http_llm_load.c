@@ -4,8 +4,20 @@
  */
 #include "ngx_http_llm_module.h"
 
+#include "chat/llm_chat.h"
+#include "engine/llm_engine.h"
+#include "engine/llm_tokenizer.h"
+#include "parsers/llm_parser.h"
+
 
 static void ngx_http_llm_model_cleanup(void *data);
+static char *ngx_http_llm_model_load_engine(ngx_conf_t *cf,
+    ngx_http_llm_model_t *m);
+static int ngx_http_llm_has_token(void *ctx, const char *tok);
+
+
+/* Context window when the directive gives none (KV memory is reserved). */
+#define NGX_HTTP_LLM_DEFAULT_CTX  4096
 
 
 char *
@@ -62,11 +74,82 @@ ngx_http_llm_model_load(ngx_conf_t *cf, ngx_http_llm_model_t *m)
         m->context_length = m->ctx;
     }
 
+    return ngx_http_llm_model_load_engine(cf, m);
+}
+
+
+/* Weights, tokenizer, chat template and parser choice. */
+static char *
+ngx_http_llm_model_load_engine(ngx_conf_t *cf, ngx_http_llm_model_t *m)
+{
+    char                  *path, err[512], why[256], file[NGX_MAX_PATH];
+    const char            *tool, *reasoning;
+    ngx_file_info_t        fi;
+    const llm_model_info  *info;
+
+    path = (char *) m->path.data;
+
+    m->model = llm_model_load(path, err, sizeof(err));
+    if (m->model == NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "llm_model \"%V\": %s",
+                           &m->alias, err);
+        return NGX_CONF_ERROR;
+    }
+
+    info = llm_model_get_info(m->model);
+
+    if (m->ctx == 0 && m->context_length > NGX_HTTP_LLM_DEFAULT_CTX) {
+        /* the KV cache is allocated up front: default to a modest window */
+        m->context_length = NGX_HTTP_LLM_DEFAULT_CTX;
+    }
+
+    /* a model folder without tokenizer.json serves token-id prompts only */
+    ngx_snprintf((u_char *) file, sizeof(file), "%s/tokenizer.json%Z", path);
+
+    if (ngx_file_info(file, &fi) != NGX_FILE_ERROR) {
+        m->tokenizer = llm_tokenizer_load(path, err, sizeof(err));
+        if (m->tokenizer == NULL) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "llm_model \"%V\": tokenizer: %s",
+                               &m->alias, err);
+            return NGX_CONF_ERROR;
+        }
+
+        m->chat = llm_chat_load(path, m->tokenizer, err, sizeof(err));
+        if (m->chat == NULL) {
+            ngx_conf_log_error(NGX_LOG_WARN, cf, 0,
+                               "llm_model \"%V\": no usable chat template "
+                               "(%s): chat and messages requests are "
+                               "refused", &m->alias, err);
+        }
+    }
+
+    llm_parsers_auto(m->chat ? llm_chat_source(m->chat) : NULL,
+                     info->model_type, ngx_http_llm_has_token, m->tokenizer,
+                     &tool, &reasoning, why, sizeof(why));
+    m->tool_parser = tool;
+    m->reasoning_parser = reasoning;
+
     ngx_conf_log_error(NGX_LOG_NOTICE, cf, 0,
-                       "llm_model \"%V\": %s, context %ui, parallel %ui",
-                       &m->alias, path, m->context_length, m->parallel);
+                       "llm_model \"%V\": %s %s, %uL parameters, %s, "
+                       "%uL MiB of weights, context %ui (trained %d), "
+                       "parallel %ui, threads %ui; tool parser %s, "
+                       "reasoning parser %s (%s)",
+                       &m->alias, info->architecture, path,
+                       (uint64_t) info->n_params, info->dtype,
+                       (uint64_t) (info->weight_bytes >> 20),
+                       m->context_length, info->max_position_embeddings,
+                       m->parallel, m->threads, tool,
+                       reasoning ? reasoning : "none", why);
 
     return NGX_CONF_OK;
+}
+
+
+static int
+ngx_http_llm_has_token(void *ctx, const char *tok)
+{
+    return ctx && llm_tokenizer_token_id(ctx, tok) >= 0;
 }
 
 
@@ -75,6 +158,15 @@ ngx_http_llm_model_cleanup(void *data)
 {
     ngx_http_llm_model_t  *m = data;
 
+    if (m->chat) {
+        llm_chat_free(m->chat);
+    }
+    if (m->tokenizer) {
+        llm_tokenizer_free(m->tokenizer);
+    }
+    if (m->model) {
+        llm_model_free(m->model);
+    }
     json_decref(m->config);
     m->config = NULL;
 }
@@ -82,38 +174,18 @@ ngx_http_llm_model_cleanup(void *data)
 
 /* Parser ids accepted by llm_tool_parser / llm_reasoning_parser. */
 
-static const char *ngx_http_llm_tool_parser_ids[] = {
-    "hermes", "llama3_json", "mistral", "qwen3_coder", "glm4",
-    "deepseek_v3", "harmony", "pythonic", NULL
-};
-
-static const char *ngx_http_llm_reasoning_parser_ids[] = {
-    "think", "harmony", NULL
-};
-
-
 ngx_uint_t
 ngx_http_llm_parser_known(ngx_uint_t kind, const char *id)
 {
-    const char  **p;
-
-    p = kind == NGX_HTTP_LLM_PARSER_TOOL ? ngx_http_llm_tool_parser_ids
-                                         : ngx_http_llm_reasoning_parser_ids;
-    for ( /* void */ ; *p; p++) {
-        if (ngx_strcmp(*p, id) == 0) {
-            return 1;
-        }
-    }
-
-    return 0;
+    return kind == NGX_HTTP_LLM_PARSER_TOOL
+           ? llm_tool_parser_find(id) != NULL
+           : llm_reasoning_parser_find(id) != NULL;
 }
 
 
 const char *
 ngx_http_llm_parser_ids(ngx_uint_t kind)
 {
-    return kind == NGX_HTTP_LLM_PARSER_TOOL
-           ? "hermes, llama3_json, mistral, qwen3_coder, glm4, deepseek_v3, "
-             "harmony, pythonic"
-           : "think, harmony";
+    return kind == NGX_HTTP_LLM_PARSER_TOOL ? llm_tool_parser_ids()
+                                            : llm_reasoning_parser_ids();
 }

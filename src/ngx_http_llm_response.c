@@ -6,32 +6,17 @@
  */
 #include "ngx_http_llm_module.h"
 
+#include "api/llm_api.h"
+
 
 static ngx_http_output_header_filter_pt  ngx_http_next_header_filter;
 static ngx_http_output_body_filter_pt    ngx_http_next_body_filter;
 
 
+/* OpenAI error types for statuses nginx itself produces. */
 static const char *
-ngx_http_llm_error_type(ngx_http_request_t *r, ngx_uint_t status)
+ngx_http_llm_openai_error_type(ngx_uint_t status)
 {
-    ngx_http_llm_loc_conf_t  *lcf;
-
-    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
-
-    if (lcf->api == LLM_API_MESSAGES) {
-        switch (status) {
-        case 400: return "invalid_request_error";
-        case 401: return "authentication_error";
-        case 403: return "permission_error";
-        case 404: return "not_found_error";
-        case 413: return "request_too_large";
-        case 429: return "rate_limit_error";
-        case 503:
-        case 529: return "overloaded_error";
-        default:  return status < 500 ? "invalid_request_error" : "api_error";
-        }
-    }
-
     switch (status) {
     case 401: return "authentication_error";
     case 403: return "permission_error";
@@ -47,67 +32,42 @@ ngx_http_llm_error_json(ngx_http_request_t *r, ngx_uint_t status,
     const char *type, const char *param, const char *code, const char *msg,
     size_t *len)
 {
-    char                     *s;
+    int                       rc;
+    char                      rid[160];
     u_char                   *out;
-    json_t                   *root, *err;
+    llm_buf                   b;
+    llm_api_error             err;
     ngx_http_llm_ctx_t       *ctx;
     ngx_http_llm_loc_conf_t  *lcf;
 
     lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
     ctx = ngx_http_llm_get_ctx(r);
 
-    if (type == NULL) {
-        type = ngx_http_llm_error_type(r, status);
+    llm_api_error_set(&err, (int) status,
+                      type ? type : ngx_http_llm_openai_error_type(status),
+                      code, param, "%s", msg);
+
+    rid[0] = '\0';
+    if (ctx && ctx->request_id.len < sizeof(rid)) {
+        ngx_memcpy(rid, ctx->request_id.data, ctx->request_id.len);
+        rid[ctx->request_id.len] = '\0';
     }
 
-    err = json_object();
-    root = json_object();
-    if (err == NULL || root == NULL) {
-        json_decref(err);
-        json_decref(root);
-        return NULL;
-    }
+    llm_buf_init(&b);
+    rc = lcf->api == LLM_API_MESSAGES
+         ? llm_anthropic_error_json(&b, &err, rid[0] ? rid : NULL)
+         : llm_openai_error_json(&b, &err, rid[0] ? rid : NULL);
 
-    if (lcf->api == LLM_API_MESSAGES) {
-        /* {"type":"error","error":{"type","message"},"request_id"} */
-        json_object_set_new(err, "type", json_string(type));
-        json_object_set_new(err, "message", json_string(msg));
-        json_object_set_new(root, "type", json_string("error"));
-        json_object_set_new(root, "error", err);
-        if (ctx) {
-            json_object_set_new(root, "request_id",
-                json_stringn((char *) ctx->request_id.data,
-                             ctx->request_id.len));
+    out = NULL;
+    if (rc == 0) {
+        out = ngx_pnalloc(r->pool, b.len + 1);
+        if (out) {
+            ngx_memcpy(out, b.data, b.len);
+            out[b.len] = '\0';
+            *len = b.len;
         }
-
-    } else {
-        /* {"error":{"message","type","param","code","request_id"}} */
-        json_object_set_new(err, "message", json_string(msg));
-        json_object_set_new(err, "type", json_string(type));
-        json_object_set_new(err, "param", param ? json_string(param)
-                                                : json_null());
-        json_object_set_new(err, "code", code ? json_string(code)
-                                              : json_null());
-        if (ctx) {
-            json_object_set_new(err, "request_id",
-                json_stringn((char *) ctx->request_id.data,
-                             ctx->request_id.len));
-        }
-        json_object_set_new(root, "error", err);
     }
-
-    s = json_dumps(root, JSON_COMPACT);
-    json_decref(root);
-    if (s == NULL) {
-        return NULL;
-    }
-
-    *len = ngx_strlen(s);
-    out = ngx_pnalloc(r->pool, *len + 1);
-    if (out) {
-        ngx_memcpy(out, s, *len + 1);
-    }
-    free(s);
+    llm_buf_free(&b);
 
     return out;
 }

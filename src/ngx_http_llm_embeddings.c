@@ -1,0 +1,292 @@
+/*
+ * POST /v1/embeddings: every input becomes an embedding-only sequence in the
+ * same scheduler (no sampling); the final-normed hidden states are averaged
+ * over the input's tokens and L2-normalised.
+ */
+#include "ngx_http_llm_generate.h"
+
+#include <math.h>
+
+#include "api/llm_openai_embeddings.h"
+
+
+typedef struct {
+    ngx_http_request_t     *r;
+    ngx_http_llm_model_t   *model;
+    llm_embed_request       req;
+    ngx_http_llm_seq_t    **seqs;
+    size_t                 *n_tokens;
+    ngx_uint_t              n_done;
+    size_t                  dim;
+    long                    prompt_tokens;
+    float                  *vectors;
+    size_t                  n_submitted;
+    ngx_uint_t              failed;
+} ngx_http_llm_embed_t;
+
+
+/* Queues as many inputs as the scheduler takes; the rest follow later. */
+static ngx_int_t
+ngx_http_llm_embed_submit(ngx_http_llm_embed_t *e)
+{
+    while (e->n_submitted < e->req.n_inputs) {
+        if (ngx_http_llm_sched_submit(e->model->sched,
+                                      e->seqs[e->n_submitted])
+            != NGX_OK)
+        {
+            return e->n_submitted > e->n_done ? NGX_OK : NGX_BUSY;
+        }
+        e->n_submitted++;
+    }
+
+    return NGX_OK;
+}
+
+
+static void
+ngx_http_llm_embed_cleanup(void *data)
+{
+    ngx_http_llm_embed_t *e = data;
+
+    size_t  i;
+
+    for (i = 0; e->seqs && i < e->req.n_inputs; i++) {
+        if (e->seqs[i]) {
+            ngx_http_llm_seq_release(e->seqs[i]);
+        }
+    }
+    free(e->vectors);
+    llm_embed_request_free(&e->req);
+}
+
+
+static void
+ngx_http_llm_embed_token(ngx_http_llm_seq_t *seq, int32_t token,
+    const llm_token_logprobs *lp)
+{
+}
+
+
+static void
+ngx_http_llm_embed_flush(void *owner)
+{
+}
+
+
+static void
+ngx_http_llm_embed_finish(ngx_http_llm_embed_t *e, const char *error)
+{
+    llm_buf              b;
+    ngx_int_t            rc;
+    ngx_http_request_t  *r = e->r;
+
+    if (error) {
+        ngx_http_finalize_request(r, ngx_http_llm_send_error(r,
+                                  NGX_HTTP_INTERNAL_SERVER_ERROR, NULL, NULL,
+                                  NULL, "Embedding failed: %s", error));
+        return;
+    }
+
+    llm_buf_init(&b);
+
+    if (llm_openai_embeddings_response(&b, e->req.model
+                                       ? e->req.model
+                                       : (char *) e->model->alias.data,
+                                       e->vectors, e->req.n_inputs, e->dim,
+                                       e->req.base64, e->prompt_tokens)
+        != 0)
+    {
+        llm_buf_free(&b);
+        ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
+        return;
+    }
+
+    rc = ngx_http_llm_send_json(r, NGX_HTTP_OK, b.data, b.len);
+    llm_buf_free(&b);
+
+    ngx_http_finalize_request(r, rc);
+}
+
+
+static void
+ngx_http_llm_embed_done(ngx_http_llm_seq_t *seq, llm_finish reason,
+    const char *error)
+{
+    ngx_http_llm_embed_t *e = seq->owner;
+
+    float    *v, norm;
+    size_t    d;
+
+    if (error) {
+        if (!e->failed) {
+            e->failed = 1;
+            ngx_http_llm_embed_finish(e, error);
+        }
+        return;
+    }
+
+    v = e->vectors + seq->index * e->dim;
+    norm = 0;
+    for (d = 0; d < e->dim; d++) {
+        v[d] = seq->embed_sum[d] / (float) seq->n_prompt;
+        norm += v[d] * v[d];
+    }
+    norm = sqrtf(norm);
+    if (norm > 0) {
+        for (d = 0; d < e->dim; d++) {
+            v[d] /= norm;
+        }
+    }
+
+    if (++e->n_done == e->req.n_inputs) {
+        ngx_http_llm_embed_finish(e, NULL);
+        return;
+    }
+
+    if (ngx_http_llm_embed_submit(e) != NGX_OK) {
+        e->failed = 1;
+        ngx_http_llm_embed_finish(e, "the wait queue is full");
+    }
+}
+
+
+ngx_int_t
+ngx_http_llm_embeddings(ngx_http_request_t *r, u_char *body, size_t len)
+{
+    size_t                 i, n_ids;
+    int32_t               *ids;
+    llm_api_error          err;
+    llm_api_limits         lim;
+    llm_embed_input       *in;
+    ngx_pool_cleanup_t    *cln;
+    ngx_http_llm_seq_t    *seq;
+    ngx_http_llm_model_t  *m;
+    ngx_http_llm_embed_t  *e;
+
+    e = ngx_pcalloc(r->pool, sizeof(ngx_http_llm_embed_t));
+    if (e == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    e->r = r;
+
+    llm_api_limits_default(&lim);
+    ngx_memzero(&err, sizeof(err));
+
+    if (llm_openai_parse_embeddings((char *) body, len, &lim, &e->req, &err)
+        != 0)
+    {
+        return ngx_http_llm_send_error(r, err.status ? err.status : 400,
+                                       err.type,
+                                       err.param[0] ? err.param : NULL,
+                                       err.code, "%s", err.message);
+    }
+
+    cln = ngx_pool_cleanup_add(r->pool, 0);
+    if (cln == NULL) {
+        llm_embed_request_free(&e->req);
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    cln->handler = ngx_http_llm_embed_cleanup;
+    cln->data = e;
+
+    m = ngx_http_llm_find_model(r, e->req.model);
+    if (m == NULL) {
+        return ngx_http_llm_send_error(r, NGX_HTTP_NOT_FOUND, NULL, "model",
+                                       "model_not_found",
+                                       "The model '%s' does not exist.",
+                                       e->req.model ? e->req.model : "");
+    }
+
+    e->model = m;
+    ngx_http_llm_get_ctx(r)->model = m;
+
+    if (m->sched == NULL) {
+        return ngx_http_llm_send_error(r, NGX_HTTP_SERVICE_UNAVAILABLE, NULL,
+                                       NULL, NULL, "Model '%V' is not loaded "
+                                       "in this worker.", &m->alias);
+    }
+
+    e->dim = (size_t) llm_model_get_info(m->model)->hidden;
+
+    if (e->req.dimensions && (size_t) e->req.dimensions != e->dim) {
+        return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
+                                       "dimensions", "invalid_value",
+                                       "Model '%V' produces %uz dimensions; "
+                                       "other sizes are not supported.",
+                                       &m->alias, e->dim);
+    }
+
+    e->vectors = calloc(e->req.n_inputs * e->dim, sizeof(float));
+    e->seqs = ngx_pcalloc(r->pool, e->req.n_inputs * sizeof(void *));
+    if (e->vectors == NULL || e->seqs == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    for (i = 0; i < e->req.n_inputs; i++) {
+        in = &e->req.inputs[i];
+
+        if (in->text) {
+            if (m->tokenizer == NULL) {
+                return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
+                                               "input", "unsupported",
+                                               "Model '%V' has no tokenizer; "
+                                               "send token ids.", &m->alias);
+            }
+            if (llm_tokenizer_encode(m->tokenizer, in->text, in->text_len, 1,
+                                     &ids, &n_ids) != 0)
+            {
+                return NGX_HTTP_INTERNAL_SERVER_ERROR;
+            }
+        } else {
+            ids = in->ids;
+            n_ids = in->n_ids;
+        }
+
+        if (n_ids == 0 || n_ids > ngx_http_llm_sched_ctx(m->sched)) {
+            if (in->text) {
+                free(ids);
+            }
+            return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
+                                           "input", "context_length_exceeded",
+                                           "Input %uz has %uz tokens; the "
+                                           "limit is %ui.", i, n_ids,
+                                           ngx_http_llm_sched_ctx(m->sched));
+        }
+
+        seq = ngx_http_llm_seq_create(m->sched, ids, n_ids, 0, NULL,
+                                      r->connection->log);
+        if (in->text) {
+            free(ids);
+        }
+        if (seq == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        e->seqs[i] = seq;
+
+        seq->embed_sum = calloc(e->dim, sizeof(float));
+        if (seq->embed_sum == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        seq->owner = e;
+        seq->index = i;
+        seq->embedding = 1;
+        seq->on_token = ngx_http_llm_embed_token;
+        seq->on_done = ngx_http_llm_embed_done;
+        seq->on_flush = ngx_http_llm_embed_flush;
+        e->prompt_tokens += (long) n_ids;
+    }
+
+    ngx_http_llm_get_ctx(r)->prompt_tokens = e->prompt_tokens;
+
+    if (ngx_http_llm_embed_submit(e) != NGX_OK) {
+        return ngx_http_llm_send_error(r, NGX_HTTP_TOO_MANY_REQUESTS, NULL,
+                                       NULL, "server_busy",
+                                       "Model '%V' is busy; retry later.",
+                                       &m->alias);
+    }
+
+    r->read_event_handler = ngx_http_test_reading;
+
+    return NGX_DONE;
+}

@@ -1,0 +1,914 @@
+/*
+ * Generation requests: IR -> prompt tokens -> scheduler sequences, and the
+ * output pipeline of every choice:
+ *
+ *   token -> detokenizer (complete UTF-8 only) -> stream processor
+ *         (reasoning + tool-call parsers, stop strings) -> events
+ *         -> protocol formatter -> SSE bytes -> ngx_http_output_filter
+ *
+ * Non-streaming requests run the same pipeline and send one JSON body built
+ * from the stream processor's result.  OpenAI chat, OpenAI completions and
+ * Anthropic messages differ only in their formatter.
+ */
+#include "ngx_http_llm_generate.h"
+
+#include "api/llm_anthropic.h"
+#include "engine/llm_detok.h"
+#include "parsers/llm_stream.h"
+
+
+typedef struct ngx_http_llm_gen_s  ngx_http_llm_gen_t;
+
+typedef struct {
+    ngx_http_llm_gen_t             *gen;
+    ngx_http_llm_seq_t             *seq;
+    ngx_uint_t                      index;
+    llm_detok                       detok;
+    llm_stream                     *stream;
+    llm_result                      result;
+    llm_token_logprobs             *lps;        /* per emitted token */
+    size_t                          n_lps;
+    size_t                          lps_cap;
+    size_t                          lps_sent;   /* streamed so far */
+    ngx_uint_t                      done;
+    union {
+        llm_openai_chat_stream        chat;
+        llm_openai_completion_stream  completion;
+        llm_anthropic_stream          messages;
+    } fmt;
+} ngx_http_llm_choice_t;
+
+
+struct ngx_http_llm_gen_s {
+    ngx_http_request_t             *r;
+    ngx_http_llm_ctx_t             *ctx;
+    ngx_http_llm_model_t           *model;
+    llm_request                    *req;
+    llm_api_kind                    api;
+    const llm_tokenizer            *tok;
+
+    ngx_uint_t                      n_choices;
+    ngx_uint_t                      n_done;
+    ngx_http_llm_choice_t          *choices;
+
+    char                           *prompt_text;    /* completions echo */
+    size_t                          prompt_len;
+    size_t                          n_prompt;
+    size_t                          n_cached;
+
+    char                            id[64];
+    llm_openai_meta                 meta;
+    llm_anthropic_meta              ameta;
+
+    llm_buf                         out;            /* pending stream bytes */
+    ngx_uint_t                      finished:1;
+    ngx_uint_t                      header_sent:1;
+};
+
+
+static void ngx_http_llm_gen_cleanup(void *data);
+static void ngx_http_llm_on_token(ngx_http_llm_seq_t *seq, int32_t token,
+    const llm_token_logprobs *lp);
+static void ngx_http_llm_on_done(ngx_http_llm_seq_t *seq, llm_finish reason,
+    const char *error);
+static void ngx_http_llm_on_flush(void *owner);
+static void ngx_http_llm_writer(ngx_http_request_t *r);
+
+
+static int
+ngx_http_llm_token_bytes(void *ctx, int32_t id, char *out, size_t cap)
+{
+    return llm_tokenizer_token_bytes(ctx, id, out, cap);
+}
+
+
+/* Sends what the formatters produced; last = the response is complete. */
+static ngx_int_t
+ngx_http_llm_send_pending(ngx_http_llm_gen_t *g, ngx_uint_t last)
+{
+    ngx_int_t            rc;
+    ngx_buf_t           *b;
+    ngx_chain_t          out;
+    ngx_http_request_t  *r = g->r;
+
+    if (g->out.len == 0 && !last) {
+        return NGX_OK;
+    }
+
+    b = ngx_calloc_buf(r->pool);
+    if (b == NULL) {
+        return NGX_ERROR;
+    }
+
+    if (g->out.len) {
+        b->pos = ngx_pnalloc(r->pool, g->out.len);
+        if (b->pos == NULL) {
+            return NGX_ERROR;
+        }
+        ngx_memcpy(b->pos, g->out.data, g->out.len);
+        b->last = b->pos + g->out.len;
+        b->memory = 1;
+        llm_buf_reset(&g->out);
+    }
+
+    b->flush = 1;
+    b->last_buf = last;
+    b->last_in_chain = 1;
+
+    out.buf = b;
+    out.next = NULL;
+
+    rc = ngx_http_output_filter(r, &out);
+
+    if (rc == NGX_ERROR) {
+        return NGX_ERROR;
+    }
+
+    return rc;
+}
+
+
+static ngx_int_t
+ngx_http_llm_send_stream_header(ngx_http_llm_gen_t *g)
+{
+    ngx_table_elt_t     *h;
+    ngx_http_request_t  *r = g->r;
+
+    g->ctx->own_response = 1;
+
+    r->headers_out.status = NGX_HTTP_OK;
+    r->headers_out.content_length_n = -1;
+    ngx_str_set(&r->headers_out.content_type, "text/event-stream");
+    r->headers_out.content_type_len = r->headers_out.content_type.len;
+    r->headers_out.content_type_lowcase = NULL;
+
+    h = ngx_list_push(&r->headers_out.headers);
+    if (h == NULL) {
+        return NGX_ERROR;
+    }
+    h->hash = 1;
+    ngx_str_set(&h->key, "Cache-Control");
+    ngx_str_set(&h->value, "no-cache");
+
+    h = ngx_list_push(&r->headers_out.headers);
+    if (h == NULL) {
+        return NGX_ERROR;
+    }
+    h->hash = 1;
+    ngx_str_set(&h->key, "X-Accel-Buffering");
+    ngx_str_set(&h->value, "no");
+
+    g->header_sent = 1;
+
+    return ngx_http_send_header(r);
+}
+
+
+/* ---- events from the stream processor to the formatter ---- */
+
+static void
+ngx_http_llm_emit(void *data, const llm_event *ev)
+{
+    ngx_http_llm_choice_t *ch = data;
+
+    ngx_http_llm_gen_t  *g = ch->gen;
+    llm_logprobs_list    lpl, *lp;
+
+    if (!g->req->stream) {
+        return;    /* the result is built by the stream processor */
+    }
+
+    lp = NULL;
+    if (g->req->sampling.logprobs && ev->type == LLM_EV_CONTENT) {
+        lpl.tokens = ch->lps + ch->lps_sent;
+        lpl.n = ch->n_lps - ch->lps_sent;
+        ch->lps_sent = ch->n_lps;
+        lp = &lpl;
+    }
+
+    switch (g->api) {
+    case LLM_API_CHAT:
+        llm_openai_chat_stream_event(&ch->fmt.chat, &g->out, ev, lp);
+        break;
+
+    case LLM_API_COMPLETIONS:
+        if (ev->type == LLM_EV_CONTENT) {
+            llm_openai_completion_stream_text(&ch->fmt.completion, &g->out,
+                                              ev->text, ev->len, lp);
+        }
+        break;
+
+    case LLM_API_MESSAGES:
+        llm_anthropic_stream_event(&ch->fmt.messages, &g->out, ev);
+        break;
+
+    default:
+        break;
+    }
+}
+
+
+/* ---- building the prompt ---- */
+
+static ngx_int_t
+ngx_http_llm_prompt(ngx_http_llm_gen_t *g, int32_t **ids, size_t *n_ids,
+    int *starts_in_reasoning)
+{
+    int                   rc;
+    char                 *prompt, err[512];
+    size_t                len, i;
+    llm_request          *req = g->req;
+    ngx_http_request_t   *r = g->r;
+    ngx_http_llm_model_t *m = g->model;
+
+    *starts_in_reasoning = 0;
+
+    if (req->api == LLM_API_COMPLETIONS) {
+        if (req->prompt_ids) {
+            *ids = malloc(req->n_prompt_ids * sizeof(int32_t));
+            if (*ids == NULL) {
+                return NGX_HTTP_INTERNAL_SERVER_ERROR;
+            }
+            for (i = 0; i < req->n_prompt_ids; i++) {
+                if (req->prompt_ids[i] < 0 || (size_t) req->prompt_ids[i]
+                    >= (size_t) llm_model_get_info(m->model)->n_vocab)
+                {
+                    free(*ids);
+                    return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST,
+                               NULL, "prompt", "invalid_value",
+                               "prompt token %D is outside the vocabulary "
+                               "(0..%d).", req->prompt_ids[i],
+                               llm_model_get_info(m->model)->n_vocab - 1);
+                }
+                (*ids)[i] = req->prompt_ids[i];
+            }
+            *n_ids = req->n_prompt_ids;
+
+            if (req->echo && g->tok) {
+                llm_tokenizer_decode(g->tok, *ids, *n_ids, 1, &g->prompt_text,
+                                     &g->prompt_len);
+            }
+            return NGX_OK;
+        }
+
+        if (g->tok == NULL) {
+            goto no_tokenizer;
+        }
+
+        if (llm_tokenizer_encode(g->tok, req->prompt, req->prompt_len, 1,
+                                 ids, n_ids) != 0)
+        {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        if (req->echo) {
+            g->prompt_text = malloc(req->prompt_len + 1);
+            if (g->prompt_text == NULL) {
+                return NGX_HTTP_INTERNAL_SERVER_ERROR;
+            }
+            ngx_memcpy(g->prompt_text, req->prompt, req->prompt_len);
+            g->prompt_len = req->prompt_len;
+        }
+
+        return NGX_OK;
+    }
+
+    if (g->tok == NULL || m->chat == NULL) {
+        goto no_tokenizer;
+    }
+
+    rc = llm_chat_render(m->chat, req, &prompt, &len, err, sizeof(err));
+    if (rc == LLM_CHAT_ERR_REQUEST) {
+        return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
+                                       "messages", "invalid_request",
+                                       "%s", err);
+    }
+    if (rc != LLM_CHAT_OK) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "llm: chat template of \"%V\": %s", &m->alias, err);
+        return ngx_http_llm_send_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR, NULL,
+                                       NULL, NULL,
+                                       "The chat template failed: %s", err);
+    }
+
+    *starts_in_reasoning = m->reasoning_parser
+                           && llm_reasoning_starts_open(m->reasoning_parser,
+                                                        prompt, len);
+
+    rc = llm_tokenizer_encode(g->tok, prompt, len, 0, ids, n_ids);
+    free(prompt);
+
+    return rc == 0 ? NGX_OK : NGX_HTTP_INTERNAL_SERVER_ERROR;
+
+no_tokenizer:
+
+    return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL, NULL,
+                                   "unsupported",
+                                   "Model '%V' has no tokenizer and chat "
+                                   "template; send a completions prompt as "
+                                   "token ids.", &m->alias);
+}
+
+
+static void
+ngx_http_llm_sampler_params(llm_request *req, ngx_uint_t index,
+    llm_sampler_params *sp, llm_logit_bias *bias, int *n_bias)
+{
+    const char  *key;
+    json_t      *v;
+
+    llm_sampler_params_default(sp);
+
+    sp->temperature = (float) req->sampling.temperature;
+    sp->top_p = (float) req->sampling.top_p;
+    sp->top_k = req->sampling.top_k;
+    sp->min_p = (float) req->sampling.min_p;
+    sp->presence_penalty = (float) req->sampling.presence_penalty;
+    sp->frequency_penalty = (float) req->sampling.frequency_penalty;
+    sp->repetition_penalty = (float) req->sampling.repetition_penalty;
+    sp->has_seed = req->sampling.has_seed;
+    sp->seed = req->sampling.seed + index;   /* n > 1: distinct choices */
+
+    *n_bias = 0;
+    if (req->sampling.logit_bias) {
+        json_object_foreach(req->sampling.logit_bias, key, v) {
+            if (*n_bias >= NGX_HTTP_LLM_MAX_BIAS) {
+                break;
+            }
+            bias[*n_bias].id = (int32_t) strtol(key, NULL, 10);
+            bias[*n_bias].bias = (float) json_number_value(v);
+            (*n_bias)++;
+        }
+    }
+
+    sp->logit_bias = bias;
+    sp->n_logit_bias = *n_bias;
+}
+
+
+ngx_int_t
+ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
+    llm_request *req)
+{
+    int                       starts_in_reasoning, n_bias;
+    size_t                    n_prompt, max_gen, room;
+    int32_t                  *ids;
+    ngx_int_t                 rc;
+    ngx_uint_t                i, status;
+    llm_logit_bias            bias[NGX_HTTP_LLM_MAX_BIAS];
+    llm_usage                 usage;
+    llm_stream_config         sc;
+    llm_sampler_params        sp;
+    ngx_table_elt_t          *h;
+    ngx_pool_cleanup_t       *cln;
+    ngx_http_llm_gen_t       *g;
+    ngx_http_llm_choice_t    *ch;
+    ngx_http_llm_ctx_t       *ctx;
+    ngx_http_llm_loc_conf_t  *lcf;
+
+    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
+    ctx = ngx_http_llm_get_ctx(r);
+    ctx->model = m;
+
+    if (m->sched == NULL) {
+        return ngx_http_llm_send_error(r, NGX_HTTP_SERVICE_UNAVAILABLE, NULL,
+                                       NULL, NULL, "Model '%V' is not loaded "
+                                       "in this worker.", &m->alias);
+    }
+
+    g = ngx_pcalloc(r->pool, sizeof(ngx_http_llm_gen_t));
+    if (g == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    cln = ngx_pool_cleanup_add(r->pool, 0);
+    if (cln == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    cln->handler = ngx_http_llm_gen_cleanup;
+    cln->data = g;
+
+    g->r = r;
+    g->ctx = ctx;
+    g->model = m;
+    g->req = req;
+    g->api = req->api;
+    g->tok = m->tokenizer;
+    llm_buf_init(&g->out);
+    ngx_memzero(&usage, sizeof(usage));
+
+    ids = NULL;
+    rc = ngx_http_llm_prompt(g, &ids, &n_prompt, &starts_in_reasoning);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    g->n_prompt = n_prompt;
+    ctx->prompt_tokens = n_prompt;
+
+    if (n_prompt == 0) {
+        free(ids);
+        return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
+                                       "prompt", "invalid_value",
+                                       "The prompt is empty.");
+    }
+
+    if (n_prompt >= ngx_http_llm_sched_ctx(m->sched)) {
+        free(ids);
+        return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
+                                       req->api == LLM_API_COMPLETIONS
+                                       ? "prompt" : "messages",
+                                       "context_length_exceeded",
+                                       "This model's maximum context length "
+                                       "is %ui tokens. However, your prompt "
+                                       "has %uz tokens.",
+                                       ngx_http_llm_sched_ctx(m->sched),
+                                       n_prompt);
+    }
+
+    room = ngx_http_llm_sched_ctx(m->sched) - n_prompt;
+    max_gen = (size_t) lcf->max_tokens;
+    if (req->max_tokens > 0 && (size_t) req->max_tokens < max_gen) {
+        max_gen = (size_t) req->max_tokens;
+    }
+    if (max_gen > room) {
+        max_gen = room;
+    }
+
+    /* response identity */
+    llm_random_id(g->id, sizeof(g->id),
+                  req->api == LLM_API_CHAT ? "chatcmpl-"
+                  : req->api == LLM_API_COMPLETIONS ? "cmpl-" : "msg_", 24);
+
+    g->meta.id = g->id;
+    g->meta.created = ngx_time();
+    g->meta.model = req->model ? req->model : (char *) m->alias.data;
+    g->meta.fingerprint = NGX_HTTP_LLM_FINGERPRINT;
+    g->meta.token_bytes = ngx_http_llm_token_bytes;
+    g->meta.token_ctx = (void *) g->tok;
+    g->meta.top_logprobs = req->sampling.top_logprobs;
+
+    g->ameta.id = g->id;
+    g->ameta.model = g->meta.model;
+
+    g->n_choices = req->n > 0 ? req->n : 1;
+    g->choices = ngx_pcalloc(r->pool,
+                             g->n_choices * sizeof(ngx_http_llm_choice_t));
+    if (g->choices == NULL) {
+        free(ids);
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    for (i = 0; i < g->n_choices; i++) {
+        ch = &g->choices[i];
+        ch->gen = g;
+        ch->index = i;
+
+        ngx_memzero(&sc, sizeof(sc));
+        if (req->api != LLM_API_COMPLETIONS) {
+            sc.tool = ngx_http_llm_tool_parser(r, m, req);
+            sc.reasoning = ngx_http_llm_reasoning_parser(r, m);
+            sc.starts_in_reasoning = starts_in_reasoning;
+        }
+        sc.tools = req->tools;
+        sc.parallel_tool_calls = req->parallel_tool_calls;
+        sc.stop = (const char *const *) req->stop;
+        sc.n_stop = req->n_stop;
+
+        ch->stream = llm_stream_create(&sc);
+        if (ch->stream == NULL) {
+            free(ids);
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        /* chat keeps special tokens: parsers need markers like <tool_call> */
+        llm_detok_init(&ch->detok, g->tok,
+                       req->api == LLM_API_COMPLETIONS
+                       ? LLM_DETOK_SKIP_SPECIAL | LLM_DETOK_CONTINUATION : 0);
+
+        ngx_http_llm_sampler_params(req, i, &sp, bias, &n_bias);
+
+        ch->seq = ngx_http_llm_seq_create(m->sched, ids, n_prompt, max_gen,
+                                          &sp, r->connection->log);
+        if (ch->seq == NULL) {
+            free(ids);
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        ch->seq->owner = ch;
+        ch->seq->index = i;
+        ch->seq->want_logprobs = req->sampling.logprobs ? 1 : 0;
+        ch->seq->n_top_logprobs = req->sampling.top_logprobs;
+        ch->seq->on_token = ngx_http_llm_on_token;
+        ch->seq->on_done = ngx_http_llm_on_done;
+        ch->seq->on_flush = ngx_http_llm_on_flush;
+    }
+
+    free(ids);
+
+    for (i = 0; i < g->n_choices; i++) {
+        rc = ngx_http_llm_sched_submit(m->sched, g->choices[i].seq);
+        if (rc == NGX_OK) {
+            continue;
+        }
+
+        /* release what was queued; the pool cleanup frees the rest */
+        status = req->api == LLM_API_MESSAGES ? 529 : NGX_HTTP_TOO_MANY_REQUESTS;
+
+        h = ngx_list_push(&r->headers_out.headers);
+        if (h) {
+            h->hash = 1;
+            ngx_str_set(&h->key, "Retry-After");
+            ngx_str_set(&h->value, "1");
+        }
+
+        return ngx_http_llm_send_error(r, status, NULL, NULL,
+                                       "server_busy",
+                                       "Model '%V' is busy: %ui sequences "
+                                       "run and the wait queue is full; "
+                                       "retry later.", &m->alias,
+                                       m->parallel);
+    }
+
+    r->read_event_handler = ngx_http_test_reading;
+    r->write_event_handler = ngx_http_llm_writer;
+
+    if (req->stream) {
+        if (ngx_http_llm_send_stream_header(g) == NGX_ERROR) {
+            return NGX_ERROR;
+        }
+
+        for (i = 0; i < g->n_choices; i++) {
+            ch = &g->choices[i];
+            switch (g->api) {
+            case LLM_API_CHAT:
+                llm_openai_chat_stream_init(&ch->fmt.chat, &g->meta, (int) i,
+                                            req->include_usage,
+                                            req->sampling.logprobs);
+                llm_openai_chat_stream_start(&ch->fmt.chat, &g->out);
+                break;
+            case LLM_API_COMPLETIONS:
+                llm_openai_completion_stream_init(&ch->fmt.completion,
+                                                  &g->meta, (int) i,
+                                                  req->include_usage,
+                                                  req->sampling.logprobs);
+                if (req->echo && g->prompt_text) {
+                    llm_openai_completion_stream_text(&ch->fmt.completion,
+                                                      &g->out, g->prompt_text,
+                                                      g->prompt_len, NULL);
+                }
+                break;
+            case LLM_API_MESSAGES:
+                llm_anthropic_stream_init(&ch->fmt.messages, &g->ameta);
+                usage.prompt_tokens = (long) n_prompt;
+                llm_anthropic_stream_start(&ch->fmt.messages, &g->out,
+                                           &usage);
+                break;
+            default:
+                break;
+            }
+        }
+
+        if (ngx_http_llm_send_pending(g, 0) == NGX_ERROR) {
+            return NGX_ERROR;
+        }
+    }
+
+    return NGX_DONE;
+}
+
+
+/* ---- per-token output ---- */
+
+static void
+ngx_http_llm_on_token(ngx_http_llm_seq_t *seq, int32_t token,
+    const llm_token_logprobs *lp)
+{
+    ngx_http_llm_choice_t *ch = seq->owner;
+
+    size_t               len;
+    const char          *text;
+    ngx_http_llm_gen_t  *g = ch->gen;
+
+    if (g->ctx->ttft_ms < 0) {
+        g->ctx->ttft_ms = (ngx_msec_int_t) (ngx_current_msec
+                                            - g->ctx->start_ms);
+    }
+
+    if (lp) {
+        if (ch->n_lps == ch->lps_cap) {
+            llm_token_logprobs *n;
+            size_t cap = ch->lps_cap ? 2 * ch->lps_cap : 16;
+
+            n = realloc(ch->lps, cap * sizeof(llm_token_logprobs));
+            if (n == NULL) {
+                return;
+            }
+            ch->lps = n;
+            ch->lps_cap = cap;
+        }
+        ch->lps[ch->n_lps++] = *lp;
+    }
+
+    if (llm_detok_push(&ch->detok, token, &text, &len) != 0 || len == 0) {
+        return;
+    }
+
+    if (llm_stream_feed(ch->stream, text, len, ngx_http_llm_emit, ch)) {
+        /* a stop sequence matched: it is never emitted */
+        ngx_http_llm_seq_finish(seq);
+        ngx_http_llm_on_done(seq, LLM_FINISH_STOP_SEQ, NULL);
+    }
+}
+
+
+/* A failure after the stream started: an error event, then the end. */
+static void
+ngx_http_llm_stream_error(ngx_http_llm_gen_t *g, const char *error)
+{
+    llm_api_error  err;
+
+    llm_api_error_set(&err, 500, g->api == LLM_API_MESSAGES ? "api_error"
+                                                            : "server_error",
+                      NULL, NULL, "Generation failed: %s", error);
+
+    if (g->api == LLM_API_MESSAGES) {
+        llm_anthropic_stream_error(&g->out, &err);
+        return;
+    }
+
+    llm_buf_puts(&g->out, "data: ");
+    llm_openai_error_json(&g->out, &err, NULL);
+    llm_buf_puts(&g->out, "\n\n");
+    llm_openai_stream_done(&g->out);
+}
+
+
+static void
+ngx_http_llm_finish_request(ngx_http_llm_gen_t *g, const char *error)
+{
+    ngx_int_t             rc;
+    ngx_uint_t            i;
+    llm_usage             usage;
+    llm_result           *results;
+    llm_logprobs_list    *lpl;
+    ngx_http_request_t   *r = g->r;
+    ngx_http_llm_choice_t *ch;
+
+    g->finished = 1;
+
+    ngx_memzero(&usage, sizeof(usage));
+    usage.prompt_tokens = (long) g->n_prompt;
+    usage.cached_tokens = (long) g->n_cached;
+    for (i = 0; i < g->n_choices; i++) {
+        usage.completion_tokens += g->choices[i].result.usage.completion_tokens;
+    }
+    g->ctx->completion_tokens = usage.completion_tokens;
+
+    if (g->req->stream) {
+        if (error) {
+            ngx_http_llm_stream_error(g, error);
+
+        } else if (g->api == LLM_API_MESSAGES) {
+            ch = &g->choices[0];
+            llm_anthropic_stream_finish(&ch->fmt.messages, &g->out,
+                                        ch->result.finish,
+                                        ch->result.stop_sequence, &usage);
+
+        } else {
+            if (g->req->include_usage) {
+                llm_openai_stream_usage(&g->out, &g->meta,
+                                        g->api == LLM_API_CHAT
+                                        ? "chat.completion.chunk"
+                                        : "text_completion", &usage);
+            }
+            llm_openai_stream_done(&g->out);
+        }
+
+        rc = ngx_http_llm_send_pending(g, 1);
+        ngx_http_finalize_request(r, rc == NGX_ERROR ? NGX_ERROR : rc);
+        return;
+    }
+
+    if (error) {
+        ngx_http_finalize_request(r, ngx_http_llm_send_error(r,
+                                  NGX_HTTP_INTERNAL_SERVER_ERROR, NULL, NULL,
+                                  NULL, "Generation failed: %s", error));
+        return;
+    }
+
+    results = ngx_pcalloc(r->pool, g->n_choices * sizeof(llm_result));
+    lpl = ngx_pcalloc(r->pool, g->n_choices * sizeof(llm_logprobs_list));
+    if (results == NULL || lpl == NULL) {
+        ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
+        return;
+    }
+
+    for (i = 0; i < g->n_choices; i++) {
+        ch = &g->choices[i];
+        results[i] = ch->result;
+        results[i].usage = usage;
+        lpl[i].tokens = ch->lps;
+        lpl[i].n = ch->n_lps;
+    }
+
+    llm_buf_reset(&g->out);
+
+    switch (g->api) {
+    case LLM_API_CHAT:
+        rc = llm_openai_chat_response(&g->out, &g->meta, results,
+                                      g->n_choices,
+                                      g->req->sampling.logprobs ? lpl : NULL);
+        break;
+    case LLM_API_COMPLETIONS:
+        rc = llm_openai_completion_response(&g->out, &g->meta, results,
+                                            g->n_choices,
+                                            g->req->sampling.logprobs
+                                            ? lpl : NULL,
+                                            g->prompt_text, g->prompt_len);
+        break;
+    default:
+        rc = llm_anthropic_message_response(&g->out, &g->ameta,
+                                            &results[0]);
+        break;
+    }
+
+    if (rc != 0) {
+        ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
+        return;
+    }
+
+    ngx_http_finalize_request(r, ngx_http_llm_send_json(r, NGX_HTTP_OK,
+                                  g->out.data, g->out.len));
+}
+
+
+static void
+ngx_http_llm_on_done(ngx_http_llm_seq_t *seq, llm_finish reason,
+    const char *error)
+{
+    ngx_http_llm_choice_t *ch = seq->owner;
+
+    size_t               len;
+    const char          *text;
+    ngx_http_llm_gen_t  *g = ch->gen;
+
+    if (ch->done) {
+        return;
+    }
+    ch->done = 1;
+
+    if (seq->index == 0) {
+        g->n_cached = seq->n_cached;
+    }
+
+    if (llm_detok_flush(&ch->detok, &text, &len) == 0 && len) {
+        llm_stream_feed(ch->stream, text, len, ngx_http_llm_emit, ch);
+    }
+
+    llm_stream_finish(ch->stream, reason, ngx_http_llm_emit, ch, &ch->result);
+    ch->result.usage.completion_tokens = (long) seq->n_gen;
+
+    if (g->req->stream && !error) {
+        switch (g->api) {
+        case LLM_API_CHAT:
+            llm_openai_chat_stream_finish(&ch->fmt.chat, &g->out,
+                                          ch->result.finish);
+            break;
+        case LLM_API_COMPLETIONS:
+            llm_openai_completion_stream_finish(&ch->fmt.completion, &g->out,
+                                                ch->result.finish);
+            break;
+        default:
+            break;
+        }
+    }
+
+    if (++g->n_done == g->n_choices || error) {
+        ngx_http_llm_finish_request(g, error);
+    }
+}
+
+
+static void
+ngx_http_llm_on_flush(void *owner)
+{
+    ngx_http_llm_choice_t *ch = owner;
+
+    ngx_http_llm_gen_t  *g = ch->gen;
+
+    if (g->finished || !g->req->stream) {
+        return;
+    }
+
+    if (ngx_http_llm_send_pending(g, 0) == NGX_ERROR) {
+        ngx_http_finalize_request(g->r, NGX_ERROR);
+    }
+}
+
+
+/* Pushes buffered stream bytes to a slow client. */
+static void
+ngx_http_llm_writer(ngx_http_request_t *r)
+{
+    ngx_event_t               *wev;
+    ngx_http_core_loc_conf_t  *clcf;
+
+    wev = r->connection->write;
+
+    if (wev->timedout) {
+        ngx_log_error(NGX_LOG_INFO, r->connection->log, NGX_ETIMEDOUT,
+                      "llm: client timed out");
+        r->connection->timedout = 1;
+        ngx_http_finalize_request(r, NGX_HTTP_REQUEST_TIME_OUT);
+        return;
+    }
+
+    if (ngx_http_output_filter(r, NULL) == NGX_ERROR) {
+        ngx_http_finalize_request(r, NGX_ERROR);
+        return;
+    }
+
+    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+
+    if (ngx_handle_write_event(wev, clcf->send_lowat) != NGX_OK) {
+        ngx_http_finalize_request(r, NGX_ERROR);
+    }
+}
+
+
+static void
+ngx_http_llm_gen_cleanup(void *data)
+{
+    ngx_http_llm_gen_t *g = data;
+
+    ngx_uint_t              i;
+    ngx_http_llm_choice_t  *ch;
+
+    for (i = 0; g->choices && i < g->n_choices; i++) {
+        ch = &g->choices[i];
+
+        if (ch->seq) {
+            ngx_http_llm_seq_release(ch->seq);
+            ch->seq = NULL;
+        }
+        if (ch->stream) {
+            llm_stream_destroy(ch->stream);
+        }
+        llm_detok_free(&ch->detok);
+        llm_result_free(&ch->result);
+        free(ch->lps);
+    }
+
+    free(g->prompt_text);
+    llm_buf_free(&g->out);
+}
+
+
+/* ---- parser choice ---- */
+
+const llm_parser_def *
+ngx_http_llm_tool_parser(ngx_http_request_t *r, ngx_http_llm_model_t *m,
+    const llm_request *req)
+{
+    ngx_http_llm_loc_conf_t  *lcf;
+
+    /* OpenAI returns no tool calls unless tools were offered */
+    if (req->tools == NULL || json_array_size(req->tools) == 0
+        || req->tool_choice == LLM_TOOL_CHOICE_NONE)
+    {
+        return NULL;
+    }
+
+    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
+
+    if (ngx_strcmp(lcf->tool_parser.data, "none") == 0) {
+        return NULL;
+    }
+
+    if (ngx_strcmp(lcf->tool_parser.data, "auto") == 0) {
+        return m->tool_parser ? llm_tool_parser_find(m->tool_parser) : NULL;
+    }
+
+    return llm_tool_parser_find((char *) lcf->tool_parser.data);
+}
+
+
+const llm_parser_def *
+ngx_http_llm_reasoning_parser(ngx_http_request_t *r, ngx_http_llm_model_t *m)
+{
+    ngx_http_llm_loc_conf_t  *lcf;
+
+    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
+
+    if (ngx_strcmp(lcf->reasoning_parser.data, "none") == 0) {
+        return NULL;
+    }
+
+    if (ngx_strcmp(lcf->reasoning_parser.data, "auto") == 0) {
+        return m->reasoning_parser
+               ? llm_reasoning_parser_find(m->reasoning_parser) : NULL;
+    }
+
+    return llm_reasoning_parser_find((char *) lcf->reasoning_parser.data);
+}
