@@ -80,6 +80,20 @@ def pairs(conv):
     return out
 
 
+def segments(conv):
+    """The whole conversation as (text, trained) pieces: every assistant turn after the last
+    user message is trained, the rest is context.  Joined, the pieces equal each turn's
+    prompt followed by its completion, so one sequence trains all turns at once."""
+    out, done = [], ""
+    for prompt, completion, _ in pairs(conv):
+        if not prompt.startswith(done):
+            raise ValueError("turn prompts do not extend each other")
+        out.append((prompt[len(done):], False))
+        out.append((completion, True))
+        done = prompt + completion
+    return out
+
+
 def first_prompt(conv):
     """The prompt of the first assistant turn after the last user message (evaluation)."""
     msgs = conv["messages"]

@@ -223,7 +223,7 @@ def main():
     ap.add_argument("--n", type=int, default=500, help="held-out conversations")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--engine", help="path of build/llm: evaluate through our engine instead")
-    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--batch", type=int, default=512)
     ap.add_argument("--max-new", type=int, default=200)
     ap.add_argument("--prefix", default="eval_hf", help="output files: PREFIX.json .md .jsonl")
     ap.add_argument("--compare", help="raw outputs JSONL of another engine: report identical outputs")

@@ -20,7 +20,7 @@ import json
 import random
 import zlib
 
-from pools import Pools
+from pools import AugPools, Pools
 from tools import TOOLS, TOOL_NAMES
 
 SYSTEM_PROMPTS = [
@@ -79,6 +79,8 @@ class Gen:
         if split not in _POOLS:
             _POOLS[split] = Pools(split)
         self.P = _POOLS[split]
+        if split == "train":
+            self.P = AugPools(self.P, self.r)
 
     # ---- pieces ----
     def call(self, name):
@@ -170,7 +172,7 @@ class Gen:
     def conv_calls(self, n, think):
         r = self.r
         calls = self.pick_calls(n)
-        names = self.offered(sorted(set(c["name"] for c in calls)))
+        names = self.offered(sorted(set(c["name"] for c in calls)), 4)
         user = self.user_for(calls)
         if n == 1 and r.random() < 0.04 and calls[0]["name"] in ("read_file", "list_directory",
                                                                    "http_get", "track_package"):

@@ -310,3 +310,97 @@ class Pools:
         self.countries = s(COUNTRIES, "c")
         self.currencies = CURRENCIES
         self.domains = DOMAINS
+
+
+# ---- invented values (training only) ----------------------------------------
+# A share of training values is invented on the fly, so the model cannot learn
+# the pools by heart and has to copy arguments from the request.
+
+ONSETS = ["b", "br", "c", "ch", "d", "dr", "f", "g", "gr", "h", "j", "k", "kr", "l", "m",
+          "n", "p", "pl", "r", "s", "sh", "st", "t", "tr", "v", "w", "z", "", ""]
+VOWELS = ["a", "e", "i", "o", "u", "ai", "ei", "ou", "ia", "y"]
+CODAS = ["", "", "", "n", "r", "l", "s", "m", "x", "th", "nd", "rk", "t"]
+
+
+def pseudo_word(r, syl=None):
+    n = syl or r.choice([1, 2, 2, 2, 3, 3])
+    return "".join(r.choice(ONSETS) + r.choice(VOWELS) + r.choice(CODAS) for _ in range(n))
+
+
+def pseudo_name(r):
+    return pseudo_word(r).capitalize()
+
+
+def pseudo_place(r):
+    k = r.random()
+    w = pseudo_name(r)
+    if k < 0.6:
+        return w
+    if k < 0.8:
+        return r.choice(["San ", "Port ", "New ", "Lake ", "Saint ", "Fort "]) + w
+    return w + r.choice([" City", " Springs", " Bay", " Falls", " Heights"])
+
+
+def pseudo_phrase(r, lo=2, hi=5):
+    return " ".join(pseudo_word(r) for _ in range(r.randint(lo, hi)))
+
+
+def pseudo_sentence(r):
+    return pseudo_phrase(r, 2, 6).capitalize() + r.choice([".", "!", "?", "."])
+
+
+def pseudo_dir(r):
+    parts = [pseudo_word(r, r.randint(1, 2)) for _ in range(r.randint(1, 3))]
+    return r.choice(["/home/", "/srv/", "/data/", "", "/var/", "~/"]) + "/".join(parts)
+
+
+def pseudo_stem(r):
+    sep = r.choice(["", "_", "-"])
+    s = pseudo_word(r, r.randint(1, 2))
+    if sep:
+        s += sep + r.choice([pseudo_word(r, 1), str(r.randint(1, 2030))])
+    return s
+
+
+AUGMENT = {
+    "cities": pseudo_place, "first": pseudo_name, "last": pseudo_name,
+    "dirs": pseudo_dir, "stems": pseudo_stem,
+    "timezones": lambda r: r.choice(["Europe", "America", "Asia", "Africa", "Pacific"]) + "/" + pseudo_name(r),
+    "languages": lambda r: pseudo_name(r) + r.choice(["ish", "ese", "ian", "i"]),
+    "cuisines": lambda r: pseudo_name(r) + r.choice(["", "ian", " street food"]),
+    "topics": lambda r: pseudo_phrase(r, 1, 3),
+    "search": lambda r: r.choice(["how to ", "what is ", "", "best "]) + pseudo_phrase(r, 1, 4),
+    "subjects": lambda r: pseudo_phrase(r, 1, 3).capitalize(),
+    "bodies": pseudo_sentence, "phrases": pseudo_sentence,
+    "songs": lambda r: pseudo_phrase(r, 1, 3).title(),
+    "words": lambda r: pseudo_word(r, r.randint(2, 4)),
+    "tasks": lambda r: r.choice(["buy ", "call ", "fix ", "send ", "check ", "clean "]) + pseudo_phrase(r, 1, 3),
+    "commands": lambda r: r.choice(["ls ", "cat ", "du -sh ", "wc -l ", "rm -i ", "touch "]) + pseudo_dir(r),
+}
+
+
+class MixPool(list):
+    """A pool whose picks are replaced, with probability rate, by a fresh invented value.
+    Draws come from the conversation's own generator, so output stays deterministic."""
+
+    def __init__(self, values, r, make, rate):
+        super().__init__(values)
+        self.r, self.make, self.rate = r, make, rate
+
+    def __getitem__(self, i):
+        v = list.__getitem__(self, i)
+        if isinstance(i, int) and self.r.random() < self.rate:
+            return self.make(self.r)
+        return v
+
+
+class AugPools:
+    """View of a Pools object whose pools mix in invented values."""
+
+    def __init__(self, base, r, rate=0.35):
+        self.base = base
+        for name, make in AUGMENT.items():
+            setattr(self, name, MixPool(getattr(base, name), r, make, rate))
+
+    def __getattr__(self, name):
+        return getattr(self.base, name)

@@ -30,33 +30,36 @@ MODEL_SHAPE = dict(hidden_size=384, intermediate_size=768, num_hidden_layers=8,
                    num_attention_heads=6, num_key_value_heads=2, head_dim=64)
 
 
-def _pairs_chunk(job):
+def _segments_chunk(job):
     split, start, n, seed = job
-    out = []
-    for conv in gen_data.generate(split, n, seed, start):
-        for prompt, completion, _ in chatfmt.pairs(conv):
-            out.append((prompt, completion))
-    return out
+    return [chatfmt.segments(conv) for conv in gen_data.generate(split, n, seed, start)]
 
 
-def make_pairs(split, n, seed, procs):
+def make_segments(split, n, seed, procs):
     chunk = 2000
     jobs = [(split, s, min(chunk, n - s), seed) for s in range(0, n, chunk)]
     with mp.Pool(procs) as pool:
-        parts = pool.map(_pairs_chunk, jobs)
-    return [p for part in parts for p in part]
+        parts = pool.map(_segments_chunk, jobs)
+    return [c for part in parts for c in part]
 
 
-def encode_pairs(tok, pairs, max_len):
-    prompts = tok.encode_batch([p for p, _ in pairs], add_special_tokens=False)
-    comps = tok.encode_batch([c for _, c in pairs], add_special_tokens=False)
-    examples, dropped = [], 0
-    for p, c in zip(prompts, comps):
-        ids = p.ids + c.ids
+def encode_convs(tok, convs, max_len):
+    """Token ids and a trained-or-not flag per token; each piece is tokenized on its own,
+    as a server tokenizes the prompt and then appends what the model generates."""
+    flat = [text for conv in convs for text, _ in conv]
+    enc = tok.encode_batch(flat, add_special_tokens=False)
+    examples, dropped, k = [], 0, 0
+    for conv in convs:
+        ids, mask = [], []
+        for _, trained in conv:
+            piece = enc[k].ids
+            k += 1
+            ids += piece
+            mask += [trained] * len(piece)
         if len(ids) > max_len:
             dropped += 1
             continue
-        examples.append((ids, len(p.ids)))
+        examples.append((ids, mask))
     return examples, dropped
 
 
@@ -126,8 +129,9 @@ def main():
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--batch-tokens", type=int, default=65536)
     ap.add_argument("--max-len", type=int, default=2048)
-    ap.add_argument("--lr", type=float, default=2e-3)
+    ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--warmup", type=int, default=150)
+    ap.add_argument("--max-seconds", type=float, default=0, help="safety stop of the loop")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--summary", default="train_summary.json")
     ap.add_argument("--procs", type=int, default=max(1, min(16, os.cpu_count() or 1)))
@@ -149,14 +153,15 @@ def main():
     build_tokenizer.save(tok, a.out)
     print("tokenizer: vocab %d, %.1fs" % (tok.get_vocab_size(), time.time() - t0), flush=True)
 
-    pairs = make_pairs("train", a.n_train, a.seed, a.procs)
-    examples, dropped = encode_pairs(tok, pairs, a.max_len)
+    convs = make_segments("train", a.n_train, a.seed, a.procs)
+    examples, dropped = encode_convs(tok, convs, a.max_len)
     n_tok = sum(len(e[0]) for e in examples)
-    n_lab = sum(len(e[0]) - e[1] for e in examples)
+    n_lab = sum(sum(e[1]) for e in examples)
     print("data: %d examples (%d dropped), %d tokens, %d trained tokens, %.1fs"
           % (len(examples), dropped, n_tok, n_lab, time.time() - t0), flush=True)
 
-    cfg = model_config(build_tokenizer.VOCAB_SIZE, tok)
+    # the vocabulary saturates below VOCAB_SIZE on this narrow data: round the embedding up
+    cfg = model_config((tok.get_vocab_size() + 127) // 128 * 128, tok)
     model = Qwen3ForCausalLM(cfg).to(dev)
     n_params = sum(p.numel() for p in model.parameters())
     print("model: %.2fM parameters" % (n_params / 1e6), flush=True)
@@ -187,9 +192,9 @@ def main():
         ids = torch.full((len(idx), L), pad, dtype=torch.long)
         lab = torch.full((len(idx), L), -100, dtype=torch.long)
         for r, i in enumerate(idx):
-            seq, np_ = examples[i]
+            seq, mask = examples[i]
             ids[r, :len(seq)] = torch.tensor(seq)
-            lab[r, np_:len(seq)] = torch.tensor(seq[np_:])
+            lab[r, :len(seq)] = torch.tensor([t if m else -100 for t, m in zip(seq, mask)])
         ids, lab = ids.to(dev, non_blocking=True), lab.to(dev, non_blocking=True)
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
@@ -201,6 +206,10 @@ def main():
         opt.step()
         opt.zero_grad(set_to_none=True)
         seen += ids.numel()
+        if a.max_seconds and time.time() - t_train > a.max_seconds:
+            print("stopping at step %d: --max-seconds reached" % step, flush=True)
+            losses.append((step, loss.item()))
+            break
         if step % 50 == 0 or step == a.steps - 1:
             lv = loss.item()
             losses.append((step, lv))
@@ -211,15 +220,16 @@ def main():
     train_s = time.time() - t_train
     print("loss curve (step: loss):", ", ".join("%d: %.3f" % sl for sl in
                                                  losses[::max(1, len(losses) // 10)] + [losses[-1]]))
+    steps_done = step + 1
     print("training: %d steps, %.1f epochs over the data, %.0fs on the GPU loop, %.0fs total"
-          % (a.steps, epoch + bi / max(1, len(batches)), train_s, time.time() - t0), flush=True)
+          % (steps_done, epoch + bi / max(1, len(batches)), train_s, time.time() - t0), flush=True)
 
     model = model.to(torch.bfloat16)
     model.config.torch_dtype = "bfloat16"
     model.generation_config.eos_token_id = [tok.token_to_id("<|im_end|>"), pad]
     model.save_pretrained(a.out, max_shard_size="12MB")
     write_generation_config(a.out, tok)
-    summary = {"steps": a.steps, "seed": a.seed, "n_train_conversations": a.n_train,
+    summary = {"steps": steps_done, "steps_planned": a.steps, "seed": a.seed, "n_train_conversations": a.n_train,
                "examples": len(examples), "tokens": n_tok, "trained_tokens": n_lab,
                "parameters": n_params, "train_seconds": round(train_s, 1),
                "final_loss": losses[-1][1], "loss_curve": losses}
