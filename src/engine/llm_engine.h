@@ -94,6 +94,13 @@ int llm_runtime_n_ctx(const llm_runtime *rt);
 int llm_runtime_n_seq_max(const llm_runtime *rt);
 const llm_model *llm_runtime_model(const llm_runtime *rt);
 
+/*
+ * Memory read bandwidth in bytes/s seen by this runtime's compute threads:
+ * best of several streaming reads of a buffer of the given size (for the
+ * bandwidth bound of decode: weight bytes per token / bandwidth).  -1 on error.
+ */
+double llm_runtime_read_bandwidth(llm_runtime *rt, size_t bytes);
+
 /* ---- sequence slots ---- */
 
 int  llm_seq_open(llm_runtime *rt);                 /* slot id, -1 if none free */

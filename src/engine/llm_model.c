@@ -437,39 +437,31 @@ dtype_label(llm_wtype t)
     return llm_wtype_name(t);
 }
 
-llm_model *
-llm_model_load(const char *dir, char *err, size_t errlen)
+int
+llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
 {
-    llm_model *m;
-    llm_model_info *in;
+    llm_model_info *in = &m->info;
     json_t *cfg = NULL, *gen = NULL, *archs, *v;
     const llm_arch_defaults *d = NULL;
     const char *arch;
-    char msg[512] = "";
     size_t i;
-    int qkv_bias, o_bias, qk_norm, bos, mlp_bias;
+    int bos, mlp_bias;
 
-    if (errlen) err[0] = '\0';
-    m = calloc(1, sizeof(*m));
-    if (m == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    in = &m->info;
-    cfg = load_json(dir, "config.json", 1, msg, sizeof(msg));
+    msg[0] = '\0';
+    cfg = load_json(dir, "config.json", 1, msg, msglen);
     if (cfg == NULL) goto fail;
 
     archs = json_object_get(cfg, "architectures");
     arch = json_string_value(json_array_get(archs, 0));
     if (arch == NULL) {
-        snprintf(msg, sizeof(msg), "config.json: no \"architectures\" entry");
+        snprintf(msg, msglen, "config.json: no \"architectures\" entry");
         goto fail;
     }
     for (i = 0; i < sizeof(arch_table) / sizeof(arch_table[0]); i++) {
         if (strcmp(arch, arch_table[i].architecture) == 0) d = &arch_table[i];
     }
     if (d == NULL) {
-        snprintf(msg, sizeof(msg), "unsupported architecture \"%s\" (LlamaForCausalLM, MistralForCausalLM, "
+        snprintf(msg, msglen, "unsupported architecture \"%s\" (LlamaForCausalLM, MistralForCausalLM, "
                  "Qwen2ForCausalLM, Qwen3ForCausalLM)", arch);
         goto fail;
     }
@@ -479,46 +471,46 @@ llm_model_load(const char *dir, char *err, size_t errlen)
     in->architecture = m->architecture;
     in->model_type = m->model_type;
 
-    if (jint(cfg, "vocab_size", d->vocab, &in->n_vocab, msg, sizeof(msg))
-        || jint(cfg, "hidden_size", d->hidden, &in->hidden, msg, sizeof(msg))
-        || jint(cfg, "intermediate_size", d->intermediate, &in->intermediate, msg, sizeof(msg))
-        || jint(cfg, "num_hidden_layers", d->layers, &in->n_layers, msg, sizeof(msg))
-        || jint(cfg, "num_attention_heads", d->heads, &in->n_heads, msg, sizeof(msg))
-        || jint(cfg, "max_position_embeddings", d->max_pos, &in->max_position_embeddings, msg, sizeof(msg))
-        || jnum(cfg, "rms_norm_eps", d->eps, &in->rms_norm_eps, msg, sizeof(msg)))
+    if (jint(cfg, "vocab_size", d->vocab, &in->n_vocab, msg, msglen)
+        || jint(cfg, "hidden_size", d->hidden, &in->hidden, msg, msglen)
+        || jint(cfg, "intermediate_size", d->intermediate, &in->intermediate, msg, msglen)
+        || jint(cfg, "num_hidden_layers", d->layers, &in->n_layers, msg, msglen)
+        || jint(cfg, "num_attention_heads", d->heads, &in->n_heads, msg, msglen)
+        || jint(cfg, "max_position_embeddings", d->max_pos, &in->max_position_embeddings, msg, msglen)
+        || jnum(cfg, "rms_norm_eps", d->eps, &in->rms_norm_eps, msg, msglen))
     {
         goto fail;
     }
-    if (jint(cfg, "num_key_value_heads", d->kv_heads > 0 ? d->kv_heads : in->n_heads, &in->n_kv_heads, msg, sizeof(msg))) goto fail;
+    if (jint(cfg, "num_key_value_heads", d->kv_heads > 0 ? d->kv_heads : in->n_heads, &in->n_kv_heads, msg, msglen)) goto fail;
     if (in->n_heads <= 0 || in->hidden <= 0) {
-        snprintf(msg, sizeof(msg), "config.json: hidden_size and num_attention_heads must be positive");
+        snprintf(msg, msglen, "config.json: hidden_size and num_attention_heads must be positive");
         goto fail;
     }
-    if (jint(cfg, "head_dim", d->head_dim > 0 ? d->head_dim : in->hidden / in->n_heads, &in->head_dim, msg, sizeof(msg))) goto fail;
+    if (jint(cfg, "head_dim", d->head_dim > 0 ? d->head_dim : in->hidden / in->n_heads, &in->head_dim, msg, msglen)) goto fail;
     if (in->n_vocab <= 0 || in->intermediate <= 0 || in->n_layers <= 0 || in->n_kv_heads <= 0
         || in->head_dim <= 0 || in->head_dim % 2 != 0 || in->n_heads % in->n_kv_heads != 0
         || in->n_vocab > (1 << 24) || in->hidden > (1 << 16) || in->intermediate > (1 << 18)
         || in->n_layers > 1024 || in->head_dim > 1024 || in->n_heads > 1024)
     {
-        snprintf(msg, sizeof(msg), "config.json: inconsistent sizes (vocab %d, hidden %d, intermediate %d, "
+        snprintf(msg, msglen, "config.json: inconsistent sizes (vocab %d, hidden %d, intermediate %d, "
                  "layers %d, heads %d, kv heads %d, head_dim %d)", in->n_vocab, in->hidden,
                  in->intermediate, in->n_layers, in->n_heads, in->n_kv_heads, in->head_dim);
         goto fail;
     }
     v = json_object_get(cfg, "hidden_act");
     if (json_is_string(v) && strcmp(json_string_value(v), "silu") != 0) {
-        snprintf(msg, sizeof(msg), "config.json: hidden_act \"%s\" is not supported (silu)", json_string_value(v));
+        snprintf(msg, msglen, "config.json: hidden_act \"%s\" is not supported (silu)", json_string_value(v));
         goto fail;
     }
     mlp_bias = jbool(cfg, "mlp_bias", 0);
     if (mlp_bias) {
-        snprintf(msg, sizeof(msg), "config.json: mlp_bias is not supported");
+        snprintf(msg, msglen, "config.json: mlp_bias is not supported");
         goto fail;
     }
     in->tie_word_embeddings = jbool(cfg, "tie_word_embeddings", 0);
-    qkv_bias = d->qkv_bias || jbool(cfg, "attention_bias", 0);
-    o_bias = !d->qkv_bias && jbool(cfg, "attention_bias", 0);
-    qk_norm = d->qk_norm;
+    m->qkv_bias = d->qkv_bias || jbool(cfg, "attention_bias", 0);
+    m->o_bias = !d->qkv_bias && jbool(cfg, "attention_bias", 0);
+    m->qk_norm = d->qk_norm;
 
     in->sliding_window = 0;
     v = json_object_get(cfg, "sliding_window");
@@ -532,51 +524,70 @@ llm_model_load(const char *dir, char *err, size_t errlen)
     } else if (v == NULL && d->sliding) {
         in->sliding_window = d->sliding;
     }
-    if (parse_rope(m, cfg, d->theta, msg, sizeof(msg)) != 0) goto fail;
+    if (parse_rope(m, cfg, d->theta, msg, msglen) != 0) goto fail;
     in->rope_theta = m->rope.theta;
 
-    if (jint(cfg, "bos_token_id", -1, &bos, msg, sizeof(msg))) goto fail;
+    if (jint(cfg, "bos_token_id", -1, &bos, msg, msglen)) goto fail;
     in->bos_id = bos;
     read_eos(json_object_get(cfg, "eos_token_id"), in);
 
-    gen = load_json(dir, "generation_config.json", 0, msg, sizeof(msg));
+    gen = load_json(dir, "generation_config.json", 0, msg, msglen);
     if (gen == NULL && msg[0]) goto fail;
     if (gen) {
-        double x;
+        double x = 0;
         v = json_object_get(gen, "bos_token_id");
         if (json_is_integer(v)) in->bos_id = (int32_t) json_integer_value(v);
         v = json_object_get(gen, "eos_token_id");
         if (json_is_integer(v) || json_is_array(v)) read_eos(v, in);
         if (json_is_number(json_object_get(gen, "temperature"))) {
-            jnum(gen, "temperature", 1.0, &x, msg, sizeof(msg));
+            jnum(gen, "temperature", 1.0, &x, msg, msglen);
             in->has_temperature = 1; in->temperature = x;
         }
         if (json_is_number(json_object_get(gen, "top_p"))) {
-            jnum(gen, "top_p", 1.0, &x, msg, sizeof(msg));
+            jnum(gen, "top_p", 1.0, &x, msg, msglen);
             in->has_top_p = 1; in->top_p = x;
         }
         if (json_is_integer(json_object_get(gen, "top_k"))) {
             in->has_top_k = 1; in->top_k = (int) json_integer_value(json_object_get(gen, "top_k"));
         }
         if (json_is_number(json_object_get(gen, "repetition_penalty"))) {
-            jnum(gen, "repetition_penalty", 1.0, &x, msg, sizeof(msg));
+            jnum(gen, "repetition_penalty", 1.0, &x, msg, msglen);
             in->has_repetition_penalty = 1; in->repetition_penalty = x;
         }
     }
 
-    if (open_files(m, dir, msg, sizeof(msg)) != 0) goto fail;
-    if (bind_all(m, qkv_bias, o_bias, qk_norm, msg, sizeof(msg)) != 0) goto fail;
-    in->dtype = dtype_label(m->embed.type);
     json_decref(cfg);
     json_decref(gen);
-    return m;
+    return 0;
 
 fail:
-    snprintf(err, errlen, "model %s: %s", dir, msg);
     json_decref(cfg);
     json_decref(gen);
-    llm_model_free(m);
-    return NULL;
+    return -1;
+}
+
+llm_model *
+llm_model_load(const char *dir, char *err, size_t errlen)
+{
+    llm_model *m;
+    char msg[512] = "";
+
+    if (errlen) err[0] = '\0';
+    m = calloc(1, sizeof(*m));
+    if (m == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (llm_model_parse_config(m, dir, msg, sizeof(msg)) != 0
+        || open_files(m, dir, msg, sizeof(msg)) != 0
+        || bind_all(m, m->qkv_bias, m->o_bias, m->qk_norm, msg, sizeof(msg)) != 0)
+    {
+        snprintf(err, errlen, "model %s: %s", dir, msg);
+        llm_model_free(m);
+        return NULL;
+    }
+    m->info.dtype = dtype_label(m->embed.type);
+    return m;
 }
 
 void

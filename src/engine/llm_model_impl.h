@@ -46,6 +46,9 @@ struct llm_model {
     char           architecture[64];
     char           model_type[32];
     llm_rope_cfg   rope;
+    int            qkv_bias;   /* q/k/v projections have biases */
+    int            o_bias;     /* o projection has a bias (Llama attention_bias) */
+    int            qk_norm;    /* per-head q/k RMSNorm (Qwen3) */
     llm_mat        embed;
     llm_mat        lm_head;
     float         *final_norm;
@@ -55,6 +58,9 @@ struct llm_model {
     float        **owned;      /* f32 copies made at load */
     int            n_owned, cap_owned;
 };
+
+/* config.json + generation_config.json into m (no tensors); -1 with msg on error */
+int llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen);
 
 /* inv_freq[head_dim/2] and the cos/sin scale for this model's RoPE */
 void llm_rope_inv_freq(const llm_rope_cfg *r, int head_dim, float *inv_freq, float *mscale);

@@ -1,0 +1,55 @@
+/* Streaming read bandwidth over the runtime's compute threads. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/llm_runtime_impl.h"
+
+typedef struct {
+    const llm_kernels *k;
+    const char        *buf;
+    size_t             bytes;
+    uint64_t           sink[256];
+} bw_job;
+
+static void
+bw_task(void *arg, int ith, int nth)
+{
+    bw_job *j = arg;
+    size_t per = j->bytes / (size_t) nth / 4096 * 4096;
+    j->sink[ith & 255] ^= j->k->read_stream(j->buf + per * (size_t) ith, per);
+}
+
+static double
+now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+double
+llm_runtime_read_bandwidth(llm_runtime *rt, size_t bytes)
+{
+    bw_job j;
+    double best = 0, t0, dt;
+    size_t per;
+    int rep;
+
+    memset(&j, 0, sizeof(j));
+    j.k = rt->k;
+    j.bytes = bytes;
+    per = bytes / (size_t) rt->n_threads / 4096 * 4096;
+    if (per == 0) return -1;
+    j.buf = aligned_alloc(4096, bytes / 4096 * 4096 + 4096);
+    if (j.buf == NULL) return -1;
+    memset((void *) j.buf, 0x5a, bytes / 4096 * 4096);
+    for (rep = 0; rep < 5; rep++) {
+        t0 = now_s();
+        llm_pool_run(rt->pool, bw_task, &j);
+        dt = now_s() - t0;
+        if (dt > 0 && per * rt->n_threads / dt > best) best = per * rt->n_threads / dt;
+    }
+    free((void *) j.buf);
+    return best;
+}
