@@ -32,33 +32,38 @@ sub data_of_script {
     return $1;
 }
 
-# Splits data text into raw (unfiltered) blocks.
+# Splits data text into raw (unfiltered) blocks.  A section line is
+# "--- name [filters]" (value on the following lines) or
+# "--- name [filters]: value" (a colon followed by blank space or the end
+# of the line makes it a one-line section).
 sub parse_blocks {
     my ($text) = @_;
+    $text .= "\n" unless $text =~ /\n\z/;
     my @blocks;
-    my @chunks = split /^(?====(?:[ \t]|$))/m, $text;
     my $seq = 0;
-    for my $chunk (@chunks) {
-        next unless $chunk =~ s/\A===[ \t]*([^\n]*)\n?//;
+    for my $hunk ($text =~ /^(===.*?(?=^===|\z))/msg) {
+        $hunk =~ s/\A===[ \t]*(.*)\s+// or next;
         my $name = $1;
         $name =~ s/\s+\z//;
-        my @parts = split /^---[ \t]+(?=\w)/m, $chunk;
+        my @parts = split /^---[ \t]+\(?(\w+)\)?[ \t]*(.*)?\n/m, $hunk;
         my $desc = shift @parts;
-        $desc = '' unless defined $desc;
-        $desc =~ s/\A\s+|\s+\z//g;
+        $desc = $name unless defined $desc && $desc =~ /\S/;
+        $desc =~ s/\s*\z//;
         my $block = Test::Nginx::Lite::Block->new(
-            name => $name,
-            description => length $desc ? "$name\n$desc" : $name,
-            seq_num => ++$seq,
-        );
-        for my $part (@parts) {
-            my ($head, $body) = split /\n/, $part, 2;
-            $body = '' unless defined $body;
-            my ($sect, $filters, $inline) =
-                $head =~ /^(\w+)(?:[ \t]+([^:\n]*?))?[ \t]*(?::[ \t]?(.*?))?[ \t]*\r?$/;
-            croak "bad section line '--- $head' in block '$name'" unless defined $sect;
-            my $raw = defined $inline ? $inline : $body;
-            $block->_add_raw($sect, $raw, [ split ' ', ($filters // '') ]);
+            name => $name, description => $desc, seq_num => ++$seq);
+        while (@parts) {
+            my ($sect, $filters, $value) = splice @parts, 0, 3;
+            $filters = '' unless defined $filters;
+            $value = '' unless defined $value;
+            $filters =~ s/\r\z//;
+            if ($filters =~ /:(\s|\z)/) {
+                croak "block '$name': extra lines are not allowed after '--- $sect: ...'"
+                    if $value =~ /\S/;
+                ($filters, $value) = split /\s*:(?:\s+|\z)/, $filters, 2;
+                $value = '' unless defined $value;
+                $value =~ s/^\s*(.*?)\s*$/$1/;
+            }
+            $block->_add_raw($sect, $value, [ split ' ', $filters ]);
         }
         push @blocks, $block;
     }
@@ -131,6 +136,15 @@ sub _trim { map { my $s = $_; $s =~ s/\A([ \t]*\n)+//; $s =~ s/(?<=\n)\s*\z//; $
 
 sub _apply {
     my ($self, $f, $sect, @val) = @_;
+    # A filter the test script defines itself, as in Test::Base: it gets the
+    # value in @_ and in $_, and may return the result or munge $_.
+    if (defined &{"main::$f"}) {
+        no strict 'refs';
+        local $_ = join '', @val;
+        my @r = &{"main::$f"}(@val);
+        @r = ($_) if !@r || (@r == 1 && defined $r[0] && $r[0] =~ /\A(\d+|)\z/);
+        return @r;
+    }
     if ($f eq 'eval') {
         my $code = join '', @val;
         my $where = "block '" . $self->name . "', section '$sect'";
@@ -146,6 +160,16 @@ sub _apply {
     return [@val] if $f eq 'array';
     return join('', @val) if $f eq 'join';
     return map { MIME::Base64::decode_base64($_) } @val if $f eq 'base64_decode';
+    return map { "$_\n" } @val if $f eq 'unchomp';
+    return map { my $s = $_; $s =~ s/(\\[nrt\\"])/eval qq{"$1"}/ge; $s } @val if $f eq 'escape';
+    if ($f eq 'regexp') {
+        my $re = join '', @val;
+        my $flags = $re =~ /\n.*?\n/s ? 'xism' : '';
+        chomp $re unless $flags;
+        my $qr = eval "qr{$re}$flags";
+        croak "bad regexp in block '" . $self->name . "', section '$sect': $@" if $@;
+        return $qr;
+    }
     croak "unknown filter '$f' in block '" . $self->name . "', section '$sect'";
 }
 
