@@ -452,7 +452,7 @@ sub check_response_headers {
         for my $h (parse_headers(_indexed($name, scalar $block->response_headers, $idx, $need_array))) {
             my ($key, $val) = @$h;
             if (!defined $val) {
-                Test::More::unlike($raw, qr/^\s*\Q$key\E\s*:/ms,
+                Test::More::unlike($raw, qr/^\s*\Q$key\E\s*:/msi,
                                    "$name - header $key not present in the raw headers");
                 next;
             }
@@ -569,6 +569,12 @@ sub check_error_log {
         } else {
             Test::More::pass("$name - pattern \"$p\" does not match a line in error.log (req $rep)");
         }
+    }
+
+    # A crashed worker fails the block even when its answers looked right
+    # (the real module only warns about it).
+    for my $line (grep { /exited on signal \d+/ } @$lines) {
+        Test::More::fail("$name - nginx process crashed: " . _fmt($line));
     }
 
     # Serious messages nobody asked about are worth a warning.
