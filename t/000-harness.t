@@ -16,10 +16,11 @@ $ENV{TEST_NGINX_GREETING} = 'howdy';
 our $BigBody = join '', map { sprintf "line %05d\n", $_ } 1 .. 6000;
 
 repeat_each(2);
+env_to_nginx('TEST_NGINX_GREETING');
 
 # 72 checks per round of blocks (counted in each block's comment), plus
 # the runner self-checks at the end of this file.
-plan tests => repeat_each() * 72 + 23;
+plan tests => repeat_each() * 72 + 26;
 
 log_level('debug');
 no_long_string();
@@ -157,6 +158,24 @@ EOT
     my $oks = () = $tap =~ /^ok /mg;
     is($oks, 9, 'repeat_each(3) sends every request three times');
     is($rc, 0, 'a block without --- config reuses the previous one');
+
+    # TEST_NGINX_LOAD_MODULES becomes load_module lines in the main context.
+    {
+        local $ENV{TEST_NGINX_LOAD_MODULES} = '/nonexistent/ngx_test_a.so';
+        ($tap, $rc) = run_script(<<'EOT', "'no_plan'");
+=== TEST 1: modules are loaded first
+--- config
+--- must_die
+--- error_log eval
+qr{dlopen\(\) "/nonexistent/ngx_test_a\.so" failed .* in \S+nginx\.conf:\d+$}
+EOT
+    }
+    like($tap, qr/^ok 1 - .* die as expected$/m, 'a missing module stops nginx');
+    like($tap, qr/^ok 2 - .* matches a line in error\.log/m, 'load_module comes from TEST_NGINX_LOAD_MODULES');
+
+    open my $in, '<', server_root() . '/conf/nginx.conf' or die "cannot read nginx.conf: $!";
+    my $conf = do { local $/; <$in> };
+    like($conf, qr/^env TEST_NGINX_GREETING;$/m, 'env_to_nginx adds env directives');
 
     node_driver_checks();
 }
