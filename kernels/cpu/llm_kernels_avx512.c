@@ -11,6 +11,9 @@
 
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
+#ifndef PF_AHEAD
+#define PF_AHEAD 256
+#endif
 
 /* ---- loads of 16 weights widened to f32 ---- */
 
@@ -55,6 +58,13 @@ tile(llm_wtype t, const int RB, const int TB, float *y, size_t ldy,
         for (j = 0; j < TB; j++) acc[i][j] = _mm512_setzero_ps();
     }
     for (kk = 0; kk + 16 <= k; kk += 16) {
+        if (TB <= 2) {
+            /* few tokens: memory bound; fetch the next block of rows early */
+#pragma GCC unroll 4
+            for (i = 0; i < RB; i++) {
+                _mm_prefetch((const char *) w + ((size_t) (r + RB + i) * k + kk) * (t == LLM_WT_F32 ? 4 : 2) + PF_AHEAD, _MM_HINT_T0);
+            }
+        }
 #pragma GCC unroll 4
         for (i = 0; i < RB; i++) wv[i] = ld_w(w, t, (size_t) (r + i) * k + kk);
 #pragma GCC unroll 4
