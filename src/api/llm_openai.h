@@ -71,6 +71,9 @@ int llm_openai_chat_stream_finish(llm_openai_chat_stream *s, llm_buf *b,
  * (object "chat.completion.chunk", or "text_completion" for completions). */
 int llm_openai_stream_usage(llm_buf *b, const llm_openai_meta *m,
     const char *object, const llm_usage *usage);
+/* A failure after the stream began: "data: {"error":{...}}\n\n"; follow
+ * it with llm_openai_stream_done. */
+int llm_openai_stream_error(llm_buf *b, const llm_api_error *err);
 /* "data: [DONE]\n\n" */
 int llm_openai_stream_done(llm_buf *b);
 

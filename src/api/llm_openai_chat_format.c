@@ -182,7 +182,7 @@ llm_openai_chat_stream_event(llm_openai_chat_stream *s, llm_buf *b,
     delta = json_object();
     switch (ev->type) {
     case LLM_EV_CONTENT:
-        if (ev->len == 0 && (lp == NULL || lp->n == 0)) {
+        if (ev->len == 0 && !(s->logprobs && lp && lp->n)) {
             json_decref(delta);
             return 0;
         }
@@ -255,6 +255,15 @@ llm_openai_stream_usage(llm_buf *b, const llm_openai_meta *m,
     json_object_set_new(root, "choices", json_array());
     json_object_set_new(root, "usage", llm_openai_usage_json(usage));
     return llm_api_sse(b, NULL, root);
+}
+
+int
+llm_openai_stream_error(llm_buf *b, const llm_api_error *err)
+{
+    llm_buf_puts(b, "data: ");
+    llm_openai_error_json(b, err, NULL);
+    llm_buf_puts(b, "\n\n");
+    return b->failed ? -1 : 0;
 }
 
 int

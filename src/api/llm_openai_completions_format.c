@@ -92,7 +92,7 @@ llm_openai_completion_stream_text(llm_openai_completion_stream *s,
 {
     json_t *lpj = NULL;
 
-    if (s->finished || (len == 0 && (lp == NULL || lp->n == 0))) {
+    if (s->finished || (len == 0 && !(s->logprobs && lp && lp->n))) {
         return 0;
     }
     if (s->logprobs && lp && lp->n) {

@@ -297,11 +297,30 @@ test_stream(void)
 }
 
 static void
+test_stream_error(void)
+{
+    llm_buf       b;
+    llm_api_error err;
+    json_t       *c[2];
+    int           n, done;
+
+    llm_api_error_internal(&err, "running the model");
+    llm_buf_init(&b);
+    ok(llm_openai_stream_error(&b, &err) == 0 && llm_openai_stream_done(&b) == 0, "stream error formats");
+    n = sse_split(b.data, c, 2, &done);
+    ok(n == 1 && done, "one error payload then [DONE]");
+    is_str(GETS(json_object_get(c[0], "error"), "type"), "api_error", "error type in stream");
+    ok(strstr(GETS(json_object_get(c[0], "error"), "message"), "running the model") != NULL, "error message in stream");
+    json_decref(c[0]);
+    llm_buf_free(&b);
+}
+
+static void
 test_errors_models(void)
 {
     llm_buf        b;
     llm_api_error  err;
-    llm_model_info models[2] = { { "qwen", 1700000000, NULL, 8192 }, { "llama", 5, "me", 0 } };
+    llm_api_model_entry models[2] = { { "qwen", 1700000000, NULL, 8192 }, { "llama", 5, "me", 0 } };
     json_t        *root, *e, *m;
 
     llm_api_bad_request(&err, "invalid_value", "messages[2].role", "Invalid value for 'messages[2].role'.");
@@ -372,6 +391,7 @@ main(void)
     test_buf();
     test_response();
     test_stream();
+    test_stream_error();
     test_errors_models();
     return done_testing();
 }
