@@ -20,7 +20,7 @@ env_to_nginx('TEST_NGINX_GREETING');
 
 # 72 checks per round of blocks (counted in each block's comment), plus
 # the runner self-checks at the end of this file.
-plan tests => repeat_each() * 72 + 26;
+plan tests => repeat_each() * 72 + 33;
 
 log_level('debug');
 no_long_string();
@@ -178,6 +178,43 @@ EOT
     like($conf, qr/^env TEST_NGINX_GREETING;$/m, 'env_to_nginx adds env directives');
 
     node_driver_checks();
+    parser_checks();
+}
+
+# The data-section parser on its own (Test::Base's rules).
+sub parser_checks {
+    require Test::Nginx::Lite::Blocks;
+    my $blocks = Test::Nginx::Lite::Blocks::parse_blocks(<<'EOT');
+preamble is ignored
+=== TEST 1: first
+some description
+--- inline:   spaced value   
+--- multi
+line one
+line two
+
+
+--- kept -trim
+
+  two leading blank lines kept
+
+--- listed lines array
+a
+b
+=== TEST 2: second
+--- code eval: 6 * 7
+--- colon: Name: value
+EOT
+    my ($one, $two) = @$blocks;
+    $_->run_filters for @$blocks;
+    is(scalar @$blocks, 2, 'parser: two blocks, preamble ignored');
+    is($one->name . '|' . $one->description, "TEST 1: first|some description",
+       'parser: name and description');
+    is($one->inline, 'spaced value', 'parser: one-line value is trimmed');
+    is($one->multi, "line one\nline two\n", 'parser: trailing blank lines dropped');
+    is($one->kept, "\n  two leading blank lines kept\n\n", 'parser: -trim keeps blank lines');
+    is_deeply($one->listed, ["a\n", "b\n"], 'parser: lines array');
+    is($two->code . '|' . $two->colon, '42|Name: value', 'parser: eval and a colon in the value');
 }
 
 # Test::Nginx::Lite::Node: one nginx, client scripts run as TAP subtests.
