@@ -72,12 +72,19 @@ $ENV{TEST_NGINX_SERVER_ROOT} = $ServRoot;
 my $OwnerPid = $$;
 my ($RawBlocks, $PrevConfig, $RunningConf, $ErrLogPos);
 
+# The Test::More functions Test::Base hands to a script (no more, so a .t
+# that works here also works under the real module).
+my @TestMoreExports = qw(
+    ok is isnt like unlike is_deeply cmp_ok skip todo_skip pass fail
+    eq_array eq_hash eq_set plan can_ok isa_ok diag use_ok $TODO
+);
+
 sub import {
     my ($class, @plan) = @_;
     my $caller = caller;
-    # Like Test::Base: the script also gets Test::More's functions, and any
-    # import arguments ('no_plan', tests => N, skip_all => ...) are the plan.
-    eval "package $caller; Test::More->import(\@plan); 1" or die $@;
+    # Import arguments ('no_plan', tests => N, skip_all => ...) are the plan.
+    eval "package $caller; Test::More->import(import => \\\@TestMoreExports, \@plan); 1"
+        or die $@;
     Exporter::export(__PACKAGE__, $caller, grep { $_ ne 'plan' } @EXPORT);
 }
 
@@ -330,7 +337,7 @@ sub _run_must_die {
     }
 }
 
-# The request(s) of a block as raw bytes (or [bytes, is_raw] pairs).
+# The request(s) of a block as raw HTTP/1.x bytes.
 sub _requests {
     my ($block) = @_;
     my $name = $block->name;
