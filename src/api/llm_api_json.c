@@ -180,11 +180,22 @@ llm_api_opt_number(const json_t *obj, const char *key, const char *param,
     if (!isfinite(d) || (lo_open ? d <= lo : d < lo)
         || (hi_open ? d >= hi : d > hi))
     {
+        if (hi >= 1e300) {               /* no upper bound */
+            return llm_api_bad_request(err, "invalid_value", param,
+                "Invalid value for '%s': expected a number %s %g, but got "
+                "%g.", param, lo_open ? "greater than" : "of at least", lo,
+                d);
+        }
+        if (!lo_open && !hi_open) {
+            return llm_api_bad_request(err, "invalid_value", param,
+                "Invalid value for '%s': expected a number from %g to %g, "
+                "but got %g.", param, lo, hi, d);
+        }
         return llm_api_bad_request(err, "invalid_value", param,
             "Invalid value for '%s': expected a number %s %g and %s %g, "
             "but got %g.", param,
-            lo_open ? "greater than" : "from", lo,
-            hi_open ? "less than" : "up to", hi, d);
+            lo_open ? "greater than" : "at least", lo,
+            hi_open ? "less than" : "at most", hi, d);
     }
     *out = d;
     return 1;

@@ -38,7 +38,8 @@ int llm_api_opt_bool(const json_t *obj, const char *key, const char *param,
     int *out, llm_api_error *err);
 int llm_api_opt_string(const json_t *obj, const char *key, const char *param,
     const char **out, llm_api_error *err);
-/* Number within [lo,hi]; lo_open/hi_open make that end exclusive. */
+/* Number within [lo,hi]; lo_open/hi_open make that end exclusive;
+ * hi >= 1e300 means no upper bound. */
 int llm_api_opt_number(const json_t *obj, const char *key, const char *param,
     double lo, int lo_open, double hi, int hi_open, double *out,
     llm_api_error *err);

@@ -370,7 +370,7 @@ llm_openai_parse_common(const json_t *root, const llm_api_limits *lim,
         req->sampling.min_p = d;
     }
     if ((rc = llm_api_opt_number(root, "repetition_penalty",
-                                 "repetition_penalty", 0, 1, 1e9, 0, &d,
+                                 "repetition_penalty", 0, 1, 1e308, 0, &d,
                                  err)) < 0)
     {
         return -1;

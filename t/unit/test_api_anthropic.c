@@ -57,7 +57,7 @@ static const struct {
     { "{" MT MSG "," TOOL ",\"tool_choice\":{\"type\":\"auto\",\"disable_parallel_tool_use\":1}}", "tool_choice.disable_parallel_tool_use", "expected a boolean" },
     { "{" MT MSG ",\"stop_sequences\":\"x\"}", "stop_sequences", "an array of strings" },
     { "{" MT MSG ",\"stop_sequences\":[\"\"]}", "stop_sequences[0]", "must not be empty" },
-    { "{" MT MSG ",\"temperature\":1.5}", "temperature", "up to 1" },
+    { "{" MT MSG ",\"temperature\":1.5}", "temperature", "from 0 to 1" },
     { "{" MT MSG ",\"top_p\":0}", "top_p", "greater than 0" },
     { "{" MT MSG ",\"top_k\":-1}", "top_k", "at least 0" },
     { "{" MT MSG ",\"metadata\":\"u\"}", "metadata", "expected an object" },

@@ -34,7 +34,7 @@ static const struct {
     { "{\"prompt\":\"x\",\"best_of\":3,\"n\":2}", "best_of", "from 1 to 2" },
     { "{\"prompt\":\"x\",\"best_of\":2,\"n\":3}", "best_of", "only 1 or the value of 'n'" },
     { "{\"prompt\":\"x\",\"max_tokens\":0}", "max_tokens", "at least 1" },
-    { "{\"prompt\":\"x\",\"temperature\":3}", "temperature", "up to 2" },
+    { "{\"prompt\":\"x\",\"temperature\":3}", "temperature", "from 0 to 2, but got 3" },
     { "{\"prompt\":\"x\",\"stop\":[\"\"]}", "stop[0]", "must not be empty" },
     { "{\"prompt\":\"x\",\"stream_options\":{}}", "stream_options", "only allowed when 'stream' is true" },
     { "{\"prompt\":\"x\"", "", "could not parse the JSON body" },
