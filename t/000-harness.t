@@ -18,9 +18,9 @@ our $BigBody = join '', map { sprintf "line %05d\n", $_ } 1 .. 6000;
 repeat_each(2);
 env_to_nginx('TEST_NGINX_GREETING');
 
-# 72 checks per round of blocks (counted in each block's comment), plus
+# 75 checks per round of blocks (counted in each block's comment), plus
 # the runner self-checks at the end of this file.
-plan tests => repeat_each() * 72 + 33;
+plan tests => repeat_each() * 75 + 33;
 
 log_level('debug');
 no_long_string();
@@ -508,7 +508,17 @@ qr/invalid value "maybe" in .*nginx\.conf:\d+/
 
 
 
-=== TEST 21: skipped block never runs
+=== TEST 21: grep_error_log collects what a pattern matched
+# 2 (+1): status, grep_error_log_out
+--- config
+    location = /t { return 200 "ok\n"; }
+--- grep_error_log eval: qr/http request line: "[^"]+"/
+--- grep_error_log_out
+http request line: "GET /t HTTP/1.1"
+
+
+
+=== TEST 22: skipped block never runs
 --- SKIP
 --- config
     location = /t { return 500; }

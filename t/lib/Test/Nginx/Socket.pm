@@ -74,7 +74,7 @@ my ($RawBlocks, $PrevConfig, $RunningConf, $ErrLogPos);
 
 # The Test::More functions Test::Base hands to a script (no more, so a .t
 # that works here also works under the real module).
-my @TestMoreExports = qw(
+our @TestMoreExports = qw(
     ok is isnt like unlike is_deeply cmp_ok skip todo_skip pass fail
     eq_array eq_hash eq_set plan can_ok isa_ok diag use_ok $TODO
 );
@@ -83,7 +83,7 @@ sub import {
     my ($class, @plan) = @_;
     my $caller = caller;
     # Import arguments ('no_plan', tests => N, skip_all => ...) are the plan.
-    eval "package $caller; Test::More->import(import => \\\@TestMoreExports, \@plan); 1"
+    eval "package $caller; Test::More->import(import => \\\@Test::Nginx::Socket::TestMoreExports, \@plan); 1"
         or die $@;
     Exporter::export(__PACKAGE__, $caller, grep { $_ ne 'plan' } @EXPORT);
 }
@@ -557,6 +557,25 @@ sub check_error_log {
     my $want = _patterns(scalar $block->error_log);
     my $dont = _patterns(scalar $block->no_error_log);
     my $lines = error_log_data();
+
+    # --- grep_error_log: what the pattern matched, one line per match.
+    my $grep = $block->grep_error_log;
+    if (defined $grep) {
+        $grep = $grep->[$rep] if ref $grep eq 'ARRAY';
+        my $expected = $block->grep_error_log_out;
+        $expected = $expected->[$rep] if ref $expected eq 'ARRAY';
+        my $got = '';
+        for my $line (@$lines) {
+            my $m = ref $grep ? ($line =~ $grep ? $& : undef)
+                  : (index($line, $grep) >= 0 ? $grep : undef);
+            $got .= "$m\n" if defined $m && $m !~ /\n/;
+        }
+        if (ref $expected eq 'Regexp') {
+            Test::More::like($got, $expected, "$name - grep_error_log_out (req $rep)");
+        } else {
+            Test::More::is($got, $expected, "$name - grep_error_log_out (req $rep)");
+        }
+    }
 
     for my $pat (@$want) {
         if (grep { _matches($_, $pat) } @$lines) {
