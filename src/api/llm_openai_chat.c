@@ -591,7 +591,8 @@ chat_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
         return -1;
     }
     if (top_given) {
-        if (!req->sampling.logprobs) {
+        /* 0 without logprobs is a harmless default some clients send */
+        if (!req->sampling.logprobs && i > 0) {
             return llm_api_bad_request(err, "invalid_value", "top_logprobs",
                 "Invalid value for 'top_logprobs': it requires 'logprobs' "
                 "to be true.");

@@ -303,6 +303,10 @@ test_good(void)
     ok(req.reasoning == 1 && req.tool_choice == LLM_TOOL_CHOICE_REQUIRED && req.max_tokens == 7, "reasoning on, required");
     llm_request_free(&req);
 
+    ok(parse("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"top_logprobs\":0}", &req, &err) == 0
+       && req.sampling.logprobs == 0, "top_logprobs 0 without logprobs is accepted");
+    llm_request_free(&req);
+
     ok(parse("{\"messages\":[{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":{\"k\":1}}}]}]}", &req, &err) == 0,
        "arguments given as an object are accepted");
     llm_request_free(&req);
