@@ -47,6 +47,14 @@ typedef struct {
     void  (*to_f32)(float *y, const void *w, llm_wtype t, int n);
     /* streaming read of n bytes (multiple of 64) returning a value that depends on all */
     uint64_t (*read_stream)(const void *p, size_t n);
+    /*
+     * Attention of one query head over n cached positions:
+     *   s_j = scale * q.k_j,  p = softmax(s),  out = sum_j p_j v_j
+     * k and v point at the first position; consecutive positions are
+     * stride floats apart.  scores holds n floats of scratch.
+     */
+    void  (*attend)(float *out, const float *q, const float *k, const float *v,
+                    size_t stride, int n, int hd, float scale, float *scores);
 } llm_kernels;
 
 const llm_kernels *llm_kernels_scalar(void);

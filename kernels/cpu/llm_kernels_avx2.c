@@ -305,11 +305,23 @@ v_read_stream(const void *p, size_t n)
     return r;
 }
 
+AVX2 static void
+v_attend(float *out, const float *q, const float *k, const float *v,
+    size_t stride, int n, int hd, float scale, float *sc)
+{
+    int j;
+
+    for (j = 0; j < n; j++) sc[j] = v_dot(q, k + (size_t) j * stride, hd) * scale;
+    v_softmax(sc, n);
+    memset(out, 0, (size_t) hd * sizeof(float));
+    for (j = 0; j < n; j++) v_axpy(out, sc[j], v + (size_t) j * stride, hd);
+}
+
 static const llm_kernels avx2_table = {
     "avx2",
     { mm_f32, mm_f16, mm_bf16 },
     v_dot, v_axpy, v_scale, v_rmsnorm, v_softmax, v_silu_mul, v_rope,
-    v_to_f32, v_read_stream
+    v_to_f32, v_read_stream, v_attend
 };
 
 const llm_kernels *

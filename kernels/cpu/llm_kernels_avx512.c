@@ -47,7 +47,7 @@ ld_w_mask(const void *w, llm_wtype t, size_t i, __mmask16 m)
 
 AVX512 INLINE void
 tile(llm_wtype t, const int RB, const int TB, float *y, size_t ldy,
-    const float *x, size_t ldx, const void *w, int k, int r, int tk, int accumulate)
+    const float *x, size_t ldx, const void *w, int k, int r, int tk, int accumulate, int prefetch)
 {
     __m512 acc[4][4], wv[4], xv;
     int i, j, kk;
@@ -58,8 +58,8 @@ tile(llm_wtype t, const int RB, const int TB, float *y, size_t ldy,
         for (j = 0; j < TB; j++) acc[i][j] = _mm512_setzero_ps();
     }
     for (kk = 0; kk + 16 <= k; kk += 16) {
-        if (TB <= 2) {
-            /* few tokens: memory bound; fetch the next block of rows early */
+        if (prefetch) {
+            /* first pass over these rows: memory bound; fetch the next block early */
 #pragma GCC unroll 4
             for (i = 0; i < RB; i++) {
                 _mm_prefetch((const char *) w + ((size_t) (r + RB + i) * k + kk) * (t == LLM_WT_F32 ? 4 : 2) + PF_AHEAD, _MM_HINT_T0);
@@ -110,23 +110,23 @@ matmul_t(llm_wtype t, float *y, size_t ldy, const float *x, size_t ldx,
         te = tb + TOK_BLOCK < n ? tb + TOK_BLOCK : n;
         for (r = r0; r + 4 <= r1; r += 4) {
             for (tk = tb; tk + 4 <= te; tk += 4) {
-                tile(t, 4, 4, y, ldy, x, ldx, w, k, r, tk, acc);
+                tile(t, 4, 4, y, ldy, x, ldx, w, k, r, tk, acc, tk == tb);
             }
             switch (te - tk) {
-            case 3: tile(t, 4, 3, y, ldy, x, ldx, w, k, r, tk, acc); break;
-            case 2: tile(t, 4, 2, y, ldy, x, ldx, w, k, r, tk, acc); break;
-            case 1: tile(t, 4, 1, y, ldy, x, ldx, w, k, r, tk, acc); break;
+            case 3: tile(t, 4, 3, y, ldy, x, ldx, w, k, r, tk, acc, tk == tb); break;
+            case 2: tile(t, 4, 2, y, ldy, x, ldx, w, k, r, tk, acc, tk == tb); break;
+            case 1: tile(t, 4, 1, y, ldy, x, ldx, w, k, r, tk, acc, tk == tb); break;
             default: break;
             }
         }
         for (; r < r1; r++) {
             for (tk = tb; tk + 4 <= te; tk += 4) {
-                tile(t, 1, 4, y, ldy, x, ldx, w, k, r, tk, acc);
+                tile(t, 1, 4, y, ldy, x, ldx, w, k, r, tk, acc, tk == tb);
             }
             switch (te - tk) {
-            case 3: tile(t, 1, 3, y, ldy, x, ldx, w, k, r, tk, acc); break;
-            case 2: tile(t, 1, 2, y, ldy, x, ldx, w, k, r, tk, acc); break;
-            case 1: tile(t, 1, 1, y, ldy, x, ldx, w, k, r, tk, acc); break;
+            case 3: tile(t, 1, 3, y, ldy, x, ldx, w, k, r, tk, acc, tk == tb); break;
+            case 2: tile(t, 1, 2, y, ldy, x, ldx, w, k, r, tk, acc, tk == tb); break;
+            case 1: tile(t, 1, 1, y, ldy, x, ldx, w, k, r, tk, acc, tk == tb); break;
             default: break;
             }
         }
@@ -334,11 +334,23 @@ v_read_stream(const void *p, size_t n)
     return r;
 }
 
+AVX512 static void
+v_attend(float *out, const float *q, const float *k, const float *v,
+    size_t stride, int n, int hd, float scale, float *sc)
+{
+    int j;
+
+    for (j = 0; j < n; j++) sc[j] = v_dot(q, k + (size_t) j * stride, hd) * scale;
+    v_softmax(sc, n);
+    memset(out, 0, (size_t) hd * sizeof(float));
+    for (j = 0; j < n; j++) v_axpy(out, sc[j], v + (size_t) j * stride, hd);
+}
+
 static const llm_kernels avx512_table = {
     "avx512",
     { mm_f32, mm_f16, mm_bf16 },
     v_dot, v_axpy, v_scale, v_rmsnorm, v_softmax, v_silu_mul, v_rope,
-    v_to_f32, v_read_stream
+    v_to_f32, v_read_stream, v_attend
 };
 
 const llm_kernels *

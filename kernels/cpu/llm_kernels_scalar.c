@@ -251,11 +251,23 @@ sc_read_stream(const void *p, size_t n)
     return acc;
 }
 
+static void
+sc_attend(float *out, const float *q, const float *k, const float *v,
+    size_t stride, int n, int hd, float scale, float *sc)
+{
+    int j;
+
+    for (j = 0; j < n; j++) sc[j] = sc_dot(q, k + (size_t) j * stride, hd) * scale;
+    sc_softmax(sc, n);
+    memset(out, 0, (size_t) hd * sizeof(float));
+    for (j = 0; j < n; j++) sc_axpy(out, sc[j], v + (size_t) j * stride, hd);
+}
+
 static const llm_kernels scalar_table = {
     "scalar",
     { sc_matmul_f32, sc_matmul_f16, sc_matmul_bf16 },
     sc_dot, sc_axpy, sc_scale, sc_rmsnorm, sc_softmax, sc_silu_mul, sc_rope,
-    sc_to_f32, sc_read_stream
+    sc_to_f32, sc_read_stream, sc_attend
 };
 
 const llm_kernels *

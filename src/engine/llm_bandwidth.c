@@ -13,7 +13,7 @@ typedef struct {
 } bw_job;
 
 static void
-bw_task(void *arg, int ith, int nth)
+bw_task(void *arg, int ith, int nth, int thread)
 {
     bw_job *j = arg;
     size_t per = j->bytes / (size_t) nth / 4096 * 4096;
@@ -46,7 +46,7 @@ llm_runtime_read_bandwidth(llm_runtime *rt, size_t bytes)
     memset((void *) j.buf, 0x5a, bytes / 4096 * 4096);
     for (rep = 0; rep < 5; rep++) {
         t0 = now_s();
-        llm_pool_run(rt->pool, bw_task, &j);
+        llm_pool_run(rt->pool, bw_task, &j, rt->n_threads);
         dt = now_s() - t0;
         if (dt > 0 && per * rt->n_threads / dt > best) best = per * rt->n_threads / dt;
     }

@@ -14,11 +14,14 @@ typedef struct {
     llm_runtime     *rt;
     const llm_layer *L;
     int              n;          /* tokens in the chunk */
-    const float     *in;         /* lm head: gathered rows */
+    const float     *in;         /* lm head: gathered rows; norm: weight */
     float           *out;
 } llm_step;
 
-/* Row range of thread ith, in multiples of 4 rows so register tiles stay whole. */
+/* Pieces per parallel step: a few per thread so a descheduled thread costs little. */
+#define CHUNKS(rt) ((rt)->n_threads * 4)
+
+/* Row range of chunk ith of nth, in multiples of 4 rows so register tiles stay whole. */
 static void
 split_rows(int rows, int ith, int nth, int *r0, int *r1)
 {
@@ -45,7 +48,7 @@ matmul_part(const llm_kernels *k, const llm_mat *w, float *y, size_t ldy, const 
 }
 
 static void
-task_qkv(void *arg, int ith, int nth)
+task_qkv(void *arg, int ith, int nth, int thread)
 {
     llm_step *s = arg;
     llm_runtime *rt = s->rt;
@@ -57,7 +60,7 @@ task_qkv(void *arg, int ith, int nth)
 }
 
 static void
-task_o(void *arg, int ith, int nth)
+task_o(void *arg, int ith, int nth, int thread)
 {
     llm_step *s = arg;
     llm_runtime *rt = s->rt;
@@ -67,7 +70,7 @@ task_o(void *arg, int ith, int nth)
 }
 
 static void
-task_gate_up(void *arg, int ith, int nth)
+task_gate_up(void *arg, int ith, int nth, int thread)
 {
     llm_step *s = arg;
     llm_runtime *rt = s->rt;
@@ -83,7 +86,7 @@ task_gate_up(void *arg, int ith, int nth)
 }
 
 static void
-task_down(void *arg, int ith, int nth)
+task_down(void *arg, int ith, int nth, int thread)
 {
     llm_step *s = arg;
     llm_runtime *rt = s->rt;
@@ -93,41 +96,35 @@ task_down(void *arg, int ith, int nth)
 }
 
 static void
-task_attention(void *arg, int ith, int nth)
+task_attention(void *arg, int ith, int nth, int thread)
 {
     llm_step *s = arg;
     llm_runtime *rt = s->rt;
     const llm_model_info *in = &rt->m->info;
-    const llm_kernels *k = rt->k;
     int l = (int) (s->L - rt->m->layers);
     int hd = in->head_dim, nh = in->n_heads, group = in->n_heads / in->n_kv_heads;
-    int items = s->n * nh, w0 = (int) ((long long) items * ith / nth);
-    int w1 = (int) ((long long) items * (ith + 1) / nth), wi, j;
-    float *sc = rt->scores + (size_t) ith * rt->n_ctx;
+    int items = s->n * nh, wi;
+    float *sc = rt->scores + (size_t) thread * rt->n_ctx;
     float scale = 1.0f / sqrtf((float) hd);
 
-    for (wi = w0; wi < w1; wi++) {
+    /* interleaved: later positions cost more, so contiguous ranges would be unbalanced */
+    for (wi = ith; wi < items; wi += nth) {
         int t = wi / nh, h = wi % nh, g = h / group;
         int slot = rt->tslot[t], pos = rt->tpos[t], lo = 0;
-        const float *qv = rt->q + (size_t) t * rt->q_dim + (size_t) h * hd;
-        float *out = rt->att + (size_t) t * rt->q_dim + (size_t) h * hd;
 
         if (in->sliding_window > 0 && pos - in->sliding_window + 1 > 0) {
             lo = pos - in->sliding_window + 1;
         }
-        for (j = lo; j <= pos; j++) {
-            sc[j - lo] = k->dot(qv, llm_kv_at(rt, rt->k_cache, l, slot, j) + (size_t) g * hd, hd) * scale;
-        }
-        k->softmax(sc, pos - lo + 1);
-        memset(out, 0, (size_t) hd * sizeof(float));
-        for (j = lo; j <= pos; j++) {
-            k->axpy(out, sc[j - lo], llm_kv_at(rt, rt->v_cache, l, slot, j) + (size_t) g * hd, hd);
-        }
+        rt->k->attend(rt->att + (size_t) t * rt->q_dim + (size_t) h * hd,
+                      rt->q + (size_t) t * rt->q_dim + (size_t) h * hd,
+                      llm_kv_at(rt, rt->k_cache, l, slot, lo) + (size_t) g * hd,
+                      llm_kv_at(rt, rt->v_cache, l, slot, lo) + (size_t) g * hd,
+                      (size_t) rt->kv_dim, pos - lo + 1, hd, scale, sc);
     }
 }
 
 static void
-task_lm_head(void *arg, int ith, int nth)
+task_lm_head(void *arg, int ith, int nth, int thread)
 {
     llm_step *s = arg;
     llm_runtime *rt = s->rt;
@@ -137,16 +134,16 @@ task_lm_head(void *arg, int ith, int nth)
                 s->n, NULL, 0, ith, nth);
 }
 
-/* Per-head RMSNorm (Qwen3), RoPE, then K/V into the cache. */
+/* Per-head RMSNorm (Qwen3), RoPE, then K/V into the cache, for tokens [t0, t1). */
 static void
-rope_and_store(llm_runtime *rt, const llm_layer *L, int l, int n)
+rope_and_store(llm_runtime *rt, const llm_layer *L, int l, int t0, int t1)
 {
     const llm_model_info *in = &rt->m->info;
     const llm_kernels *k = rt->k;
     int hd = in->head_dim, half = hd / 2, t, h;
     float eps = (float) in->rms_norm_eps;
 
-    for (t = 0; t < n; t++) {
+    for (t = t0; t < t1; t++) {
         int pos = rt->tpos[t];
         const float *c = rt->rope_cos + (size_t) pos * half, *sn = rt->rope_sin + (size_t) pos * half;
         float *q = rt->q + (size_t) t * rt->q_dim, *kk = rt->kn + (size_t) t * rt->kv_dim;
@@ -166,12 +163,53 @@ rope_and_store(llm_runtime *rt, const llm_layer *L, int l, int n)
 }
 
 static void
+token_range(int n, int ith, int nth, int *t0, int *t1)
+{
+    *t0 = (int) ((long long) n * ith / nth);
+    *t1 = (int) ((long long) n * (ith + 1) / nth);
+}
+
+static void
+task_rope(void *arg, int ith, int nth, int thread)
+{
+    llm_step *s = arg;
+    int t0, t1;
+    token_range(s->n, ith, nth, &t0, &t1);
+    rope_and_store(s->rt, s->L, (int) (s->L - s->rt->m->layers), t0, t1);
+}
+
+/* xn = rmsnorm(x) with the weight in s->in */
+static void
+task_norm(void *arg, int ith, int nth, int thread)
+{
+    llm_step *s = arg;
+    llm_runtime *rt = s->rt;
+    int H = rt->m->info.hidden, t0, t1, t;
+    token_range(s->n, ith, nth, &t0, &t1);
+    for (t = t0; t < t1; t++) {
+        rt->k->rmsnorm(rt->xn + (size_t) t * H, rt->x + (size_t) t * H, s->in, H, (float) rt->m->info.rms_norm_eps);
+    }
+}
+
+/* Small per-token steps go to the pool only when there are enough tokens to share. */
+#define PAR_TOKENS 8
+
+static void
+run_tokens(llm_runtime *rt, llm_pool_fn fn, llm_step *s)
+{
+    if (s->n >= PAR_TOKENS) {
+        llm_pool_run(rt->pool, fn, s, rt->n_threads * 2);
+    } else {
+        fn(s, 0, 1, 0);
+    }
+}
+
+static void
 run_layers(llm_runtime *rt, int n)
 {
     const llm_model *m = rt->m;
     const llm_model_info *in = &m->info;
     int H = in->hidden, l, t;
-    float eps = (float) in->rms_norm_eps;
     llm_step s;
 
     memset(&s, 0, sizeof(s));
@@ -184,18 +222,16 @@ run_layers(llm_runtime *rt, int n)
     }
     for (l = 0; l < in->n_layers; l++) {
         s.L = &m->layers[l];
-        for (t = 0; t < n; t++) {
-            rt->k->rmsnorm(rt->xn + (size_t) t * H, rt->x + (size_t) t * H, s.L->attn_norm, H, eps);
-        }
-        llm_pool_run(rt->pool, task_qkv, &s);
-        rope_and_store(rt, s.L, l, n);
-        llm_pool_run(rt->pool, task_attention, &s);
-        llm_pool_run(rt->pool, task_o, &s);
-        for (t = 0; t < n; t++) {
-            rt->k->rmsnorm(rt->xn + (size_t) t * H, rt->x + (size_t) t * H, s.L->ffn_norm, H, eps);
-        }
-        llm_pool_run(rt->pool, task_gate_up, &s);
-        llm_pool_run(rt->pool, task_down, &s);
+        s.in = s.L->attn_norm;
+        run_tokens(rt, task_norm, &s);
+        llm_pool_run(rt->pool, task_qkv, &s, CHUNKS(rt));
+        run_tokens(rt, task_rope, &s);
+        llm_pool_run(rt->pool, task_attention, &s, CHUNKS(rt));
+        llm_pool_run(rt->pool, task_o, &s, CHUNKS(rt));
+        s.in = s.L->ffn_norm;
+        run_tokens(rt, task_norm, &s);
+        llm_pool_run(rt->pool, task_gate_up, &s, CHUNKS(rt));
+        llm_pool_run(rt->pool, task_down, &s, CHUNKS(rt));
     }
 }
 
@@ -294,7 +330,7 @@ llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items, char *err
                 s.n = cnt;
                 s.in = rt->rows + (size_t) first_row * H;
                 s.out = rt->logits + (size_t) first_row * in->n_vocab;
-                llm_pool_run(rt->pool, task_lm_head, &s);
+                llm_pool_run(rt->pool, task_lm_head, &s, CHUNKS(rt));
                 first_row += cnt;
             }
         }

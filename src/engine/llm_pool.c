@@ -1,6 +1,10 @@
-/* Compute thread pool: generation counter + spin, then condition variable. */
-#include <errno.h>
+/*
+ * Compute thread pool.  One 64-bit ticket holds the job generation, its
+ * number of chunks and the next unclaimed chunk, so a claim (compare and
+ * swap) can only succeed for the job it was read from.
+ */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -9,7 +13,12 @@
 
 #include "engine/llm_pool.h"
 
-#define SPIN_ROUNDS 200000
+#define SPIN_ROUNDS  100000     /* worker: pauses before sleeping */
+#define YIELD_AFTER  2000       /* caller: pauses before yielding the core */
+
+#define T_GEN(t)   ((t) >> 40)
+#define T_N(t)     (((t) >> 20) & 0xfffff)
+#define T_NEXT(t)  ((t) & 0xfffff)
 
 typedef struct {
     llm_pool  *pool;
@@ -18,17 +27,18 @@ typedef struct {
 } llm_pool_worker;
 
 struct llm_pool {
-    int                n;
-    llm_pool_worker   *workers;       /* n - 1 threads; the caller is thread 0 */
-    int                started;
-    llm_pool_fn        fn;
-    void              *arg;
-    atomic_uint_fast64_t gen;         /* bumped once per run */
-    atomic_int         done;          /* workers finished with this run */
-    atomic_int         sleeping;
-    atomic_int         quit;
-    pthread_mutex_t    mu;
-    pthread_cond_t     cv;
+    int                 n;
+    llm_pool_worker    *workers;      /* [1, n) are threads; the caller is 0 */
+    int                 started;
+    llm_pool_fn         fn;
+    void               *arg;
+    atomic_uint_fast64_t ticket;
+    atomic_int          done;
+    atomic_int          sleeping;
+    atomic_int          quit;
+    uint64_t            gen;
+    pthread_mutex_t     mu;
+    pthread_cond_t      cv;
 };
 
 static inline void
@@ -39,32 +49,46 @@ cpu_relax(void)
 #endif
 }
 
+/* Claim and run chunks of the job whose ticket generation is gen. */
+static void
+work(llm_pool *p, uint64_t gen, int ith)
+{
+    for ( ;; ) {
+        uint64_t t = atomic_load(&p->ticket);
+        if (T_GEN(t) != gen || T_NEXT(t) >= T_N(t)) return;
+        if (atomic_compare_exchange_weak(&p->ticket, &t, t + 1)) {
+            p->fn(p->arg, (int) T_NEXT(t), (int) T_N(t), ith);
+            atomic_fetch_add(&p->done, 1);
+        }
+    }
+}
+
 static void *
 worker_main(void *a)
 {
     llm_pool_worker *w = a;
     llm_pool *p = w->pool;
-    uint64_t seen = 0;
+    uint64_t seen = 0, g;
     int i;
 
     for ( ;; ) {
         for (i = 0; i < SPIN_ROUNDS; i++) {
-            if (atomic_load(&p->gen) != seen || atomic_load(&p->quit)) break;
+            if (T_GEN(atomic_load(&p->ticket)) != seen || atomic_load(&p->quit)) break;
             cpu_relax();
         }
-        if (atomic_load(&p->gen) == seen && !atomic_load(&p->quit)) {
+        if (T_GEN(atomic_load(&p->ticket)) == seen && !atomic_load(&p->quit)) {
             pthread_mutex_lock(&p->mu);
             atomic_fetch_add(&p->sleeping, 1);
-            while (atomic_load(&p->gen) == seen && !atomic_load(&p->quit)) {
+            while (T_GEN(atomic_load(&p->ticket)) == seen && !atomic_load(&p->quit)) {
                 pthread_cond_wait(&p->cv, &p->mu);
             }
             atomic_fetch_sub(&p->sleeping, 1);
             pthread_mutex_unlock(&p->mu);
         }
         if (atomic_load(&p->quit)) break;
-        seen = atomic_load(&p->gen);
-        p->fn(p->arg, w->ith, p->n);
-        atomic_fetch_add(&p->done, 1);
+        g = T_GEN(atomic_load(&p->ticket));
+        work(p, g, w->ith);
+        seen = g;
     }
     return NULL;
 }
@@ -130,23 +154,30 @@ llm_pool_size(const llm_pool *p)
 }
 
 void
-llm_pool_run(llm_pool *p, llm_pool_fn fn, void *arg)
+llm_pool_run(llm_pool *p, llm_pool_fn fn, void *arg, int n_chunks)
 {
-    if (p->n == 1) {
-        fn(arg, 0, 1);
+    int i;
+
+    if (n_chunks <= 0) return;
+    if (n_chunks > LLM_POOL_MAX_CHUNKS) n_chunks = LLM_POOL_MAX_CHUNKS;
+    if (p->n == 1 || n_chunks == 1) {
+        for (i = 0; i < n_chunks; i++) fn(arg, i, n_chunks, 0);
         return;
     }
     p->fn = fn;
     p->arg = arg;
+    p->gen = (p->gen + 1) & 0xffffff;
+    if (p->gen == 0) p->gen = 1;          /* 0 is what idle workers have seen */
     atomic_store(&p->done, 0);
-    atomic_fetch_add(&p->gen, 1);
+    atomic_store(&p->ticket, (p->gen << 40) | ((uint64_t) n_chunks << 20));
     if (atomic_load(&p->sleeping) > 0) {
         pthread_mutex_lock(&p->mu);
         pthread_cond_broadcast(&p->cv);
         pthread_mutex_unlock(&p->mu);
     }
-    fn(arg, 0, p->n);
-    while (atomic_load(&p->done) < p->n - 1) {
-        cpu_relax();
+    work(p, p->gen, 0);
+    for (i = 0; atomic_load(&p->done) < n_chunks; i++) {
+        if (i < YIELD_AFTER) cpu_relax();
+        else sched_yield();
     }
 }

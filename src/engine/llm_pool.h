@@ -1,8 +1,9 @@
 /*
- * Fixed pool of compute threads for one runtime.  llm_pool_run calls
- * fn(arg, ith, nth) on every thread (the caller is thread 0) and returns when
- * all are done.  Workers spin briefly between runs (a forward pass issues a
- * few hundred runs back to back), then sleep on a condition variable.
+ * Fixed pool of compute threads for one runtime.  llm_pool_run splits a job
+ * into n_chunks pieces that the threads (the caller included) claim one at a
+ * time, so a thread that the OS descheduled (other processes on the same
+ * cores) delays the job by at most one chunk.  Workers spin briefly between
+ * jobs (a forward pass issues a few hundred back to back), then sleep.
  */
 #ifndef LLM_POOL_H
 #define LLM_POOL_H
@@ -10,11 +11,14 @@
 #include <stddef.h>
 
 typedef struct llm_pool llm_pool;
-typedef void (*llm_pool_fn)(void *arg, int ith, int nth);
+/* chunk in [0, n_chunks); thread in [0, pool size) indexes per-thread scratch */
+typedef void (*llm_pool_fn)(void *arg, int chunk, int n_chunks, int thread);
+
+#define LLM_POOL_MAX_CHUNKS 4096
 
 llm_pool *llm_pool_create(int n_threads, char *err, size_t errlen);
 void llm_pool_free(llm_pool *p);
 int llm_pool_size(const llm_pool *p);
-void llm_pool_run(llm_pool *p, llm_pool_fn fn, void *arg);
+void llm_pool_run(llm_pool *p, llm_pool_fn fn, void *arg, int n_chunks);
 
 #endif

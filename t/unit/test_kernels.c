@@ -152,6 +152,27 @@ check_table(const llm_kernels *ref, const llm_kernels *k)
         ok(e_cvt == 0, "%s widening to f32 is exact (%.2g)", k->name, e_cvt);
     }
     {
+        /* attention of one head: odd lengths, strided cache rows */
+        static const int lens[][2] = { { 1, 64 }, { 7, 64 }, { 33, 128 }, { 100, 16 }, { 257, 80 } };
+        float worst = 0;
+        size_t i;
+        for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+            int n = lens[i][0], hd = lens[i][1];
+            size_t stride = (size_t) hd * 3;
+            float *q = malloc(hd * 4), *kc = malloc(stride * n * 4), *vc = malloc(stride * n * 4);
+            float *o0 = malloc(hd * 4), *o1 = malloc(hd * 4), *sc = malloc(n * 4);
+            fill(q, hd, 1.0f); fill(kc, stride * n, 1.0f); fill(vc, stride * n, 1.0f);
+            ref->attend(o0, q, kc + hd, vc + hd, stride, n, hd, 0.125f, sc);
+            k->attend(o1, q, kc + hd, vc + hd, stride, n, hd, 0.125f, sc);
+            {
+                float e = max_rel_err(o1, o0, hd);
+                if (!(e <= worst)) worst = e;
+            }
+            free(q); free(kc); free(vc); free(o0); free(o1); free(sc);
+        }
+        ok(worst < 1e-5f, "%s attend (%.2g)", k->name, worst);
+    }
+    {
         size_t n = 1 << 16;
         uint64_t *buf = malloc(n);
         size_t i;
