@@ -54,6 +54,13 @@ void llm_chat_free(llm_chat *chat);
 int llm_chat_render(const llm_chat *chat, const llm_request *req,
                     char **prompt, size_t *len, char *err, size_t errlen);
 
+/*
+ * on (default 1): describe tools in a system prompt when the template does
+ * not read `tools`; 0 renders exactly what transformers would (tools unused).
+ * Call once after load, before sharing the adapter.
+ */
+void llm_chat_set_tool_prompt(llm_chat *chat, int on);
+
 /* Template text (the default one), for parser auto-selection. */
 const char *llm_chat_source(const llm_chat *chat);
 

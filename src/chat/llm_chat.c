@@ -1,0 +1,328 @@
+/*
+ * Chat adapter: the model's chat template, compiled at load, rendered per
+ * request with the variables transformers passes to chat templates.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "chat/llm_chat.h"
+#include "chat/llm_jinja.h"
+
+#define ERR(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); } while (0)
+
+struct llm_chat {
+    llm_jinja *tmpl;          /* "default" template */
+    llm_jinja *tool_tmpl;     /* "tool_use" template, NULL if none */
+    char      *source;
+    char      *bos, *eos;
+    int        uses_tools;    /* template reads `tools` */
+    int        tool_prompt;   /* describe tools ourselves when the template does not */
+};
+
+static char *
+dupz(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    char  *d = malloc(n + 1);
+    if (d) {
+        if (n) memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+static char *
+read_file(const char *path)
+{
+    FILE  *f = fopen(path, "rb");
+    char  *buf;
+    long   n;
+
+    if (f == NULL) return NULL;
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return NULL;
+    }
+    buf = malloc((size_t) n + 1);
+    if (buf && fread(buf, 1, (size_t) n, f) != (size_t) n) {
+        free(buf);
+        buf = NULL;
+    }
+    if (buf) buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static char *
+token_string(json_t *cfg, const char *key)
+{
+    json_t *v = json_object_get(cfg, key);
+
+    if (json_is_object(v)) v = json_object_get(v, "content");
+    return json_is_string(v) ? dupz(json_string_value(v)) : NULL;
+}
+
+static llm_jinja *
+compile(const char *src, const char *what, char *err, size_t errlen)
+{
+    char       e[512];
+    llm_jinja *t = llm_jinja_compile(src, strlen(src), LLM_JINJA_HF, e, sizeof(e));
+
+    if (t == NULL) ERR("chat template%s%s: %s", what ? " " : "", what ? what : "", e);
+    return t;
+}
+
+static llm_chat *
+make(const char *source, const char *tool_source, const char *bos, const char *eos, char *err, size_t errlen)
+{
+    llm_chat *c = calloc(1, sizeof(*c));
+
+    if (c == NULL) {
+        ERR("out of memory");
+        return NULL;
+    }
+    c->source = dupz(source);
+    c->bos = dupz(bos ? bos : "");
+    c->eos = dupz(eos ? eos : "");
+    c->tmpl = compile(source, NULL, err, errlen);
+    if (c->tmpl && tool_source) c->tool_tmpl = compile(tool_source, "'tool_use'", err, errlen);
+    if (c->source == NULL || c->bos == NULL || c->eos == NULL || c->tmpl == NULL || (tool_source && c->tool_tmpl == NULL)) {
+        llm_chat_free(c);
+        return NULL;
+    }
+    c->uses_tools = llm_jinja_uses_var(c->tmpl, "tools");
+    c->tool_prompt = 1;
+    return c;
+}
+
+llm_chat *
+llm_chat_from_template(const char *source, const char *bos_token, const char *eos_token,
+                       char *err, size_t errlen)
+{
+    return make(source, NULL, bos_token, eos_token, err, errlen);
+}
+
+llm_chat *
+llm_chat_load(const char *model_dir, const llm_tokenizer *tok, char *err, size_t errlen)
+{
+    char         path[4096];
+    json_t      *cfg, *ct;
+    json_error_t je;
+    const char  *src = NULL, *tool_src = NULL;
+    char        *file_src = NULL, *bos, *eos;
+    llm_chat    *c;
+
+    snprintf(path, sizeof(path), "%s/tokenizer_config.json", model_dir);
+    cfg = json_load_file(path, JSON_DECODE_INT_AS_REAL, &je);
+    if (cfg == NULL) {
+        FILE *f = fopen(path, "r");
+        if (f) {
+            fclose(f);
+            ERR("%s: %s (line %d)", path, je.text, je.line);
+            return NULL;
+        }
+    }
+    ct = json_object_get(cfg, "chat_template");
+    if (json_is_string(ct)) {
+        src = json_string_value(ct);
+    } else if (json_is_array(ct)) {
+        size_t  i;
+        json_t *e;
+        json_array_foreach(ct, i, e) {
+            const char *name = json_string_value(json_object_get(e, "name"));
+            const char *t = json_string_value(json_object_get(e, "template"));
+            if (name && t && strcmp(name, "default") == 0) src = t;
+            if (name && t && strcmp(name, "tool_use") == 0) tool_src = t;
+        }
+        if (src == NULL && tool_src == NULL && json_array_size(ct)) {
+            src = json_string_value(json_object_get(json_array_get(ct, 0), "template"));
+        }
+        if (src == NULL) src = tool_src;
+    }
+    if (src == NULL) {
+        snprintf(path, sizeof(path), "%s/chat_template.jinja", model_dir);
+        file_src = read_file(path);
+        src = file_src;
+    }
+    if (src == NULL) {
+        ERR("%s: no chat template (tokenizer_config.json chat_template or chat_template.jinja)", model_dir);
+        json_decref(cfg);
+        return NULL;
+    }
+    bos = token_string(cfg, "bos_token");
+    eos = token_string(cfg, "eos_token");
+    if (bos == NULL && tok && llm_tokenizer_bos(tok)) bos = dupz(llm_tokenizer_bos(tok));
+    if (eos == NULL && tok && llm_tokenizer_eos(tok)) eos = dupz(llm_tokenizer_eos(tok));
+    c = make(src, tool_src && tool_src != src ? tool_src : NULL, bos, eos, err, errlen);
+    free(bos);
+    free(eos);
+    free(file_src);
+    json_decref(cfg);
+    return c;
+}
+
+void
+llm_chat_free(llm_chat *c)
+{
+    if (c == NULL) return;
+    llm_jinja_free(c->tmpl);
+    llm_jinja_free(c->tool_tmpl);
+    free(c->source);
+    free(c->bos);
+    free(c->eos);
+    free(c);
+}
+
+const char *llm_chat_source(const llm_chat *c) { return c->source; }
+const char *llm_chat_bos(const llm_chat *c) { return c->bos; }
+const char *llm_chat_eos(const llm_chat *c) { return c->eos; }
+int llm_chat_template_has_tools(const llm_chat *c) { return c->uses_tools; }
+void llm_chat_set_tool_prompt(llm_chat *c, int on) { c->tool_prompt = on; }
+
+/* Tool descriptions for templates that do not render tools themselves (Hermes-style calls). */
+static char *
+tools_prompt(json_t *tools)
+{
+    static const char head[] =
+        "# Tools\n\n"
+        "You can call the functions described inside <tools></tools> below.\n"
+        "<tools>";
+    static const char tail[] =
+        "\n</tools>\n\n"
+        "To call a function, answer with one <tool_call></tool_call> block per call, each holding a JSON "
+        "object with the function name and its arguments:\n"
+        "<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>";
+    size_t  i, len = sizeof(head) + sizeof(tail);
+    json_t *t;
+    char  **parts = calloc(json_array_size(tools) + 1, sizeof(char *));
+    char   *out, *p;
+
+    if (parts == NULL) return NULL;
+    json_array_foreach(tools, i, t) {
+        parts[i] = json_dumps(t, JSON_ENCODE_ANY | JSON_PRESERVE_ORDER);
+        len += (parts[i] ? strlen(parts[i]) : 0) + 1;
+    }
+    out = malloc(len);
+    if (out != NULL) {
+        p = out;
+        memcpy(p, head, sizeof(head) - 1);
+        p += sizeof(head) - 1;
+        for (i = 0; i < json_array_size(tools); i++) {
+            *p++ = '\n';
+            if (parts[i]) {
+                memcpy(p, parts[i], strlen(parts[i]));
+                p += strlen(parts[i]);
+            }
+        }
+        memcpy(p, tail, sizeof(tail));
+    }
+    for (i = 0; i < json_array_size(tools); i++) free(parts[i]);
+    free(parts);
+    return out;
+}
+
+/* messages with the tools prompt merged into (or put before) the first system message */
+static json_t *
+messages_with_tools(json_t *messages, json_t *tools)
+{
+    char   *tp = tools_prompt(tools);
+    json_t *out, *first = json_array_get(messages, 0), *sys;
+    size_t  i;
+
+    if (tp == NULL) return NULL;
+    out = json_array();
+    if (first && json_is_object(first)
+        && json_is_string(json_object_get(first, "role"))
+        && strcmp(json_string_value(json_object_get(first, "role")), "system") == 0
+        && json_is_string(json_object_get(first, "content")))
+    {
+        const char *c = json_string_value(json_object_get(first, "content"));
+        size_t      cl = strlen(c), tl = strlen(tp);
+        char       *merged = malloc(cl + tl + 3);
+        if (merged == NULL) { free(tp); json_decref(out); return NULL; }
+        memcpy(merged, c, cl);
+        memcpy(merged + cl, "\n\n", 2);
+        memcpy(merged + cl + 2, tp, tl + 1);
+        sys = json_copy(first);
+        json_object_set_new(sys, "content", json_string(merged));
+        free(merged);
+        json_array_append_new(out, sys);
+        i = 1;
+    } else {
+        json_array_append_new(out, json_pack("{s:s, s:s}", "role", "system", "content", tp));
+        i = 0;
+    }
+    for (; i < json_array_size(messages); i++) json_array_append(out, json_array_get(messages, i));
+    free(tp);
+    return out;
+}
+
+int
+llm_chat_render(const llm_chat *c, const llm_request *req, char **prompt, size_t *len,
+                char *err, size_t errlen)
+{
+    json_t     *ctx = json_object(), *msgs;
+    int         deliver_tools, rc;
+    const char *k;
+    json_t     *v;
+    llm_jinja  *t = c->tmpl;
+    char        e[1024];
+
+    *prompt = NULL;
+    *len = 0;
+    if (ctx == NULL) {
+        ERR("out of memory");
+        return LLM_CHAT_ERR_INTERNAL;
+    }
+    deliver_tools = req->tools && json_is_array(req->tools) && json_array_size(req->tools) > 0
+                    && req->tool_choice != LLM_TOOL_CHOICE_NONE;
+    msgs = req->messages ? json_incref(req->messages) : json_array();
+    if (deliver_tools && c->tool_prompt && !c->uses_tools && !(c->tool_tmpl && llm_jinja_uses_var(c->tool_tmpl, "tools"))) {
+        json_t *m = messages_with_tools(msgs, req->tools);
+        json_decref(msgs);
+        msgs = m;
+        if (msgs == NULL) {
+            json_decref(ctx);
+            ERR("out of memory");
+            return LLM_CHAT_ERR_INTERNAL;
+        }
+    } else if (deliver_tools) {
+        json_object_set(ctx, "tools", req->tools);
+        if (c->tool_tmpl) t = c->tool_tmpl;
+    }
+    json_object_set_new(ctx, "messages", msgs);
+    json_object_set_new(ctx, "add_generation_prompt", json_boolean(req->add_generation_prompt));
+    json_object_set_new(ctx, "bos_token", json_string(c->bos));
+    json_object_set_new(ctx, "eos_token", json_string(c->eos));
+    if (req->reasoning >= 0) json_object_set_new(ctx, "enable_thinking", json_boolean(req->reasoning));
+    if (json_is_object(req->template_kwargs)) {
+        json_object_foreach(req->template_kwargs, k, v) json_object_set(ctx, k, v);
+    }
+    rc = llm_jinja_render(t, ctx, prompt, len, e, sizeof(e));
+    json_decref(ctx);
+    if (rc == LLM_JINJA_OK) return LLM_CHAT_OK;
+    ERR("%s", e);
+    if (rc == LLM_JINJA_ERROR && strstr(e, "out of memory")) return LLM_CHAT_ERR_INTERNAL;
+    return LLM_CHAT_ERR_REQUEST;
+}
+
+int
+llm_chat_prompt_opens_think(const char *prompt, size_t len)
+{
+    size_t i, last_open = (size_t) -1;
+
+    if (len < 7) return 0;
+    for (i = len - 7 + 1; i-- > 0; ) {
+        if (memcmp(prompt + i, "<think>", 7) == 0) {
+            last_open = i;
+            break;
+        }
+    }
+    if (last_open == (size_t) -1) return 0;
+    for (i = last_open + 7; i + 8 <= len; i++) {
+        if (memcmp(prompt + i, "</think>", 8) == 0) return 0;
+    }
+    return 1;
+}

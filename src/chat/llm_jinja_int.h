@@ -1,0 +1,137 @@
+/* Internal types of the Jinja interpreter: tokens, syntax tree, render state. */
+#ifndef LLM_JINJA_INT_H
+#define LLM_JINJA_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "chat/llm_jinja.h"
+
+/* ---- tokens ---- */
+typedef enum {
+    JT_TEXT, JT_VAR_BEGIN, JT_VAR_END, JT_BLOCK_BEGIN, JT_BLOCK_END,
+    JT_NAME, JT_STRING, JT_INT, JT_FLOAT, JT_OP, JT_EOF
+} llm_jtok_kind;
+
+typedef struct {
+    llm_jtok_kind kind;
+    int           line;
+    char         *s;       /* text, name, string value (decoded), operator */
+    size_t        len;
+    long long     ival;
+    double        fval;
+} llm_jtok;
+
+int  llm_jinja_lex(const char *src, size_t n, int flags, llm_jtok **toks, size_t *ntoks,
+                   char *err, size_t errlen);
+void llm_jinja_free_tokens(llm_jtok *t, size_t n);
+
+/* ---- syntax tree ---- */
+typedef enum {
+    /* expressions */
+    JN_LIT, JN_NAME, JN_ATTR, JN_ITEM, JN_SLICE, JN_CALL, JN_FILTER, JN_TEST,
+    JN_NEG, JN_POS, JN_NOT, JN_AND, JN_OR, JN_BIN, JN_CMP, JN_COND, JN_LIST, JN_DICT, JN_TUPLE,
+    /* statements */
+    JN_TEXT, JN_OUT, JN_IF, JN_FOR, JN_SET, JN_SET_ATTR, JN_SET_BLOCK, JN_MACRO, JN_CALLBLOCK,
+    JN_FILTERBLOCK, JN_BREAK, JN_CONTINUE, JN_BODY
+} llm_jnode_kind;
+
+typedef struct llm_jnode llm_jnode;
+
+typedef struct {
+    llm_jnode **v;
+    size_t      n, cap;
+} llm_jnodes;
+
+struct llm_jnode {
+    llm_jnode_kind kind;
+    int            line;
+    int            op;        /* operator for JN_BIN / JN_CMP, negate for JN_TEST */
+    char          *name;      /* NAME, ATTR, FILTER, TEST, SET target, MACRO, SET_ATTR attribute */
+    json_t        *lit;       /* JN_LIT; JN_TEXT text */
+    llm_jnode     *a, *b, *c; /* children: operands, if cond, for iterable/filter, slice parts */
+    llm_jnodes     args;      /* call/filter/test args, list items, dict keys, for targets(NAME nodes), macro params */
+    llm_jnodes     kwvals;    /* dict values, keyword-argument values, macro defaults (NULL = none) */
+    char         **kwnames;   /* keyword names (n = kwvals.n) */
+    llm_jnodes     body;      /* statement bodies */
+    llm_jnodes     orelse;    /* else / elif chain */
+};
+
+/* binary / compare operators */
+enum {
+    JOP_ADD = 1, JOP_SUB, JOP_MUL, JOP_DIV, JOP_FDIV, JOP_MOD, JOP_POW, JOP_CONCAT,
+    JOP_EQ, JOP_NE, JOP_LT, JOP_LE, JOP_GT, JOP_GE, JOP_IN, JOP_NOTIN
+};
+
+struct llm_jinja {
+    llm_jnode *root;          /* JN_BODY */
+    char     **names;         /* global names the template reads */
+    size_t     n_names;
+};
+
+llm_jnode *llm_jinja_parse(llm_jtok *toks, size_t n, char ***names, size_t *n_names,
+                           char *err, size_t errlen);
+void       llm_jnode_free(llm_jnode *n);
+
+/* ---- render state ---- */
+typedef struct {
+    char  *p;
+    size_t n, cap;
+} llm_jbuf;
+
+int llm_jbuf_add(llm_jbuf *b, const char *s, size_t n);
+
+typedef struct {
+    json_t   **frames;        /* scopes, innermost last; frames[0] = template globals */
+    size_t     n_frames, cap_frames;
+    json_t    *ctx;           /* caller's context (read-only) */
+    json_t   **objs;          /* namespaces and macros we created: may be mutated/called */
+    llm_jnode **obj_node;     /* macro node or NULL for a namespace */
+    size_t     n_objs, cap_objs;
+    llm_jnodes *caller_body;  /* body of the enclosing {% call %} */
+    int        failed;        /* LLM_JINJA_ERROR / LLM_JINJA_RAISED when set */
+    int        brk, cont;     /* loop control */
+    int        depth;
+    char      *err;
+    size_t     errlen;
+} llm_jstate;
+
+int  llm_jfail(llm_jstate *st, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* values (llm_jinja_value.c); NULL is Jinja's undefined */
+int     llm_jv_truthy(json_t *v);
+int     llm_jv_str(json_t *v, llm_jbuf *out);           /* Python str() */
+int     llm_jv_repr(json_t *v, llm_jbuf *out);          /* Python repr() */
+int     llm_jv_tojson(json_t *v, int indent, const char *item_sep, const char *key_sep,
+                      int sort_keys, int level, llm_jbuf *out);
+int     llm_jv_equal(json_t *a, json_t *b);
+int     llm_jv_compare(json_t *a, json_t *b, int *res);   /* -1/0/1; fails on mixed types */
+long    llm_jv_strlen(json_t *s);                          /* characters */
+const char *llm_jv_type(json_t *v);                        /* Python type name for messages */
+int     llm_jv_is_number(json_t *v);
+double  llm_jv_num(json_t *v);
+json_t *llm_jv_str_n(const char *s, size_t n);
+
+/* evaluation (llm_jinja_eval.c) */
+json_t *llm_jeval(llm_jstate *st, llm_jnode *e);
+int     llm_jexec(llm_jstate *st, llm_jnodes *body, llm_jbuf *out);
+json_t *llm_jcall_macro(llm_jstate *st, llm_jnode *macro, llm_jnode *call, json_t **args, size_t nargs,
+                        char **kwn, json_t **kwv, size_t nkw, llm_jnodes *caller);
+
+/* builtins (llm_jinja_builtins.c) */
+int     llm_jinja_known_filter(const char *name);
+int     llm_jinja_known_test(const char *name);
+int     llm_jinja_known_method(const char *name);
+int     llm_jinja_known_global(const char *name);
+json_t *llm_jfilter(llm_jstate *st, int line, const char *name, json_t *v, json_t **args, size_t nargs,
+                    char **kwn, json_t **kwv, size_t nkw);
+int     llm_jtest(llm_jstate *st, int line, const char *name, json_t *v, json_t **args, size_t nargs);
+json_t *llm_jmethod(llm_jstate *st, int line, json_t *obj, const char *name, json_t **args, size_t nargs,
+                    char **kwn, json_t **kwv, size_t nkw);
+json_t *llm_jglobal_call(llm_jstate *st, int line, const char *name, json_t **args, size_t nargs,
+                         char **kwn, json_t **kwv, size_t nkw);
+json_t *llm_jgetattr(llm_jstate *st, int line, json_t *obj, const char *name);
+json_t *llm_jgetitem(llm_jstate *st, int line, json_t *obj, json_t *key);
+
+#endif
