@@ -97,7 +97,9 @@ void llm_pb_call_args(llm_pbase *b, const char *s, size_t n);
 void llm_pb_tail(llm_pbase *b, const char *s, size_t n);
 /* End the current call (TOOL_END; "{}" first when no args were sent). */
 void llm_pb_call_end(llm_pbase *b);
-/* JSON-schema "type" of a parameter of the active call's tool, or NULL. */
+/* JSON-schema "type" of a parameter of the active call's tool, or NULL.
+ * ["string", "null"] gives LLM_TYPE_STRING_OR_NULL. */
+#define LLM_TYPE_STRING_OR_NULL "string|null"
 const char *llm_pb_param_type(llm_pbase *b, const char *param);
 /* 1 if the name is one of the request's tools. */
 int  llm_pb_known_tool(const llm_pbase *b, const char *name);
@@ -178,6 +180,27 @@ int  llm_jcall_put(llm_jcall *j, char c);
 /* Cut off or broken: complete the active call, or release its text as
  * content when it never became a call. */
 void llm_jcall_finish(llm_jcall *j);
+
+/* ---- arguments given as key/value text (qwen3_coder, glm4) ---- */
+
+typedef struct {
+    llm_pbase  *pb;
+    int         nkeys;       /* keys written so far */
+    int         strip_nl;    /* drop one leading and one trailing newline */
+    int         try_json;    /* values of unknown type: JSON if they parse */
+    int         in_val, is_str, first, nl_held;
+    const char *type;
+    llm_pbuf    key, val, tmp;
+} llm_xargs;
+
+void llm_xargs_init(llm_xargs *x, llm_pbase *pb, int strip_nl, int try_json);
+void llm_xargs_free(llm_xargs *x);
+/* A value for `key` starts: strings stream, typed values are buffered. */
+void llm_xargs_begin(llm_xargs *x, const char *key, size_t n);
+void llm_xargs_bytes(llm_xargs *x, const char *s, size_t n);
+void llm_xargs_end(llm_xargs *x);
+/* End of the call's arguments: an open value ends, "}" is written. */
+void llm_xargs_close(llm_xargs *x);
 
 /* ---- the families (registry in llm_parser_registry.c) ---- */
 

@@ -10,12 +10,20 @@
 
 static const llm_parser_def *const tool_parsers[] = {
     &llm_parser_hermes,
+    &llm_parser_llama3_json,
+    &llm_parser_mistral,
+    &llm_parser_qwen3_coder,
+    &llm_parser_glm4,
+    &llm_parser_deepseek_v3,
+    &llm_parser_harmony,
+    &llm_parser_pythonic,
     NULL
 };
 
 static const llm_parser_def *const reasoning_parsers[] = {
     &llm_parser_think,
     &llm_parser_think_mistral,
+    &llm_parser_harmony,
     NULL
 };
 
@@ -50,13 +58,14 @@ llm_reasoning_parser_find(const char *id)
 const char *
 llm_tool_parser_ids(void)
 {
-    return "auto, none, hermes";
+    return "auto, none, hermes, llama3_json, mistral, qwen3_coder, glm4, "
+           "deepseek_v3, harmony, pythonic";
 }
 
 const char *
 llm_reasoning_parser_ids(void)
 {
-    return "auto, none, think, mistral";
+    return "auto, none, think, mistral, harmony";
 }
 
 /* ---- auto-selection ---- */

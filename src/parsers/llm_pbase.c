@@ -242,11 +242,24 @@ llm_pb_param_type(llm_pbase *b, const char *param)
     if (json_is_array(type)) {       /* ["integer", "null"]: first non-null */
         size_t        i;
         const json_t *t;
+        const char   *first = NULL;
+        int           nullable = 0;
 
         json_array_foreach(type, i, t) {
-            if (json_is_string(t) && strcmp(json_string_value(t), "null")) {
-                return json_string_value(t);
+            if (!json_is_string(t)) {
+                continue;
             }
+            if (strcmp(json_string_value(t), "null") == 0) {
+                nullable = 1;
+            } else if (first == NULL) {
+                first = json_string_value(t);
+            }
+        }
+        if (first && nullable && strcmp(first, "string") == 0) {
+            return LLM_TYPE_STRING_OR_NULL;
+        }
+        if (first) {
+            return first;
         }
     }
     if (json_is_object(p) && (json_object_get(p, "properties")

@@ -16,6 +16,18 @@
 
 #define TP_MAXCALLS 8
 
+/* tools used by most cases */
+#define TP_TOOLS "[" \
+  "{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"parameters\":" \
+  "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}," \
+  "\"days\":{\"type\":\"integer\"}}}}}," \
+  "{\"type\":\"function\",\"function\":{\"name\":\"run_code\",\"parameters\":" \
+  "{\"type\":\"object\",\"properties\":{\"code\":{\"type\":\"string\"}}}}}," \
+  "{\"type\":\"function\",\"function\":{\"name\":\"set_config\",\"parameters\":" \
+  "{\"type\":\"object\",\"properties\":{\"enabled\":{\"type\":\"boolean\"}," \
+  "\"ratio\":{\"type\":\"number\"},\"tags\":{\"type\":\"array\"}," \
+  "\"meta\":{\"type\":\"object\"},\"note\":{\"type\":[\"string\",\"null\"]}}}}}]"
+
 typedef struct {
     const char *name;
     const char *tool;          /* tool parser id or NULL */

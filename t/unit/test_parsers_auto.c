@@ -1,0 +1,97 @@
+/* Parser auto-selection from template text, special tokens, model_type. */
+#include "tap.h"
+#include "parsers/llm_parser.h"
+
+static int
+tok_set(void *ctx, const char *tok)
+{
+    const char *const *t;
+
+    for (t = ctx; *t; t++) {
+        if (strcmp(*t, tok) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+typedef struct {
+    const char *name, *tmpl, *model_type;
+    const char *tokens[4];
+    const char *tool, *reasoning;
+} auto_case;
+
+static const auto_case cases[] = {
+    { "qwen3", "{%- if tools %}<tools>{{ tool | tojson }}</tools>... <tool_call>\\n{\"name\": "
+      "<function-name>, \"arguments\": <args-json-object>}\\n</tool_call>{{ tool_call.arguments | tojson }}"
+      "{%- if enable_thinking is defined and enable_thinking is false %}<think>\\n\\n</think>", "qwen3",
+      { NULL }, "hermes", "think" },
+    { "qwen2.5", "<tool_call>\\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\\n</tool_call>",
+      "qwen2", { NULL }, "hermes", NULL },
+    { "qwen3-coder", "<tool_call>\\n<function=example_function_name>\\n<parameter=example_parameter_1>",
+      "qwen3_moe", { NULL }, "qwen3_coder", NULL },
+    { "llama3.1", "{{- \"<|python_tag|>\" + tool_call.name + \".call(\" }}<|eot_id|>", "llama",
+      { NULL }, "llama3_json", NULL },
+    { "llama3.2 json", "<|start_header_id|>Given the following functions, respond with a JSON for a "
+      "function call with its proper arguments ... {\"name\": function name, \"parameters\": dictionary}"
+      "<|eot_id|>", "llama", { NULL }, "llama3_json", NULL },
+    { "llama4 pythonic", "[func_name1(params_name1=params_value1, params_name2=params_value2...), func_name2(params)]",
+      "llama4", { NULL }, "pythonic", NULL },
+    { "mistral", "[AVAILABLE_TOOLS]{{ tools|tojson }}[/AVAILABLE_TOOLS]{{ \"[TOOL_CALLS]\" }}", "mistral",
+      { NULL }, "mistral", NULL },
+    { "magistral", "[SYSTEM_PROMPT]...[THINK]...[/THINK]...[TOOL_CALLS]", "mistral", { NULL },
+      "mistral", "mistral" },
+    { "glm4.5", "<tool_call>{{ tc.name }}\\n{% for k, v in _args.items() %}<arg_key>{{ k }}</arg_key>"
+      "<arg_value>{{ v }}</arg_value>{% endfor %}</tool_call>{{ '<think></think>' }}", "glm4_moe",
+      { NULL }, "glm4", "think" },
+    { "deepseek r1", "<｜Assistant｜><｜tool▁calls▁begin｜><｜tool▁call▁begin｜>' + tool['type'] + "
+      "'<｜tool▁sep｜>'<think>\\n", "deepseek_v3", { NULL }, "deepseek_v3", "think" },
+    { "gpt-oss", "<|start|>assistant<|channel|>final<|message|>", "gpt_oss", { NULL }, "harmony", "harmony" },
+    { "gpt-oss by model_type only", NULL, "gpt_oss", { NULL }, "harmony", "harmony" },
+    { "tokens only: [TOOL_CALLS]", "{{ messages }}", "mistral", { "[TOOL_CALLS]", NULL }, "mistral", NULL },
+    { "tokens only: <think>", "{{ messages }}", "qwen3", { "<think>", "</think>", NULL }, "hermes", "think" },
+    { "nothing known", "{% for m in messages %}{{ m.content }}{% endfor %}", "gemma3", { NULL },
+      "hermes", NULL },
+    { "no template at all", NULL, NULL, { NULL }, "hermes", NULL },
+};
+
+int
+main(void)
+{
+    size_t      i;
+    char        why[256];
+    const char *tid, *rid;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const auto_case *c = &cases[i];
+
+        why[0] = '\0';
+        llm_parsers_auto(c->tmpl, c->model_type, tok_set, (void *) c->tokens,
+                         &tid, &rid, why, sizeof(why));
+        is_str(tid, c->tool, "%s: tool parser", c->name);
+        if (c->reasoning) {
+            is_str(rid, c->reasoning, "%s: reasoning parser", c->name);
+        } else {
+            ok(rid == NULL, "%s: no reasoning parser (%s)", c->name, rid ? rid : "none");
+        }
+        ok(strstr(why, tid) != NULL, "%s: why names it: %s", c->name, why);
+        ok(llm_tool_parser_find(tid) != NULL, "%s: chosen id is registered", c->name);
+    }
+
+    /* every registered id is listed and found */
+    {
+        const char *ids[] = { "hermes", "llama3_json", "mistral", "qwen3_coder", "glm4",
+                              "deepseek_v3", "harmony", "pythonic", NULL };
+        for (i = 0; ids[i]; i++) {
+            ok(llm_tool_parser_find(ids[i]) != NULL && strstr(llm_tool_parser_ids(), ids[i]),
+               "tool parser %s registered and listed", ids[i]);
+            ok(llm_tool_parser_find(ids[i])->markers != NULL, "%s lists its markers", ids[i]);
+        }
+        ok(llm_reasoning_parser_find("harmony") != NULL, "harmony is a reasoning parser too");
+        ok(llm_reasoning_parser_find("hermes") == NULL, "hermes is not");
+        ok(strstr(llm_reasoning_parser_ids(), "think") != NULL, "reasoning ids listed");
+    }
+    is_int(llm_reasoning_starts_open("mistral", "[INST]q[/INST][THINK]", 21), 1, "[THINK] opens");
+    is_int(llm_reasoning_starts_open(NULL, "<think>", 7), 0, "no reasoning parser");
+    return done_testing();
+}
