@@ -13,7 +13,7 @@ typedef struct {
 } bw_job;
 
 static void
-bw_task(void *arg, int ith, int nth, int thread)
+bw_task(void *arg, int ith, int nth, int thread __attribute__((unused)))
 {
     bw_job *j = arg;
     size_t per = j->bytes / (size_t) nth / 4096 * 4096;

@@ -48,7 +48,7 @@ matmul_part(const llm_kernels *k, const llm_mat *w, float *y, size_t ldy, const 
 }
 
 static void
-task_qkv(void *arg, int ith, int nth, int thread)
+task_qkv(void *arg, int ith, int nth, int thread __attribute__((unused)))
 {
     llm_step *s = arg;
     llm_runtime *rt = s->rt;
@@ -60,7 +60,7 @@ task_qkv(void *arg, int ith, int nth, int thread)
 }
 
 static void
-task_o(void *arg, int ith, int nth, int thread)
+task_o(void *arg, int ith, int nth, int thread __attribute__((unused)))
 {
     llm_step *s = arg;
     llm_runtime *rt = s->rt;
@@ -70,7 +70,7 @@ task_o(void *arg, int ith, int nth, int thread)
 }
 
 static void
-task_gate_up(void *arg, int ith, int nth, int thread)
+task_gate_up(void *arg, int ith, int nth, int thread __attribute__((unused)))
 {
     llm_step *s = arg;
     llm_runtime *rt = s->rt;
@@ -86,7 +86,7 @@ task_gate_up(void *arg, int ith, int nth, int thread)
 }
 
 static void
-task_down(void *arg, int ith, int nth, int thread)
+task_down(void *arg, int ith, int nth, int thread __attribute__((unused)))
 {
     llm_step *s = arg;
     llm_runtime *rt = s->rt;
@@ -124,7 +124,7 @@ task_attention(void *arg, int ith, int nth, int thread)
 }
 
 static void
-task_lm_head(void *arg, int ith, int nth, int thread)
+task_lm_head(void *arg, int ith, int nth, int thread __attribute__((unused)))
 {
     llm_step *s = arg;
     llm_runtime *rt = s->rt;
@@ -170,7 +170,7 @@ token_range(int n, int ith, int nth, int *t0, int *t1)
 }
 
 static void
-task_rope(void *arg, int ith, int nth, int thread)
+task_rope(void *arg, int ith, int nth, int thread __attribute__((unused)))
 {
     llm_step *s = arg;
     int t0, t1;
@@ -180,7 +180,7 @@ task_rope(void *arg, int ith, int nth, int thread)
 
 /* xn = rmsnorm(x) with the weight in s->in */
 static void
-task_norm(void *arg, int ith, int nth, int thread)
+task_norm(void *arg, int ith, int nth, int thread __attribute__((unused)))
 {
     llm_step *s = arg;
     llm_runtime *rt = s->rt;
