@@ -61,6 +61,7 @@ struct ngx_http_llm_gen_s {
     llm_anthropic_meta              ameta;
 
     llm_buf                         out;            /* pending stream bytes */
+    ngx_int_t                       sent;           /* an early error's rc */
     ngx_uint_t                      finished:1;
     ngx_uint_t                      header_sent:1;
 };
@@ -208,8 +209,13 @@ ngx_http_llm_emit(void *data, const llm_event *ev)
 }
 
 
+
 /* ---- building the prompt ---- */
 
+/*
+ * The prompt as token ids: NGX_OK; NGX_DECLINED when a client error was
+ * answered already (see g->sent); an HTTP status for internal failures.
+ */
 static ngx_int_t
 ngx_http_llm_prompt(ngx_http_llm_gen_t *g, int32_t **ids, size_t *n_ids,
     int *starts_in_reasoning)
@@ -234,11 +240,13 @@ ngx_http_llm_prompt(ngx_http_llm_gen_t *g, int32_t **ids, size_t *n_ids,
                     >= (size_t) llm_model_get_info(m->model)->n_vocab)
                 {
                     free(*ids);
-                    return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST,
-                               NULL, "prompt", "invalid_value",
-                               "prompt token %D is outside the vocabulary "
-                               "(0..%d).", req->prompt_ids[i],
-                               llm_model_get_info(m->model)->n_vocab - 1);
+                    g->sent = ngx_http_llm_send_error(r,
+                                  NGX_HTTP_BAD_REQUEST, NULL, "prompt",
+                                  "invalid_value", "prompt token %D is "
+                                  "outside the vocabulary (0..%d).",
+                                  req->prompt_ids[i],
+                                  llm_model_get_info(m->model)->n_vocab - 1);
+                    return NGX_DECLINED;
                 }
                 (*ids)[i] = req->prompt_ids[i];
             }
@@ -279,16 +287,18 @@ ngx_http_llm_prompt(ngx_http_llm_gen_t *g, int32_t **ids, size_t *n_ids,
 
     rc = llm_chat_render(m->chat, req, &prompt, &len, err, sizeof(err));
     if (rc == LLM_CHAT_ERR_REQUEST) {
-        return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
-                                       "messages", "invalid_request",
-                                       "%s", err);
+        g->sent = ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
+                                          "messages", "invalid_request",
+                                          "%s", err);
+        return NGX_DECLINED;
     }
     if (rc != LLM_CHAT_OK) {
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
                       "llm: chat template of \"%V\": %s", &m->alias, err);
-        return ngx_http_llm_send_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR, NULL,
-                                       NULL, NULL,
-                                       "The chat template failed: %s", err);
+        g->sent = ngx_http_llm_send_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
+                                          NULL, NULL, NULL,
+                                          "The chat template failed: %s", err);
+        return NGX_DECLINED;
     }
 
     *starts_in_reasoning = m->reasoning_parser
@@ -302,11 +312,12 @@ ngx_http_llm_prompt(ngx_http_llm_gen_t *g, int32_t **ids, size_t *n_ids,
 
 no_tokenizer:
 
-    return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL, NULL,
-                                   "unsupported",
-                                   "Model '%V' has no tokenizer and chat "
-                                   "template; send a completions prompt as "
-                                   "token ids.", &m->alias);
+    g->sent = ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL, NULL,
+                                      "unsupported",
+                                      "Model '%V' has no tokenizer and chat "
+                                      "template; send a completions prompt as "
+                                      "token ids.", &m->alias);
+    return NGX_DECLINED;
 }
 
 
@@ -399,6 +410,9 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
 
     ids = NULL;
     rc = ngx_http_llm_prompt(g, &ids, &n_prompt, &starts_in_reasoning);
+    if (rc == NGX_DECLINED) {
+        return g->sent;
+    }
     if (rc != NGX_OK) {
         return rc;
     }
@@ -637,9 +651,7 @@ ngx_http_llm_stream_error(ngx_http_llm_gen_t *g, const char *error)
         return;
     }
 
-    llm_buf_puts(&g->out, "data: ");
-    llm_openai_error_json(&g->out, &err, NULL);
-    llm_buf_puts(&g->out, "\n\n");
+    llm_openai_stream_error(&g->out, &err);
     llm_openai_stream_done(&g->out);
 }
 
@@ -707,7 +719,12 @@ ngx_http_llm_finish_request(ngx_http_llm_gen_t *g, const char *error)
     for (i = 0; i < g->n_choices; i++) {
         ch = &g->choices[i];
         results[i] = ch->result;
-        results[i].usage = usage;
+        results[i].usage.prompt_tokens = usage.prompt_tokens;
+        results[i].usage.cached_tokens = usage.cached_tokens;
+        if (g->req->return_token_ids && ch->seq) {
+            results[i].token_ids = ch->seq->gen;
+            results[i].n_token_ids = ch->seq->n_gen;
+        }
         lpl[i].tokens = ch->lps;
         lpl[i].n = ch->n_lps;
     }

@@ -133,14 +133,12 @@ ngx_http_llm_model_load_engine(ngx_conf_t *cf, ngx_http_llm_model_t *m)
     ngx_conf_log_error(NGX_LOG_NOTICE, cf, 0,
                        "llm_model \"%V\": %s %s, %uL parameters, %s, "
                        "%uL MiB of weights, context %ui (trained %d), "
-                       "parallel %ui, threads %ui; tool parser %s, "
-                       "reasoning parser %s (%s)",
+                       "parallel %ui, threads %ui; %s",
                        &m->alias, info->architecture, path,
                        (uint64_t) info->n_params, info->dtype,
                        (uint64_t) (info->weight_bytes >> 20),
                        m->context_length, info->max_position_embeddings,
-                       m->parallel, m->threads, tool,
-                       reasoning ? reasoning : "none", why);
+                       m->parallel, m->threads, why);
 
     return NGX_CONF_OK;
 }

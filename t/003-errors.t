@@ -122,6 +122,6 @@ POST /v1/messages
 location = /v1/chat/completions { llm_api chat; }
 --- request
 POST /v1/chat/completions
-{"model": 42, "messages": []}
+{"model": 42, "messages": [{"role": "user", "content": "hi"}]}
 --- error_code: 400
 --- response_body_like: "param":"model"

@@ -18,6 +18,23 @@ llm_openai_usage_json(const llm_usage *u)
     return o;
 }
 
+void
+llm_openai_choice_token_ids(json_t *choice, const llm_result *r)
+{
+    size_t   i;
+    json_t  *ids;
+
+    if (r->token_ids == NULL) {
+        return;
+    }
+
+    ids = json_array();
+    for (i = 0; i < r->n_token_ids; i++) {
+        json_array_append_new(ids, json_integer(r->token_ids[i]));
+    }
+    json_object_set_new(choice, "token_ids", ids);
+}
+
 llm_usage
 llm_openai_total_usage(const llm_result *choices, size_t n)
 {
@@ -110,6 +127,7 @@ llm_openai_chat_response(llm_buf *b, const llm_openai_meta *m,
             ? llm_openai_chat_logprobs(m, &logprobs[i]) : json_null());
         json_object_set_new(ch, "finish_reason",
                             finish_json(choices[i].finish));
+        llm_openai_choice_token_ids(ch, &choices[i]);
         json_array_append_new(arr, ch);
     }
     json_object_set_new(root, "choices", arr);

@@ -320,6 +320,14 @@ llm_openai_parse_common(const json_t *root, const llm_api_limits *lim,
     if (llm_api_opt_string(root, "user", "user", &s, err) < 0) {
         return -1;
     }
+    if ((rc = llm_api_opt_bool(root, "return_token_ids", "return_token_ids",
+                               &b, err)) < 0)
+    {
+        return -1;
+    }
+    if (rc) {
+        req->return_token_ids = b;
+    }
 
     if ((rc = llm_api_opt_bool(root, "stream", "stream", &b, err)) < 0) {
         return -1;

@@ -23,7 +23,7 @@ llm_openai_completion_response(llm_buf *b, const llm_openai_meta *m,
     const llm_result *choices, size_t n, const llm_logprobs_list *logprobs,
     const char *echo, size_t echo_len)
 {
-    json_t    *root, *arr, *lp;
+    json_t    *root, *arr, *lp, *ch;
     llm_buf    text;
     llm_usage  u;
     size_t     i;
@@ -46,8 +46,9 @@ llm_openai_completion_response(llm_buf *b, const llm_openai_meta *m,
             offset = echo ? (long) echo_len : 0;
             lp = llm_openai_legacy_logprobs(m, &logprobs[i], &offset);
         }
-        json_array_append_new(arr, choice_json(text.data, text.len, (int) i,
-                                               lp, choices[i].finish));
+        ch = choice_json(text.data, text.len, (int) i, lp, choices[i].finish);
+        llm_openai_choice_token_ids(ch, &choices[i]);
+        json_array_append_new(arr, ch);
     }
     rc = text.failed ? -1 : 0;
     llm_buf_free(&text);

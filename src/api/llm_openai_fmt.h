@@ -26,4 +26,7 @@ json_t *llm_openai_chat_logprobs(const llm_openai_meta *m,
 json_t *llm_openai_legacy_logprobs(const llm_openai_meta *m,
     const llm_logprobs_list *lp, long *offset);
 
+/* Adds "token_ids" to a choice when the result carries them. */
+void llm_openai_choice_token_ids(json_t *choice, const llm_result *r);
+
 #endif

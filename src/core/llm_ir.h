@@ -84,6 +84,7 @@ typedef struct {
     int            include_usage;  /* stream_options.include_usage */
     json_t        *response_format;
     json_t        *metadata;       /* echoed nowhere; accepted */
+    int            return_token_ids;  /* extension: choices[].token_ids */
 } llm_request;
 
 void llm_request_init(llm_request *r);
@@ -154,6 +155,8 @@ typedef struct {
     llm_finish     finish;
     char          *stop_sequence;  /* the stop string that matched, if any */
     llm_usage      usage;
+    const int32_t *token_ids;      /* generated ids when requested; borrowed */
+    size_t         n_token_ids;
 } llm_result;
 
 void llm_result_free(llm_result *r);
