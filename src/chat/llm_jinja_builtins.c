@@ -956,7 +956,7 @@ llm_jfilter(llm_jstate *st, int line, const char *name, json_t *v, json_t **args
         json_t *m = arg(args, nargs, 1, kwn, kwv, nkw, "method");
         double  p = pow(10, pr ? llm_jv_num(pr) : 0), x = llm_jv_num(v) * p;
         const char *meth = m && json_is_string(m) ? json_string_value(m) : "common";
-        x = !strcmp(meth, "floor") ? floor(x) : !strcmp(meth, "ceil") ? ceil(x) : (x < 0 ? -floor(-x + 0.5) : floor(x + 0.5));
+        x = !strcmp(meth, "floor") ? floor(x) : !strcmp(meth, "ceil") ? ceil(x) : rint(x);   /* Python round(): ties to even */
         return json_real(x / p);
     }
     /* string filters */

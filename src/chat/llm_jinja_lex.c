@@ -121,6 +121,11 @@ llm_jinja_lex(const char *s, size_t n, int flags, llm_jtok **toks, size_t *ntoks
     int    lstrip_next = 0;   /* previous tag ended with '-': strip leading whitespace */
     int    trim_next = 0;     /* previous block/comment tag: drop one newline (trim_blocks) */
 
+    /* Jinja drops one trailing newline of the template (keep_trailing_newline off) */
+    if (n > 0 && s[n - 1] == '\n') {
+        n--;
+        if (n > 0 && s[n - 1] == '\r') n--;
+    }
     while (pos <= n) {
         size_t k = pos, text_end, tag;
         char   kind = 0;

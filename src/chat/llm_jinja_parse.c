@@ -454,8 +454,9 @@ parse_filter_expr(parser *p, llm_jnode *n)
     return n;
 }
 
+/* unary minus binds tighter than filters: -x|abs is abs(-x) */
 static llm_jnode *
-parse_unary(parser *p)
+parse_unary_f(parser *p, int with_filter)
 {
     llm_jtok  *t = cur(p);
     llm_jnode *n;
@@ -464,12 +465,18 @@ parse_unary(parser *p)
         advance(p);
         n = node(p, is_op(t, "-") ? JN_NEG : JN_POS, t->line);
         if (n == NULL) return NULL;
-        n->a = parse_unary(p);
+        n->a = parse_unary_f(p, 0);
         if (n->a == NULL) { llm_jnode_free(n); return NULL; }
-        return parse_filter_expr(p, n);
+    } else {
+        n = parse_postfix(p, parse_primary(p));
     }
-    n = parse_postfix(p, parse_primary(p));
-    return parse_filter_expr(p, n);
+    return with_filter ? parse_filter_expr(p, n) : n;
+}
+
+static llm_jnode *
+parse_unary(parser *p)
+{
+    return parse_unary_f(p, 1);
 }
 
 static llm_jnode *
@@ -887,7 +894,9 @@ parse_body(parser *p, const char *const *ends, llm_jnodes *out, const char *open
 
         if (t->kind == JT_EOF) {
             if (ends && ends[0]) {
-                perr(p, open_line, "'%s' block is never closed (expected '%s')", opener, ends[0]);
+                size_t last = 0;
+                while (ends[last + 1]) last++;
+                perr(p, open_line, "'%s' block is never closed (expected '%s')", opener, ends[last]);
                 return -1;
             }
             return 0;
