@@ -59,7 +59,7 @@ def encode_convs(tok, convs, max_len):
         if len(ids) > max_len:
             dropped += 1
             continue
-        examples.append((ids, mask))
+        examples.append((ids, [t if m else -100 for t, m in zip(ids, mask)]))
     return examples, dropped
 
 
@@ -156,7 +156,7 @@ def main():
     convs = make_segments("train", a.n_train, a.seed, a.procs)
     examples, dropped = encode_convs(tok, convs, a.max_len)
     n_tok = sum(len(e[0]) for e in examples)
-    n_lab = sum(sum(e[1]) for e in examples)
+    n_lab = sum(sum(1 for t in e[1] if t != -100) for e in examples)
     print("data: %d examples (%d dropped), %d tokens, %d trained tokens, %.1fs"
           % (len(examples), dropped, n_tok, n_lab, time.time() - t0), flush=True)
 
@@ -183,18 +183,19 @@ def main():
     pad = tok.token_to_id("<|endoftext|>")
     losses, t_train, seen = [], time.time(), 0
     model.train()
-    for step in range(a.steps):
+    step, steps_planned = 0, a.steps
+    while step < a.steps:
         if bi == len(batches):
             batches, bi, epoch = make_batches(examples, a.batch_tokens, rng), 0, epoch + 1
         idx = batches[bi]
         bi += 1
-        L = max(len(examples[i][0]) for i in idx)
+        L = (max(len(examples[i][0]) for i in idx) + 63) // 64 * 64  # fewer distinct shapes
         ids = torch.full((len(idx), L), pad, dtype=torch.long)
         lab = torch.full((len(idx), L), -100, dtype=torch.long)
         for r, i in enumerate(idx):
-            seq, mask = examples[i]
+            seq, labels = examples[i]
             ids[r, :len(seq)] = torch.tensor(seq)
-            lab[r, :len(seq)] = torch.tensor([t if m else -100 for t, m in zip(seq, mask)])
+            lab[r, :len(seq)] = torch.tensor(labels)
         ids, lab = ids.to(dev, non_blocking=True), lab.to(dev, non_blocking=True)
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
@@ -206,9 +207,16 @@ def main():
         opt.step()
         opt.zero_grad(set_to_none=True)
         seen += ids.numel()
+        if a.max_seconds and step == 40:
+            # fit the run into the time given: shorten the schedule once, early
+            per = (time.time() - t_train) / (step + 1)
+            if per * a.steps > a.max_seconds:
+                a.steps = int(a.max_seconds / per * 0.95)
+                print("schedule shortened to %d steps (%.3fs/step)" % (a.steps, per), flush=True)
         if a.max_seconds and time.time() - t_train > a.max_seconds:
             print("stopping at step %d: --max-seconds reached" % step, flush=True)
             losses.append((step, loss.item()))
+            step += 1
             break
         if step % 50 == 0 or step == a.steps - 1:
             lv = loss.item()
@@ -216,11 +224,12 @@ def main():
             el = time.time() - t_train
             print("step %5d  epoch %d  loss %.4f  lr %.2e  %.0f tok/s  %.0fs"
                   % (step, epoch, lv, lr_at(step), seen / max(el, 1e-9), el), flush=True)
+        step += 1
 
     train_s = time.time() - t_train
     print("loss curve (step: loss):", ", ".join("%d: %.3f" % sl for sl in
                                                  losses[::max(1, len(losses) // 10)] + [losses[-1]]))
-    steps_done = step + 1
+    steps_done = step
     print("training: %d steps, %.1f epochs over the data, %.0fs on the GPU loop, %.0fs total"
           % (steps_done, epoch + bi / max(1, len(batches)), train_s, time.time() - t0), flush=True)
 
@@ -229,7 +238,7 @@ def main():
     model.generation_config.eos_token_id = [tok.token_to_id("<|im_end|>"), pad]
     model.save_pretrained(a.out, max_shard_size="12MB")
     write_generation_config(a.out, tok)
-    summary = {"steps": steps_done, "steps_planned": a.steps, "seed": a.seed, "n_train_conversations": a.n_train,
+    summary = {"steps": steps_done, "steps_planned": steps_planned, "steps_scheduled": a.steps, "seed": a.seed, "n_train_conversations": a.n_train,
                "examples": len(examples), "tokens": n_tok, "trained_tokens": n_lab,
                "parameters": n_params, "train_seconds": round(train_s, 1),
                "final_loss": losses[-1][1], "loss_curve": losses}
