@@ -62,6 +62,8 @@ struct ngx_http_llm_gen_s {
 
     llm_buf                         out;            /* pending stream bytes */
     ngx_int_t                       sent;           /* an early error's rc */
+    ngx_chain_t                    *free;           /* recycled output bufs */
+    ngx_chain_t                    *busy;
     ngx_uint_t                      finished:1;
     ngx_uint_t                      header_sent:1;
 };
@@ -83,47 +85,55 @@ ngx_http_llm_token_bytes(void *ctx, int32_t id, char *out, size_t cap)
 }
 
 
-/* Sends what the formatters produced; last = the response is complete. */
+/*
+ * Sends what the formatters produced; last = the response is complete.
+ * Buffers are recycled once the output chain has sent them, so a long
+ * stream does not grow the request pool with every step.
+ */
 static ngx_int_t
 ngx_http_llm_send_pending(ngx_http_llm_gen_t *g, ngx_uint_t last)
 {
+    size_t               size;
     ngx_int_t            rc;
     ngx_buf_t           *b;
-    ngx_chain_t          out;
+    ngx_chain_t         *cl;
     ngx_http_request_t  *r = g->r;
 
     if (g->out.len == 0 && !last) {
         return NGX_OK;
     }
 
-    b = ngx_calloc_buf(r->pool);
-    if (b == NULL) {
+    cl = ngx_chain_get_free_buf(r->pool, &g->free);
+    if (cl == NULL) {
         return NGX_ERROR;
     }
+    b = cl->buf;
 
-    if (g->out.len) {
-        b->pos = ngx_pnalloc(r->pool, g->out.len);
-        if (b->pos == NULL) {
+    if ((size_t) (b->end - b->start) < g->out.len) {
+        size = ngx_max(g->out.len, 4096);
+        b->start = ngx_palloc(r->pool, size);
+        if (b->start == NULL) {
             return NGX_ERROR;
         }
-        ngx_memcpy(b->pos, g->out.data, g->out.len);
-        b->last = b->pos + g->out.len;
-        b->memory = 1;
-        llm_buf_reset(&g->out);
+        b->end = b->start + size;
     }
 
+    b->pos = b->start;
+    b->last = b->start;
+    if (g->out.len) {
+        b->last = ngx_cpymem(b->start, g->out.data, g->out.len);
+        b->temporary = 1;
+    }
+    b->tag = (ngx_buf_tag_t) &ngx_http_llm_module;
     b->flush = 1;
     b->last_buf = last;
     b->last_in_chain = 1;
+    llm_buf_reset(&g->out);
 
-    out.buf = b;
-    out.next = NULL;
+    rc = ngx_http_output_filter(r, cl);
 
-    rc = ngx_http_output_filter(r, &out);
-
-    if (rc == NGX_ERROR) {
-        return NGX_ERROR;
-    }
+    ngx_chain_update_chains(r->pool, &g->free, &g->busy, &cl,
+                            (ngx_buf_tag_t) &ngx_http_llm_module);
 
     return rc;
 }

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# make bench: engine and server throughput on a random-weight model of a real
+# shape (Qwen2.5-0.5B, bf16).  Prints the engine's own numbers, then drives
+# nginx with 1, 4 and 16 concurrent streaming clients.  Not a test: nothing
+# here asserts on time.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+top=$(pwd)
+build=${BUILD:-build}
+config=${BENCH_CONFIG:-t/bench/qwen2.5-0.5b.json}
+dtype=${BENCH_DTYPE:-bf16}
+threads=${BENCH_THREADS:-$(nproc)}
+prompt=${BENCH_PROMPT:-128}
+gen=${BENCH_GEN:-32}
+model="$top/$build/bench/$(basename "$config" .json)-$dtype"
+
+if [ ! -f "$model/model.safetensors" ]; then
+    echo "synthesising $model"
+    "$build/llm" synth --config "$config" --out "$model" --dtype "$dtype"
+fi
+
+echo "== engine alone (build/llm bench)"
+for b in 1 4 16; do
+    "$build/llm" bench --model "$model" --prompt-len "$prompt" --gen "$gen" --batch "$b" --threads "$threads"
+done
+
+echo "== server (nginx + thread pool + SSE), $threads threads"
+prefix="$top/$build/bench/nginx"
+mkdir -p "$prefix/conf" "$prefix/logs"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat > "$prefix/conf/nginx.conf" <<CONF
+load_module $top/$build/ngx_http_llm_module.so;
+worker_processes 1;
+error_log logs/error.log notice;
+pid logs/nginx.pid;
+thread_pool llm threads=1;
+events { worker_connections 256; }
+http {
+    access_log off;
+    llm_model bench $model ctx=1024 parallel=16 queue=64 threads=$threads;
+    llm_thread_pool llm;
+    server {
+        listen 127.0.0.1:$port;
+        location = /v1/completions { llm_api completions; }
+        location = /health { llm_api health; }
+    }
+}
+CONF
+/usr/sbin/nginx -p "$prefix" -c conf/nginx.conf
+trap '/usr/sbin/nginx -p "$prefix" -c conf/nginx.conf -s quit 2>/dev/null || true' EXIT
+for _ in $(seq 100); do
+    curl -sf "http://127.0.0.1:$port/health" >/dev/null && break
+    sleep 0.1
+done
+
+LLM_BASE_URL="http://127.0.0.1:$port" BENCH_PROMPT=$prompt BENCH_GEN=$gen \
+    node t/bench/load.js 1 4 16
