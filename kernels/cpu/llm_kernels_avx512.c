@@ -12,7 +12,7 @@
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
 #ifndef PF_AHEAD
-#define PF_AHEAD 256
+#define PF_AHEAD 1024
 #endif
 
 /* ---- loads of 16 weights widened to f32 ---- */
@@ -49,10 +49,10 @@ AVX512 INLINE void
 tile(llm_wtype t, const int RB, const int TB, float *y, size_t ldy,
     const float *x, size_t ldx, const void *w, int k, int r, int tk, int accumulate, int prefetch)
 {
-    __m512 acc[4][4], wv[4], xv;
+    __m512 acc[8][4], wv[8], xv;
     int i, j, kk;
 
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (i = 0; i < RB; i++) {
 #pragma GCC unroll 4
         for (j = 0; j < TB; j++) acc[i][j] = _mm512_setzero_ps();
@@ -60,35 +60,35 @@ tile(llm_wtype t, const int RB, const int TB, float *y, size_t ldy,
     for (kk = 0; kk + 16 <= k; kk += 16) {
         if (prefetch) {
             /* first pass over these rows: memory bound; fetch the next block early */
-#pragma GCC unroll 4
+#pragma GCC unroll 8
             for (i = 0; i < RB; i++) {
-                _mm_prefetch((const char *) w + ((size_t) (r + RB + i) * k + kk) * (t == LLM_WT_F32 ? 4 : 2) + PF_AHEAD, _MM_HINT_T0);
+                _mm_prefetch((const char *) w + ((size_t) (r + RB + i) * k + kk) * (t == LLM_WT_F32 ? 4 : 2) + PF_AHEAD, _MM_HINT_T1);
             }
         }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (i = 0; i < RB; i++) wv[i] = ld_w(w, t, (size_t) (r + i) * k + kk);
 #pragma GCC unroll 4
         for (j = 0; j < TB; j++) {
             xv = _mm512_loadu_ps(x + (size_t) (tk + j) * ldx + kk);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
             for (i = 0; i < RB; i++) acc[i][j] = _mm512_fmadd_ps(wv[i], xv, acc[i][j]);
         }
     }
     if (kk < k) {
         __mmask16 m = (__mmask16) ((1u << (k - kk)) - 1);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (i = 0; i < RB; i++) wv[i] = ld_w_mask(w, t, (size_t) (r + i) * k + kk, m);
 #pragma GCC unroll 4
         for (j = 0; j < TB; j++) {
             xv = _mm512_maskz_loadu_ps(m, x + (size_t) (tk + j) * ldx + kk);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
             for (i = 0; i < RB; i++) acc[i][j] = _mm512_fmadd_ps(wv[i], xv, acc[i][j]);
         }
     }
 #pragma GCC unroll 4
     for (j = 0; j < TB; j++) {
         float *yr = y + (size_t) (tk + j) * ldy + r;
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (i = 0; i < RB; i++) {
             float s = _mm512_reduce_add_ps(acc[i][j]);
             yr[i] = accumulate ? yr[i] + s : s;
@@ -106,6 +106,13 @@ matmul_t(llm_wtype t, float *y, size_t ldy, const float *x, size_t ldx,
 {
     int tb, te, r, tk;
 
+    if (n == 1) {
+        /* one token: purely a stream over the weights, 8 rows at a time */
+        for (r = r0; r + 8 <= r1; r += 8) tile(t, 8, 1, y, ldy, x, ldx, w, k, r, 0, acc, 1);
+        for (; r + 4 <= r1; r += 4) tile(t, 4, 1, y, ldy, x, ldx, w, k, r, 0, acc, 1);
+        for (; r < r1; r++) tile(t, 1, 1, y, ldy, x, ldx, w, k, r, 0, acc, 1);
+        return;
+    }
     for (tb = 0; tb < n; tb += TOK_BLOCK) {
         te = tb + TOK_BLOCK < n ? tb + TOK_BLOCK : n;
         for (r = r0; r + 4 <= r1; r += 4) {

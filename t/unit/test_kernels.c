@@ -61,6 +61,7 @@ check_table(const llm_kernels *ref, const llm_kernels *k)
     static const int shapes[][3] = {   /* k, rows, tokens */
         { 1, 1, 1 }, { 7, 3, 1 }, { 16, 4, 4 }, { 17, 5, 3 }, { 33, 9, 7 },
         { 64, 8, 1 }, { 100, 13, 5 }, { 129, 7, 66 }, { 896, 12, 2 }, { 255, 33, 9 },
+        { 100, 21, 1 }, { 897, 40, 1 }, { 48, 19, 1 },
     };
     char name[96];
     size_t s;
