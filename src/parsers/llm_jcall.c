@@ -161,7 +161,11 @@ jc_argstr_bytes(llm_jcall *j, const char *s, size_t n)
         int r;
 
         if (j->have_args == 2) {       /* value done or broken: ignore rest */
-            return;
+            break;
+        }
+        if (!j->v.started && s[i] != '{' && !llm_is_space(s[i])) {
+            j->have_args = 2;          /* not an object: no arguments */
+            break;
         }
         r = llm_jv_put(&j->v, s[i]);
         if (r == LLM_JV_DONE || r == LLM_JV_END) {

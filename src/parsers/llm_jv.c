@@ -36,6 +36,7 @@ llm_jv_reset(llm_jv *v)
     llm_pbuf_reset(&v->pend);
     llm_pbuf_reset(&v->scal);
     v->elen = 0;
+    v->has_hi = 0;
     v->depth = 0;
     v->st = JV_VALUE;
     v->quote = 0;
@@ -198,6 +199,53 @@ jv_close_to(llm_jv *v, char c)
     return jv_closed(v);
 }
 
+/* a held high surrogate not followed by its low half: U+FFFD instead */
+static void
+jv_lone_hi(llm_jv *v)
+{
+    if (v->has_hi) {
+        v->has_hi = 0;
+        jv_str(v, "\\ufffd", 6);
+    }
+}
+
+static int
+jv_hexval(char c)
+{
+    return (c <= '9') ? c - '0' : (c | 0x20) - 'a' + 10;
+}
+
+/* a complete \uXXXX in esc: surrogates only as proper pairs */
+static int
+jv_unicode_escape(llm_jv *v)
+{
+    unsigned cp = 0;
+    int      i;
+
+    for (i = 2; i < 6; i++) {
+        cp = cp * 16 + (unsigned) jv_hexval(v->esc[i]);
+    }
+    if (cp >= 0xd800 && cp <= 0xdbff) {
+        jv_lone_hi(v);
+        memcpy(v->hi, v->esc, 6);
+        v->has_hi = 1;
+        return LLM_JV_MORE;
+    }
+    if (cp >= 0xdc00 && cp <= 0xdfff) {
+        if (!v->has_hi) {
+            jv_str(v, "\\ufffd", 6);
+            return LLM_JV_MORE;
+        }
+        v->has_hi = 0;
+        jv_str(v, v->hi, 6);
+        jv_str(v, v->esc, 6);
+        return LLM_JV_MORE;
+    }
+    jv_lone_hi(v);
+    jv_str(v, v->esc, 6);
+    return LLM_JV_MORE;
+}
+
 static int
 jv_string_byte(llm_jv *v, char c)
 {
@@ -210,6 +258,7 @@ jv_string_byte(llm_jv *v, char c)
             if (v->elen < 6) {
                 if (v->elen > 2 && !jv_is_hex(c)) {
                     /* not an escape after all: keep it literally */
+                    jv_lone_hi(v);
                     jv_str(v, "\\\\", 2);
                     jv_str(v, v->esc + 1, (size_t) v->elen - 2);
                     v->elen = 0;
@@ -218,15 +267,16 @@ jv_string_byte(llm_jv *v, char c)
                 return LLM_JV_MORE;
             }
             if (!jv_is_hex(c)) {
+                jv_lone_hi(v);
                 jv_str(v, "\\\\", 2);
                 jv_str(v, v->esc + 1, 4);
                 v->elen = 0;
                 return jv_string_byte(v, c);
             }
-            jv_str(v, v->esc, 6);
             v->elen = 0;
-            return LLM_JV_MORE;
+            return jv_unicode_escape(v);
         }
+        jv_lone_hi(v);
         v->elen = 0;
         switch (c) {
         case '"': case '\\': case '/': case 'b': case 'f': case 'n':
@@ -247,6 +297,9 @@ jv_string_byte(llm_jv *v, char c)
         return LLM_JV_MORE;
     }
 
+    if (c != '\\') {
+        jv_lone_hi(v);
+    }
     if (c == v->quote) {
         jv_str(v, "\"", 1);
         if (v->in_key) {
@@ -421,6 +474,7 @@ llm_jv_close(llm_jv *v)
     switch (v->st) {
     case JV_STR:
         v->elen = 0;
+        v->has_hi = 0;
         if (v->in_key) {
             llm_pbuf_reset(&v->pend);
         } else {

@@ -86,10 +86,14 @@ again:
         for (i = 0; i < m->rel.len; i++) {
             if (m->bare_ok && (m->rel.p[i] == '[' || m->rel.p[i] == '{')) {
                 /* '[' was held as a possible [TOOL_CALLS]: a bare list */
-                char   rest[LLM_MSCAN_HOLD + 1];
+                char   rest[2 * LLM_MSCAN_HOLD + 2];
                 size_t n = m->rel.len - i, j;
 
+                /* the rest of what was released, then what is still held */
                 memcpy(rest, m->rel.p + i, n);
+                memcpy(rest + n, m->ms.hold, m->ms.hlen);
+                n += m->ms.hlen;
+                m->ms.hlen = 0;
                 llm_pb_content(pb, m->rel.p, i);
                 llm_jcall_init(&m->jc, pb, 1);
                 m->st = M_BARE;

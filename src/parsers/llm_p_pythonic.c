@@ -20,6 +20,8 @@ typedef struct {
     int        any_ok;      /* a call of this list was accepted */
     int        nkw;         /* keywords written in the current call */
     int        named;       /* the current call's name was decided */
+    int        wrapped;     /* list opened by <|python_start|> */
+    int        end_due;     /* its <|python_end|> may follow: drop it */
     llm_mscan  ms;
     llm_pbuf   rel, name, pre, fname;
     llm_jv     v;
@@ -27,6 +29,7 @@ typedef struct {
 
 static const char *const P_M_CONTENT[] = { "<|python_start|>",
                                            "<|python_end|>", NULL };
+static const char *const P_M_START[] = { "<|python_start|>", NULL };
 
 static int
 p_ident(char c, int first)
@@ -99,6 +102,8 @@ p_end_call(pythonic_t *p)
 static void
 p_list_end(pythonic_t *p)
 {
+    p->end_due = p->wrapped && p->any_ok;
+    p->wrapped = 0;
     if (p->any_ok) {
         llm_pb_discard(&p->base.pb);
     } else {
@@ -136,16 +141,21 @@ again:
             return;
         }
         llm_pbuf_reset(&p->rel);
-        k = llm_mscan_push(&p->ms, P_M_CONTENT, c, &p->rel);
+        k = llm_mscan_push(&p->ms, p->end_due ? P_M_CONTENT : P_M_START, c,
+                           &p->rel);
         for (i = 0; i < p->rel.len; i++) {
             if (!llm_is_space(p->rel.p[i])) {
                 p->bare_ok = 0;
+                p->end_due = 0;
             }
         }
         llm_pb_content(pb, p->rel.p, p->rel.len);
         if (k == 0) {
             llm_pb_raw(pb, P_M_CONTENT[0], 16);
+            p->wrapped = 1;
             p->st = P_START;
+        } else if (k == 1) {
+            p->end_due = 0;              /* closes the wrapped list */
         }
         return;
 

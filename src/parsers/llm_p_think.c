@@ -1,50 +1,71 @@
 /*
- * Reasoning blocks: <think>...</think> (Qwen3, DeepSeek-R1, many) and
- * [THINK]...[/THINK] (Magistral).  When the prompt already opened the block
- * (env->starts_in_reasoning) the output starts as reasoning.  A close marker
- * with no open one is dropped.
+ * Reasoning blocks: <think>...</think> (Qwen3, DeepSeek-R1, GLM, many) and
+ * [THINK]...[/THINK] (Magistral).  A response has at most one block and it
+ * comes first: once other text starts, or the block closes, everything is
+ * content, so a "<think>" inside an answer or a tool call's arguments stays
+ * text.  When the prompt already opened the block (env->starts_in_reasoning)
+ * the output starts inside it.
  */
 #include "parsers/llm_parser_impl.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+enum { T_START = 0, T_IN, T_OUT };
 
 typedef struct {
     llm_parser          base;
-    int                 in;          /* inside the reasoning block */
+    int                 st;
     const char *const  *out_marks;   /* { open, close } */
     const char *const  *in_marks;    /* { close } */
     llm_mscan           ms;
     llm_pbuf            rel;
 } think_t;
 
-static const char *const T_OUT[] = { "<think>", "</think>", NULL };
-static const char *const T_IN[] = { "</think>", NULL };
+static const char *const TM_OUT[] = { "<think>", "</think>", NULL };
+static const char *const TM_IN[] = { "</think>", NULL };
 static const char *const M_OUT[] = { "[THINK]", "[/THINK]", NULL };
 static const char *const M_IN[] = { "[/THINK]", NULL };
 
 static void
-t_emit(think_t *t)
-{
-    if (t->in) {
-        llm_pb_reasoning(&t->base.pb, t->rel.p, t->rel.len);
-    } else {
-        llm_pb_content(&t->base.pb, t->rel.p, t->rel.len);
-    }
-}
-
-static void
 t_put(think_t *t, char c)
 {
-    int k;
+    llm_pbase *pb = &t->base.pb;
+    size_t     i;
+    int        k;
 
     llm_pbuf_reset(&t->rel);
-    k = llm_mscan_push(&t->ms, t->in ? t->in_marks : t->out_marks, c,
-                       &t->rel);
-    t_emit(t);
-    if (t->in && k == 0) {
-        t->in = 0;
-    } else if (!t->in && k == 0) {
-        t->in = 1;
+    switch (t->st) {
+    case T_START:                /* only whitespace so far */
+        k = llm_mscan_push(&t->ms, t->out_marks, c, &t->rel);
+        for (i = 0; i < t->rel.len; i++) {
+            if (!llm_is_space(t->rel.p[i])) {
+                t->st = T_OUT;
+            }
+        }
+        llm_pb_content(pb, t->rel.p, t->rel.len);
+        if (k >= 0 && t->st == T_OUT) {
+            llm_pb_content(pb, t->out_marks[k], strlen(t->out_marks[k]));
+        } else if (k >= 0) {     /* "<think>" opens; a lone "</think>" is dropped */
+            t->st = (k == 0) ? T_IN : T_OUT;
+        }
+        return;
+
+    case T_IN:
+        k = llm_mscan_push(&t->ms, t->in_marks, c, &t->rel);
+        llm_pb_reasoning(pb, t->rel.p, t->rel.len);
+        if (k == 0) {
+            t->st = T_OUT;
+        }
+        return;
+
+    default:
+        if (t->ms.hlen) {
+            llm_mscan_drain(&t->ms, &t->rel);
+        }
+        llm_pbuf_addc(&t->rel, c);
+        llm_pb_content(pb, t->rel.p, t->rel.len);
+        return;
     }
 }
 
@@ -61,7 +82,11 @@ t_finish(llm_parser *p)
 
     llm_pbuf_reset(&t->rel);
     llm_mscan_drain(&t->ms, &t->rel);
-    t_emit(t);
+    if (t->st == T_IN) {
+        llm_pb_reasoning(&p->pb, t->rel.p, t->rel.len);
+    } else {
+        llm_pb_content(&p->pb, t->rel.p, t->rel.len);
+    }
 }
 
 static llm_parser *
@@ -75,7 +100,7 @@ t_create_with(const llm_parser_env *env, const llm_parser_def *def,
     }
     t->base.def = def;
     llm_pb_init(&t->base.pb, env);
-    t->in = env->starts_in_reasoning ? 1 : 0;
+    t->st = env->starts_in_reasoning ? T_IN : T_START;
     t->out_marks = out_marks;
     t->in_marks = in_marks;
     return &t->base;
@@ -84,7 +109,7 @@ t_create_with(const llm_parser_env *env, const llm_parser_def *def,
 static llm_parser *
 t_create(const llm_parser_env *env)
 {
-    return t_create_with(env, &llm_parser_think, T_OUT, T_IN);
+    return t_create_with(env, &llm_parser_think, TM_OUT, TM_IN);
 }
 
 static llm_parser *
@@ -107,7 +132,7 @@ t_destroy(llm_parser *p)
 }
 
 const llm_parser_def llm_parser_think = {
-    "think", LLM_PARSER_REASONING, T_OUT,
+    "think", LLM_PARSER_REASONING, TM_OUT,
     t_create, t_feed, t_finish, t_destroy
 };
 

@@ -26,6 +26,13 @@ void llm_pbuf_reset(llm_pbuf *b);
 void llm_pbuf_free(llm_pbuf *b);
 const char *llm_pbuf_str(const llm_pbuf *b);              /* "" when empty */
 
+/*
+ * Append the valid UTF-8 of p[0..n) to out, each invalid sequence replaced
+ * by U+FFFD.  Unless final, an incomplete character at the end is left:
+ * returns the number of bytes consumed.
+ */
+size_t llm_utf8_clean(const char *p, size_t n, int final, llm_pbuf *out);
+
 /* Append s as the inside of a JSON string (escaped, no quotes). */
 void llm_pbuf_json_escape(llm_pbuf *b, const char *s, size_t n);
 
@@ -134,6 +141,8 @@ typedef struct {
     llm_pbuf scal;      /* held scalar text */
     char     esc[8];    /* held escape sequence */
     int      elen;
+    char     hi[8];     /* held \uD800-\uDBFF awaiting its low half */
+    int      has_hi;
     char     stack[LLM_JV_DEPTH];
     int      depth;
     int      st;

@@ -134,7 +134,7 @@ pb_name_ok(const char *name, size_t n)
     }
     for (i = 0; i < n; i++) {
         unsigned char c = (unsigned char) name[i];
-        if (c <= ' ' || c == '"' || c == '\'' || c == '<' || c == '>'
+        if (c <= ' ' || c >= 0x7f || c == '"' || c == '\'' || c == '<' || c == '>'
             || c == '{' || c == '}' || c == '(' || c == ')' || c == 0x7f)
         {
             return 0;

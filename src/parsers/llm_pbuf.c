@@ -93,6 +93,72 @@ llm_pbuf_json_escape(llm_pbuf *b, const char *s, size_t n)
     }
 }
 
+/* length of the valid sequence starting at p (1..4), 0 if invalid, -1 if it
+ * is a valid prefix cut off by the end */
+static int
+utf8_seq(const unsigned char *p, size_t n)
+{
+    unsigned char lo = 0x80, hi = 0xbf;
+    int           need, i;
+
+    if (p[0] < 0x80) {
+        return 1;
+    }
+    if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+        need = 2;
+    } else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+        need = 3;
+        if (p[0] == 0xe0) lo = 0xa0;
+        if (p[0] == 0xed) hi = 0x9f;
+    } else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+        need = 4;
+        if (p[0] == 0xf0) lo = 0x90;
+        if (p[0] == 0xf4) hi = 0x8f;
+    } else {
+        return 0;
+    }
+    for (i = 1; i < need; i++) {
+        if ((size_t) i >= n) {
+            return -1;
+        }
+        if (p[i] < lo || p[i] > hi) {
+            return 0;
+        }
+        lo = 0x80;
+        hi = 0xbf;
+    }
+    return need;
+}
+
+size_t
+llm_utf8_clean(const char *p, size_t n, int final, llm_pbuf *out)
+{
+    const unsigned char *u = (const unsigned char *) p;
+    size_t               i = 0, from = 0;
+
+    while (i < n) {
+        int k = utf8_seq(u + i, n - i);
+
+        if (k > 0) {
+            i += (size_t) k;
+            continue;
+        }
+        llm_pbuf_add(out, p + from, i - from);
+        if (k < 0 && !final) {
+            return i;                    /* wait for the rest */
+        }
+        llm_pbuf_add(out, "\xef\xbf\xbd", 3);
+        /* skip the lead byte and the continuation bytes that followed it */
+        i++;
+        while (k < 0 && i < n && (u[i] & 0xc0) == 0x80) {
+            i++;
+        }
+        from = i;
+    }
+    llm_pbuf_add(out, p + from, n - from);
+    return n;
+}
+
 int
 llm_is_space(char c)
 {

@@ -12,7 +12,8 @@
 typedef struct {
     char     *id;
     char     *name;
-    llm_pbuf  args;
+    llm_pbuf  pend;      /* argument bytes not yet emitted */
+    llm_pbuf  args;      /* emitted (valid UTF-8), the final arguments */
 } stream_call;
 
 /* one kind of text on its way out */
@@ -43,7 +44,6 @@ struct llm_stream {
     stream_call       *calls;
     size_t             n_calls, cap_calls;
     int                in_call;
-    size_t             args_flushed;   /* bytes of the open call's args emitted */
     json_t            *own_tools;  /* empty tools array we made, or NULL */
     int                oom;
 };
@@ -58,57 +58,28 @@ out_event(llm_stream *s, const llm_event *ev)
     }
 }
 
-/* length of the prefix of p that ends on a character boundary */
-static size_t
-utf8_whole(const char *p, size_t n)
-{
-    size_t i, back;
-
-    for (back = 1; back <= 4 && back <= n; back++) {
-        unsigned char c = (unsigned char) p[n - back];
-        size_t        need;
-
-        if ((c & 0xc0) == 0x80) {
-            continue;                    /* continuation byte */
-        }
-        if (c < 0x80) {
-            return n;
-        }
-        need = (c >= 0xf0) ? 4 : (c >= 0xe0) ? 3 : (c >= 0xc0) ? 2 : 1;
-        i = n - back;
-        return (back < need) ? i : n;
-    }
-    return n;
-}
-
 static void
 text_emit(llm_stream *s, int which, int final)
 {
     stream_text *t = &s->text[which];
-    size_t       n = final ? t->buf.len : utf8_whole(t->buf.p, t->buf.len);
+    size_t       start = t->all.len, used;
     llm_event    ev;
 
-    if (final && n != utf8_whole(t->buf.p, t->buf.len)) {
-        /* a character cut off at the very end */
-        n = utf8_whole(t->buf.p, t->buf.len);
-        t->buf.len = n;
-        llm_pbuf_add(&t->buf, "\xef\xbf\xbd", 3);
-        n = t->buf.len;
+    if (t->buf.len == 0) {
+        return;
     }
-    if (n == 0) {
+    used = llm_utf8_clean(t->buf.p, t->buf.len, final, &t->all);
+    memmove(t->buf.p, t->buf.p + used, t->buf.len - used);
+    t->buf.len -= used;
+    t->buf.p[t->buf.len] = '\0';
+    if (t->all.len == start) {
         return;
     }
     memset(&ev, 0, sizeof(ev));
     ev.type = which ? LLM_EV_REASONING : LLM_EV_CONTENT;
-    ev.text = t->buf.p;
-    ev.len = n;
-    if (llm_pbuf_add(&t->all, t->buf.p, n) < 0) {
-        s->oom = 1;
-    }
+    ev.text = t->all.p + start;
+    ev.len = t->all.len - start;
     out_event(s, &ev);
-    memmove(t->buf.p, t->buf.p + n, t->buf.len - n);
-    t->buf.len -= n;
-    t->buf.p[t->buf.len] = '\0';
 }
 
 static void
@@ -116,25 +87,28 @@ args_emit(llm_stream *s, int final)
 {
     stream_call *c;
     llm_event    ev;
-    size_t       n;
+    size_t       start, used;
 
     if (!s->in_call) {
         return;
     }
     c = &s->calls[s->n_calls - 1];
-    n = c->args.len - s->args_flushed;
-    if (!final) {
-        n = utf8_whole(c->args.p + s->args_flushed, n);
+    if (c->pend.len == 0) {
+        return;
     }
-    if (n == 0) {
+    start = c->args.len;
+    used = llm_utf8_clean(c->pend.p, c->pend.len, final, &c->args);
+    memmove(c->pend.p, c->pend.p + used, c->pend.len - used);
+    c->pend.len -= used;
+    c->pend.p[c->pend.len] = '\0';
+    if (c->args.len == start) {
         return;
     }
     memset(&ev, 0, sizeof(ev));
     ev.type = LLM_EV_TOOL_ARGS;
     ev.index = (int) s->n_calls - 1;
-    ev.text = c->args.p + s->args_flushed;
-    ev.len = n;
-    s->args_flushed += n;
+    ev.text = c->args.p + start;
+    ev.len = c->args.len - start;
     out_event(s, &ev);
 }
 
@@ -221,7 +195,6 @@ on_event(void *ctx, const llm_event *ev)
             s->oom = 1;
         }
         s->in_call = 1;
-        s->args_flushed = 0;
         out = *ev;
         out.index = (int) s->n_calls - 1;
         out.id = c->id ? c->id : "";
@@ -236,7 +209,7 @@ on_event(void *ctx, const llm_event *ev)
             text_emit(s, s->active, 0);
             s->active = -1;
         }
-        if (llm_pbuf_add(&s->calls[s->n_calls - 1].args, ev->text,
+        if (llm_pbuf_add(&s->calls[s->n_calls - 1].pend, ev->text,
                          ev->len) < 0)
         {
             s->oom = 1;
@@ -481,6 +454,7 @@ llm_stream_destroy(llm_stream *s)
         free(s->calls[i].id);
         free(s->calls[i].name);
         llm_pbuf_free(&s->calls[i].args);
+        llm_pbuf_free(&s->calls[i].pend);
     }
     free(s->calls);
     free(s);

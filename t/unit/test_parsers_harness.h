@@ -343,7 +343,7 @@ tp_cmp_size(const void *a, const void *b)
 }
 
 /* The whole check for one case. */
-static void
+static void __attribute__((unused))
 tp_check(const tp_case *c)
 {
     json_t      *tools = tp_tools(c);
@@ -440,7 +440,7 @@ tp_check(const tp_case *c)
     json_decref(tools);
 }
 
-static void
+static void __attribute__((unused))
 tp_check_all(const tp_case *cases, size_t n)
 {
     size_t i;
