@@ -28,7 +28,10 @@ UNIT_SRCS   := $(wildcard t/unit/test_*.c)
 UNIT_BINS   := $(UNIT_SRCS:t/unit/%.c=$(BUILD)/unit/%)
 
 DEPS_BUILD  := nginx-core nginx-dev libjansson-dev libpcre2-dev libopenblas-dev build-essential
-DEPS_TEST   := libipc-run-perl libwww-perl liburi-perl libjson-pp-perl nodejs npm curl
+# test tools: command or perl module -> Debian package that provides it
+DEPS_TEST   := cmd:curl=curl cmd:prove=perl cmd:node=nodejs cmd:npm=npm \
+               pm:IPC::Run=libipc-run-perl pm:LWP::UserAgent=libwww-perl \
+               pm:URI=liburi-perl pm:JSON::PP=perl
 
 .PHONY: all deps deps-test module cli unit run stop test test-unit test-nginx test-node bench clean
 
@@ -46,8 +49,12 @@ deps:
 	fi
 
 deps-test: deps
-	@missing=""; for p in $(DEPS_TEST); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	@missing=""; for d in $(DEPS_TEST); do \
+	  what=$${d%%=*}; pkg=$${d#*=}; \
+	  case $$what in \
+	    cmd:*) command -v $${what#cmd:} >/dev/null 2>&1 || missing="$$missing $$pkg";; \
+	    pm:*)  perl -M$${what#pm:} -e1 >/dev/null 2>&1 || missing="$$missing $$pkg";; \
+	  esac; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
@@ -118,3 +125,26 @@ bench: all
 
 clean:
 	rm -rf $(BUILD) runtime t/servroot*
+
+# ---- hardening: sanitizers, fuzzers, memcheck (t/asan, t/fuzz, t/valgrind) ----
+# Each builds in its own directory so build/ is left alone; see t/README.md "Sanitizers".
+SAN_FLAGS    := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+ASAN_BUILD   ?= build-asan
+FUZZ_BUILD   ?= build-fuzz
+VG_BUILD     ?= build-vg
+FUZZ_SECONDS ?= 60
+
+.PHONY: asan-build test-asan fuzz valgrind
+asan-build:
+	$(MAKE) BUILD=$(ASAN_BUILD) OPT=-O1 EXTRA_CFLAGS="$(SAN_FLAGS)" EXTRA_LDFLAGS="$(SAN_FLAGS)" \
+	    NGX_CC_OPT="-g -O1 -fPIC $(SAN_FLAGS)" cli unit module
+
+test-asan: deps-test asan-build
+	bash t/asan/run.sh $(ASAN_BUILD)
+
+fuzz:
+	bash t/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+valgrind: deps-test
+	$(MAKE) BUILD=$(VG_BUILD) OPT="-O1 -fno-omit-frame-pointer" NGX_CC_OPT="-g -O1 -fPIC" cli unit module
+	bash t/valgrind/run.sh $(VG_BUILD)
