@@ -45,6 +45,7 @@ struct llm_stream {
     size_t             n_calls, cap_calls;
     int                in_call;
     json_t            *own_tools;  /* empty tools array we made, or NULL */
+    int                trim;       /* trim whitespace of content/reasoning */
     int                oom;
 };
 
@@ -133,7 +134,7 @@ text_in(llm_stream *s, int which, const char *p, size_t n)
         args_emit(s, 0);
         s->active = which;
     }
-    if (s->cfg.raw_text) {
+    if (!s->trim) {
         llm_pbuf_add(&t->buf, p, n);
         return;
     }
@@ -362,6 +363,7 @@ llm_stream_create(const llm_stream_config *cfg)
     }
     s->cfg = *cfg;
     s->active = -1;
+    s->trim = (cfg->tool || cfg->reasoning) && !cfg->raw_text;
     if (cfg->n_stop) {
         s->stop = calloc(cfg->n_stop, sizeof(char *));
         if (s->stop == NULL) {

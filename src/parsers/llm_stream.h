@@ -6,10 +6,16 @@
  *
  * Text may be split anywhere (inside a marker, a stop string or a UTF-8
  * character).  Events carry whole UTF-8 characters; consecutive text of one
- * kind within a feed is merged into one event.  Content and reasoning are
- * trimmed of leading/trailing whitespace (and whitespace around tool calls)
- * unless raw_text is set.  The concatenated TOOL_ARGS texts of a call equal
- * its final arguments, which are compact JSON.
+ * kind within a feed is merged into one event; invalid UTF-8 becomes
+ * U+FFFD.  When a tool or reasoning parser is set (and raw_text is not),
+ * content and reasoning are trimmed of leading/trailing whitespace and of
+ * whitespace before tool calls; without parsers text passes unchanged
+ * (/v1/completions).  The concatenated TOOL_ARGS texts of a call equal its
+ * final arguments, which are compact JSON.
+ *
+ * Pass tool = NULL when the request offers no tools (or tool_choice is
+ * none); with a tool parser, tools = NULL accepts tagged calls of any name,
+ * a tools array turns calls of other names into content.
  */
 #ifndef LLM_STREAM_H
 #define LLM_STREAM_H
@@ -31,7 +37,7 @@ typedef struct {
     int                   parallel_tool_calls;
     const char *const    *stop;        /* stop strings (may be NULL) */
     size_t                n_stop;
-    int                   raw_text;    /* do not trim whitespace */
+    int                   raw_text;    /* never trim whitespace */
 } llm_stream_config;
 
 /* NULL on out of memory.  Strings of the config are copied. */

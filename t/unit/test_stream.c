@@ -44,11 +44,12 @@ static const tp_case cases[] = {
       .text = "<think>plan ### more</think>done", .reasoning_text = "plan",
       .finish = LLM_FINISH_STOP_SEQ, .stop_seq = "###" },
     { .name = "stop with unicode", .stop = { "\xe2\x80\x94" "end" },
-      .text = "na\xc3\xafve \xe2\x80\x94 ok \xe2\x80\x94" "end tail", .content = "na\xc3\xafve \xe2\x80\x94 ok",
+      .text = "na\xc3\xafve \xe2\x80\x94 ok \xe2\x80\x94" "end tail", .content = "na\xc3\xafve \xe2\x80\x94 ok ",
       .finish = LLM_FINISH_STOP_SEQ },
-    { .name = "whitespace trimmed", .text = "\n\n  Hello\n\nworld  \n",
+    { .name = "whitespace trimmed with parsers", .reasoning = "think", .text = "\n\n  Hello\n\nworld  \n",
       .content = "Hello\n\nworld" },
-    { .name = "only whitespace is no content", .text = " \n\t ", .finish = LLM_FINISH_STOP },
+    { .name = "no parsers: text unchanged", .text = " Paris\n\n", .content = " Paris\n\n" },
+    { .name = "only whitespace is no content", .tool = "hermes", .text = " \n\t ", .finish = LLM_FINISH_STOP },
     { .name = "length finish with calls stays length", .tool = "hermes", .tools = TOOLS,
       .text = "<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Ro",
       .reason = LLM_FINISH_LENGTH, .n_calls = 1, .call_name = { "get_weather" },
@@ -88,7 +89,7 @@ main(void)
     is_int(r, 1, "still stopped");
     memset(&res, 0, sizeof(res));
     llm_stream_finish(s, LLM_FINISH_LENGTH, ev_count, &n, &res);
-    is_str(res.content, "abc", "text before the stop string");
+    is_str(res.content, "abc ", "text before the stop string");
     is_int(res.finish, LLM_FINISH_STOP_SEQ, "finish stop_seq");
     llm_result_free(&res);
     llm_stream_destroy(s);
