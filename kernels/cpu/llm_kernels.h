@@ -55,6 +55,11 @@ typedef struct {
      */
     void  (*attend)(float *out, const float *q, const float *k, const float *v,
                     size_t stride, int n, int hd, float scale, float *scores);
+    /* the same over a float16 cache */
+    void  (*attend_f16)(float *out, const float *q, const uint16_t *k, const uint16_t *v,
+                        size_t stride, int n, int hd, float scale, float *scores);
+    /* y = float16(x), round to nearest even */
+    void  (*f32_to_f16)(uint16_t *y, const float *x, int n);
 } llm_kernels;
 
 const llm_kernels *llm_kernels_scalar(void);

@@ -317,11 +317,53 @@ v_attend(float *out, const float *q, const float *k, const float *v,
     for (j = 0; j < n; j++) v_axpy(out, sc[j], v + (size_t) j * stride, hd);
 }
 
+AVX2 static void
+v_attend_f16(float *out, const float *q, const uint16_t *k, const uint16_t *v,
+    size_t stride, int n, int hd, float scale, float *sc)
+{
+    int j, d;
+
+    for (j = 0; j < n; j++) {
+        const uint16_t *kr = k + (size_t) j * stride;
+        __m256 s = _mm256_setzero_ps();
+        float t = 0;
+        for (d = 0; d + 8 <= hd; d += 8) {
+            s = _mm256_fmadd_ps(_mm256_loadu_ps(q + d),
+                                _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (kr + d))), s);
+        }
+        for (; d < hd; d++) t += q[d] * llm_f16_to_f32(kr[d]);
+        sc[j] = (hsum(s) + t) * scale;
+    }
+    v_softmax(sc, n);
+    memset(out, 0, (size_t) hd * sizeof(float));
+    for (j = 0; j < n; j++) {
+        const uint16_t *vr = v + (size_t) j * stride;
+        __m256 p = _mm256_set1_ps(sc[j]);
+        for (d = 0; d + 8 <= hd; d += 8) {
+            _mm256_storeu_ps(out + d, _mm256_fmadd_ps(p,
+                _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (vr + d))), _mm256_loadu_ps(out + d)));
+        }
+        for (; d < hd; d++) out[d] += sc[j] * llm_f16_to_f32(vr[d]);
+    }
+}
+
+AVX2 static void
+v_f32_to_f16(uint16_t *y, const float *x, int n)
+{
+    int i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        _mm_storeu_si128((__m128i *) (y + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+    for (; i < n; i++) y[i] = llm_f32_to_f16(x[i]);
+}
+
 static const llm_kernels avx2_table = {
     "avx2",
     { mm_f32, mm_f16, mm_bf16 },
     v_dot, v_axpy, v_scale, v_rmsnorm, v_softmax, v_silu_mul, v_rope,
-    v_to_f32, v_read_stream, v_attend
+    v_to_f32, v_read_stream, v_attend, v_attend_f16, v_f32_to_f16
 };
 
 const llm_kernels *

@@ -353,11 +353,51 @@ v_attend(float *out, const float *q, const float *k, const float *v,
     for (j = 0; j < n; j++) v_axpy(out, sc[j], v + (size_t) j * stride, hd);
 }
 
+AVX512 static void
+v_attend_f16(float *out, const float *q, const uint16_t *k, const uint16_t *v,
+    size_t stride, int n, int hd, float scale, float *sc)
+{
+    int j, d;
+
+    for (j = 0; j < n; j++) {
+        const uint16_t *kr = k + (size_t) j * stride;
+        __m512 s = _mm512_setzero_ps();
+        for (d = 0; d < hd; d += 16) {
+            __mmask16 m = hd - d >= 16 ? 0xffff : (__mmask16) ((1u << (hd - d)) - 1);
+            s = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + d),
+                                _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, kr + d)), s);
+        }
+        sc[j] = _mm512_reduce_add_ps(s) * scale;
+    }
+    v_softmax(sc, n);
+    for (d = 0; d < hd; d += 16) {
+        __mmask16 m = hd - d >= 16 ? 0xffff : (__mmask16) ((1u << (hd - d)) - 1);
+        __m512 acc = _mm512_setzero_ps();
+        for (j = 0; j < n; j++) {
+            acc = _mm512_fmadd_ps(_mm512_set1_ps(sc[j]),
+                                  _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, v + (size_t) j * stride + d)), acc);
+        }
+        _mm512_mask_storeu_ps(out + d, m, acc);
+    }
+}
+
+AVX512 static void
+v_f32_to_f16(uint16_t *y, const float *x, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16) ((1u << (n - i)) - 1);
+        __m256i h = _mm512_cvtps_ph(_mm512_maskz_loadu_ps(m, x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        _mm256_mask_storeu_epi16(y + i, m, h);
+    }
+}
+
 static const llm_kernels avx512_table = {
     "avx512",
     { mm_f32, mm_f16, mm_bf16 },
     v_dot, v_axpy, v_scale, v_rmsnorm, v_softmax, v_silu_mul, v_rope,
-    v_to_f32, v_read_stream, v_attend
+    v_to_f32, v_read_stream, v_attend, v_attend_f16, v_f32_to_f16
 };
 
 const llm_kernels *

@@ -263,11 +263,36 @@ sc_attend(float *out, const float *q, const float *k, const float *v,
     for (j = 0; j < n; j++) sc_axpy(out, sc[j], v + (size_t) j * stride, hd);
 }
 
+static void
+sc_attend_f16(float *out, const float *q, const uint16_t *k, const uint16_t *v,
+    size_t stride, int n, int hd, float scale, float *sc)
+{
+    int j, d;
+
+    for (j = 0; j < n; j++) {
+        float s = 0;
+        for (d = 0; d < hd; d++) s += q[d] * llm_f16_to_f32(k[(size_t) j * stride + d]);
+        sc[j] = s * scale;
+    }
+    sc_softmax(sc, n);
+    memset(out, 0, (size_t) hd * sizeof(float));
+    for (j = 0; j < n; j++) {
+        for (d = 0; d < hd; d++) out[d] += sc[j] * llm_f16_to_f32(v[(size_t) j * stride + d]);
+    }
+}
+
+static void
+sc_f32_to_f16(uint16_t *y, const float *x, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) y[i] = llm_f32_to_f16(x[i]);
+}
+
 static const llm_kernels scalar_table = {
     "scalar",
     { sc_matmul_f32, sc_matmul_f16, sc_matmul_bf16 },
     sc_dot, sc_axpy, sc_scale, sc_rmsnorm, sc_softmax, sc_silu_mul, sc_rope,
-    sc_to_f32, sc_read_stream, sc_attend
+    sc_to_f32, sc_read_stream, sc_attend, sc_attend_f16, sc_f32_to_f16
 };
 
 const llm_kernels *

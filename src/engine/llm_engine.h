@@ -88,6 +88,15 @@ typedef struct llm_runtime llm_runtime;
  */
 llm_runtime *llm_runtime_create(const llm_model *m, int n_threads, int n_ctx,
     int n_seq_max, char *err, size_t errlen);
+
+typedef enum {
+    LLM_KV_F32 = 0,      /* exact; the default */
+    LLM_KV_F16           /* half the memory and half the attention reads */
+} llm_kv_type;
+
+/* llm_runtime_create with a choice of KV cache element type. */
+llm_runtime *llm_runtime_create_kv(const llm_model *m, int n_threads, int n_ctx,
+    int n_seq_max, llm_kv_type kv, char *err, size_t errlen);
 void llm_runtime_free(llm_runtime *rt);
 size_t llm_runtime_kv_bytes(const llm_runtime *rt);
 int llm_runtime_n_ctx(const llm_runtime *rt);

@@ -115,11 +115,17 @@ task_attention(void *arg, int ith, int nth, int thread)
         if (in->sliding_window > 0 && pos - in->sliding_window + 1 > 0) {
             lo = pos - in->sliding_window + 1;
         }
-        rt->k->attend(rt->att + (size_t) t * rt->q_dim + (size_t) h * hd,
-                      rt->q + (size_t) t * rt->q_dim + (size_t) h * hd,
-                      llm_kv_at(rt, rt->k_cache, l, slot, lo) + (size_t) g * hd,
-                      llm_kv_at(rt, rt->v_cache, l, slot, lo) + (size_t) g * hd,
-                      (size_t) rt->kv_dim, pos - lo + 1, hd, scale, sc);
+        size_t at = llm_kv_index(rt, l, slot, lo) + (size_t) g * hd;
+        float *out = rt->att + (size_t) t * rt->q_dim + (size_t) h * hd;
+        const float *q = rt->q + (size_t) t * rt->q_dim + (size_t) h * hd;
+
+        if (rt->kv_f16) {
+            rt->k->attend_f16(out, q, (const uint16_t *) rt->k_cache + at, (const uint16_t *) rt->v_cache + at,
+                              (size_t) rt->kv_dim, pos - lo + 1, hd, scale, sc);
+        } else {
+            rt->k->attend(out, q, (const float *) rt->k_cache + at, (const float *) rt->v_cache + at,
+                          (size_t) rt->kv_dim, pos - lo + 1, hd, scale, sc);
+        }
     }
 }
 
@@ -156,9 +162,17 @@ rope_and_store(llm_runtime *rt, const llm_layer *L, int l, int t0, int t1)
             if (L->k_norm) k->rmsnorm(kk + h * hd, kk + h * hd, L->k_norm, hd, eps);
             k->rope(kk + h * hd, c, sn, half);
         }
-        memcpy(llm_kv_at(rt, rt->k_cache, l, rt->tslot[t], pos), kk, (size_t) rt->kv_dim * sizeof(float));
-        memcpy(llm_kv_at(rt, rt->v_cache, l, rt->tslot[t], pos), rt->vn + (size_t) t * rt->kv_dim,
-               (size_t) rt->kv_dim * sizeof(float));
+        {
+            size_t at = llm_kv_index(rt, l, rt->tslot[t], pos);
+            const float *vv = rt->vn + (size_t) t * rt->kv_dim;
+            if (rt->kv_f16) {
+                k->f32_to_f16((uint16_t *) rt->k_cache + at, kk, rt->kv_dim);
+                k->f32_to_f16((uint16_t *) rt->v_cache + at, vv, rt->kv_dim);
+            } else {
+                memcpy((float *) rt->k_cache + at, kk, (size_t) rt->kv_dim * sizeof(float));
+                memcpy((float *) rt->v_cache + at, vv, (size_t) rt->kv_dim * sizeof(float));
+            }
+        }
     }
 }
 

@@ -19,6 +19,13 @@ llm_runtime *
 llm_runtime_create(const llm_model *m, int n_threads, int n_ctx, int n_seq_max,
     char *err, size_t errlen)
 {
+    return llm_runtime_create_kv(m, n_threads, n_ctx, n_seq_max, LLM_KV_F32, err, errlen);
+}
+
+llm_runtime *
+llm_runtime_create_kv(const llm_model *m, int n_threads, int n_ctx, int n_seq_max,
+    llm_kv_type kv, char *err, size_t errlen)
+{
     const llm_model_info *in = &m->info;
     llm_runtime *rt;
     size_t per_seq;
@@ -53,10 +60,11 @@ llm_runtime_create(const llm_model *m, int n_threads, int n_ctx, int n_seq_max,
     rt->kv_dim = in->n_kv_heads * in->head_dim;
     rt->q_dim = in->n_heads * in->head_dim;
 
+    rt->kv_f16 = kv == LLM_KV_F16;
     per_seq = (size_t) in->n_layers * n_ctx * rt->kv_dim;
-    rt->kv_bytes = 2 * per_seq * n_seq_max * sizeof(float);
-    rt->k_cache = alloc_f(per_seq * n_seq_max, sizeof(float), &fail);
-    rt->v_cache = alloc_f(per_seq * n_seq_max, sizeof(float), &fail);
+    rt->kv_bytes = 2 * per_seq * n_seq_max * (rt->kv_f16 ? 2 : sizeof(float));
+    rt->k_cache = alloc_f(per_seq * n_seq_max, rt->kv_f16 ? 2 : sizeof(float), &fail);
+    rt->v_cache = alloc_f(per_seq * n_seq_max, rt->kv_f16 ? 2 : sizeof(float), &fail);
     if (fail) {
         snprintf(err, errlen, "cannot allocate %zu MiB of KV cache (%d sequences x %d tokens)",
                  rt->kv_bytes >> 20, n_seq_max, n_ctx);

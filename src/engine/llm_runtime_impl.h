@@ -20,8 +20,9 @@ struct llm_runtime {
     int                kv_dim;
     int                q_dim;
 
-    float             *k_cache;     /* [layer][slot][n_ctx][kv_dim] */
-    float             *v_cache;
+    void              *k_cache;     /* [layer][slot][n_ctx][kv_dim] of float or float16 */
+    void              *v_cache;
+    int                kv_f16;
     size_t             kv_bytes;
     int               *seq_len;
     unsigned char     *seq_used;
@@ -44,10 +45,11 @@ struct llm_runtime {
     int                n_items;
 };
 
-static inline float *
-llm_kv_at(const llm_runtime *rt, float *cache, int layer, int slot, int pos)
+/* element index of (layer, slot, position) in a cache */
+static inline size_t
+llm_kv_index(const llm_runtime *rt, int layer, int slot, int pos)
 {
-    return cache + (((size_t) layer * rt->n_seq_max + slot) * rt->n_ctx + pos) * rt->kv_dim;
+    return (((size_t) layer * rt->n_seq_max + slot) * rt->n_ctx + pos) * rt->kv_dim;
 }
 
 #endif

@@ -17,6 +17,7 @@
 
 #define FIX "t/fixtures/models"
 #define TOL 1e-3
+#define KV16_REL 1e-2
 
 static const char *models[] = {
     "llama_f32", "llama3_rope_f32", "llama_linear_f16", "mistral_sw_bf16",
@@ -203,6 +204,32 @@ test_model(const char *name)
         }
         for (p = 0; p < n; p++) llm_seq_close(rt, slots[p]);
         free(solo);
+    }
+
+    /* 5. float16 KV cache: every position of the longest prompt, looser bound */
+    {
+        llm_runtime *r16 = llm_runtime_create_kv(m, 2, 64, 1, LLM_KV_F16, err, sizeof(err));
+        double d = 0, scale = 0;
+        int pl = P.n_prompts - 1;
+        if (r16) {
+            llm_batch_item it = { llm_seq_open(r16), P.ids[pl], 1, 1, 0 };
+            for (i = 1; i <= P.len[pl]; i++) {
+                llm_forward(r16, &it, 1, err, sizeof(err));
+                const float *want = logits + P.off[pl] + (size_t) (i - 1) * V;
+                int z;
+                d = fmax(d, max_abs(llm_forward_logits(r16, 0), want, V));
+                for (z = 0; z < V; z++) scale = fmax(scale, fabs(want[z]));
+                it.tokens = &P.ids[pl][i];
+            }
+            /* float16 keeps 11 significant bits: bound the error relative to the logits' size */
+            ok(d < KV16_REL * scale, "%s: float16 KV cache within %g of max |logit| %.1f (max abs %.2g)",
+               name, KV16_REL, scale, d);
+            is_int((long long) llm_runtime_kv_bytes(r16),
+                   2LL * in->n_layers * 64 * in->n_kv_heads * in->head_dim * 2, "%s: float16 KV bytes", name);
+            llm_runtime_free(r16);
+        } else {
+            ok(0, "%s", err);
+        }
     }
 
     /* 4. greedy continuations */

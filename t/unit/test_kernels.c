@@ -169,9 +169,37 @@ check_table(const llm_kernels *ref, const llm_kernels *k)
                 float e = max_rel_err(o1, o0, hd);
                 if (!(e <= worst)) worst = e;
             }
+            {
+                /* float16 cache: conversion equal to the scalar one, attention within 1e-5 */
+                uint16_t *k16 = malloc(stride * n * 2), *v16 = malloc(stride * n * 2), *r16 = malloc(stride * n * 2);
+                size_t e16 = 0, z;
+                float e;
+                ref->f32_to_f16(r16, kc, (int) (stride * n));
+                k->f32_to_f16(k16, kc, (int) (stride * n));
+                k->f32_to_f16(v16, vc, (int) (stride * n));
+                for (z = 0; z < stride * n; z++) e16 += r16[z] != k16[z];
+                if (e16) worst = 1;
+                ref->attend_f16(o0, q, k16 + hd, v16 + hd, stride, n, hd, 0.125f, sc);
+                k->attend_f16(o1, q, k16 + hd, v16 + hd, stride, n, hd, 0.125f, sc);
+                e = max_rel_err(o1, o0, hd);
+                if (!(e <= worst)) worst = e;
+                free(k16); free(v16); free(r16);
+            }
             free(q); free(kc); free(vc); free(o0); free(o1); free(sc);
         }
-        ok(worst < 1e-5f, "%s attend (%.2g)", k->name, worst);
+        ok(worst < 1e-5f, "%s attend, f32 and f16 caches; f16 conversion exact (%.2g)", k->name, worst);
+    }
+    {
+        /* float16 conversion at the edges: subnormals, overflow, ties, signed zero */
+        float sp[19] = { 0.0f, -0.0f, 1e-6f, -3e-7f, 5.96e-8f, 2.98e-8f, 6.1e-5f, 65504.0f, 65519.0f,
+                         65520.0f, 1e9f, -1e9f, 1.00048828125f, 1.00146484375f, 0.333333f, 2049.0f,
+                         3.0e-5f, 1.5e-5f, 7.0e-8f };
+        uint16_t a[19], b[19];
+        int i, same = 1;
+        ref->f32_to_f16(a, sp, 19);
+        k->f32_to_f16(b, sp, 19);
+        for (i = 0; i < 19; i++) if (a[i] != b[i]) same = 0;
+        ok(same, "%s f32_to_f16 equals scalar at the edges", k->name);
     }
     {
         size_t n = 1 << 16;
