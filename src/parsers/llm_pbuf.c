@@ -93,8 +93,9 @@ llm_pbuf_json_escape(llm_pbuf *b, const char *s, size_t n)
     }
 }
 
-/* length of the valid sequence starting at p (1..4), 0 if invalid, -1 if it
- * is a valid prefix cut off by the end */
+/* > 0: length of the valid character at p; 0: a valid start cut off by
+ * the end; < 0: invalid, minus the length of the bytes to replace (the lead
+ * byte and the continuation bytes that fitted it) */
 static int
 utf8_seq(const unsigned char *p, size_t n)
 {
@@ -115,14 +116,14 @@ utf8_seq(const unsigned char *p, size_t n)
         if (p[0] == 0xf0) lo = 0x90;
         if (p[0] == 0xf4) hi = 0x8f;
     } else {
-        return 0;
+        return -1;
     }
     for (i = 1; i < need; i++) {
         if ((size_t) i >= n) {
-            return -1;
+            return 0;
         }
         if (p[i] < lo || p[i] > hi) {
-            return 0;
+            return -i;
         }
         lo = 0x80;
         hi = 0xbf;
@@ -144,15 +145,11 @@ llm_utf8_clean(const char *p, size_t n, int final, llm_pbuf *out)
             continue;
         }
         llm_pbuf_add(out, p + from, i - from);
-        if (k < 0 && !final) {
+        if (k == 0 && !final) {
             return i;                    /* wait for the rest */
         }
         llm_pbuf_add(out, "\xef\xbf\xbd", 3);
-        /* skip the lead byte and the continuation bytes that followed it */
-        i++;
-        while (k < 0 && i < n && (u[i] & 0xc0) == 0x80) {
-            i++;
-        }
+        i = (k == 0) ? n : i + (size_t) -k;
         from = i;
     }
     llm_pbuf_add(out, p + from, n - from);

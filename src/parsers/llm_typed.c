@@ -58,13 +58,78 @@ typed_string(llm_pbuf *out, const char *s, size_t n)
     llm_pbuf_addc(out, '"');
 }
 
+/* 1 if p is a JSON number; *frac: it has a fraction or exponent */
+static int
+json_number_syntax(const char *p, int *frac)
+{
+    *frac = 0;
+    if (*p == '-') p++;
+    if (*p == '0') {
+        p++;
+    } else if (*p >= '1' && *p <= '9') {
+        while (*p >= '0' && *p <= '9') p++;
+    } else {
+        return 0;
+    }
+    if (*p == '.') {
+        *frac = 1;
+        if (!(*++p >= '0' && *p <= '9')) return 0;
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    if (*p == 'e' || *p == 'E') {
+        *frac = 1;
+        p++;
+        if (*p == '+' || *p == '-') p++;
+        if (!(*p >= '0' && *p <= '9')) return 0;
+        while (*p >= '0' && *p <= '9') p++;
+    }
+    return *p == '\0';
+}
+
+/* the model's own number text when it is JSON, else a converted value */
+static void
+typed_number(llm_pbuf *out, const char *s, size_t n, const char *t,
+             size_t tn, int integer)
+{
+    char    tmp[64], *end;
+    double  d;
+    int     frac, prec;
+
+    if (tn == 0 || tn >= 40) {
+        typed_string(out, s, n);
+        return;
+    }
+    memcpy(tmp, t, tn);
+    tmp[tn] = '\0';
+    errno = 0;
+    d = strtod(tmp, &end);
+    if (*end != '\0' || errno || !isfinite(d) || strpbrk(tmp, "xXnN")) {
+        typed_string(out, s, n);
+        return;
+    }
+    if (json_number_syntax(tmp, &frac) && !(integer && frac)) {
+        llm_pbuf_adds(out, tmp);
+        return;
+    }
+    if (d == floor(d) && fabs(d) < 9.007199254740992e15) {
+        snprintf(tmp, sizeof(tmp), "%lld", (long long) d);
+    } else {
+        for (prec = 1; prec <= 17; prec++) {   /* shortest that reads back */
+            snprintf(tmp, sizeof(tmp), "%.*g", prec, d);
+            if (strtod(tmp, NULL) == d) {
+                break;
+            }
+        }
+    }
+    llm_pbuf_adds(out, tmp);
+}
+
 void
 llm_typed_value(llm_pbuf *out, const char *s, size_t n, const char *type,
                 int try_json)
 {
     const char *t = s;
     size_t      tn = n;
-    char        tmp[64];
 
     if (type && strcmp(type, "string") == 0) {
         typed_string(out, s, n);
@@ -104,45 +169,7 @@ llm_typed_value(llm_pbuf *out, const char *s, size_t n, const char *type,
         return;
     }
     if (strcmp(type, "integer") == 0 || strcmp(type, "number") == 0) {
-        char   *end;
-        double  d;
-
-        if (tn == 0 || tn >= sizeof(tmp)) {
-            typed_string(out, s, n);
-            return;
-        }
-        memcpy(tmp, t, tn);
-        tmp[tn] = '\0';
-        errno = 0;
-        d = strtod(tmp, &end);
-        if (*end != '\0' || errno || !isfinite(d) || tmp[0] == '+'
-            || (tmp[0] == '0' && tmp[1] == 'x'))
-        {
-            typed_string(out, s, n);
-            return;
-        }
-        if (d == floor(d) && fabs(d) < 9.007199254740992e15
-            && (strcmp(type, "integer") == 0 || !strpbrk(tmp, ".eE")))
-        {
-            snprintf(tmp, sizeof(tmp), "%lld", (long long) d);
-        } else {
-            snprintf(tmp, sizeof(tmp), "%.17g", d);
-            /* prefer the shortest text that reads back the same */
-            {
-                int prec;
-
-                for (prec = 1; prec <= 17; prec++) {
-                    char try_[40];
-
-                    snprintf(try_, sizeof(try_), "%.*g", prec, d);
-                    if (strtod(try_, NULL) == d) {
-                        memcpy(tmp, try_, strlen(try_) + 1);
-                        break;
-                    }
-                }
-            }
-        }
-        llm_pbuf_adds(out, tmp);
+        typed_number(out, s, n, t, tn, strcmp(type, "integer") == 0);
         return;
     }
     /* object, array and anything else: JSON if it parses */
