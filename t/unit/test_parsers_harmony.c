@@ -18,6 +18,13 @@ static const tp_case cases[] = {
               "to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Oslo\"}<|call|>",
       .content = "Checking the weather.", .n_calls = 1, .call_name = { "get_weather" },
       .call_args = { "{\"city\":\"Oslo\"}" } },
+    { .name = "nested JSON, escapes, unicode", .tool = "harmony", .tools = TP_TOOLS,
+      .text = "<|channel|>commentary to=functions.run_code <|constrain|>json<|message|>{\"code\": \"print(\\\"h\\u00e9\\\\n\\\")\", \"opts\": {\"a\": [1, {\"b\": null}], \"s\": \"caf\xc3\xa9 \xf0\x9f\x98\x80\"}}<|call|>",
+      .n_calls = 1, .call_name = { "run_code" }, .call_args = { "{\"code\":\"print(\\\"h\\u00e9\\\\n\\\")\",\"opts\":{\"a\":[1,{\"b\":null}],\"s\":\"caf\xc3\xa9 \xf0\x9f\x98\x80\"}}" } },
+    { .name = "two calls in one output", .tool = "harmony", .tools = TP_TOOLS,
+      .text = "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"A\"}<|call|>"
+              "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"B\"}<|call|>",
+      .n_calls = 2, .call_name = { "get_weather", "get_weather" }, .call_args = { "{\"city\":\"A\"}", "{\"city\":\"B\"}" } },
     { .name = "unknown recipient is content", .tool = "harmony", .tools = TP_TOOLS,
       .text = "<|channel|>analysis<|message|>x<|end|><|start|>assistant<|channel|>commentary to=python<|message|>print(1)<|call|>",
       .reasoning_text = "x", .content = "print(1)" },
