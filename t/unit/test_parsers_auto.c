@@ -2,6 +2,8 @@
 #include "tap.h"
 #include "parsers/llm_parser.h"
 
+#include <jansson.h>
+
 static int
 tok_set(void *ctx, const char *tok)
 {
@@ -55,6 +57,56 @@ static const auto_case cases[] = {
     { "no template at all", NULL, NULL, { NULL }, "hermes", NULL },
 };
 
+/* tokens of tokenizer_config.json added_tokens_decoder */
+static int
+cfg_has_token(void *ctx, const char *tok)
+{
+    const char *key;
+    json_t     *v;
+
+    json_object_foreach(json_object_get(ctx, "added_tokens_decoder"), key, v) {
+        const char *c = json_string_value(json_object_get(v, "content"));
+
+        if (c && strcmp(c, tok) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Real tokenizer configs when the npm fixtures were fetched (t/.cache). */
+static void
+real_templates(void)
+{
+    static const struct { const char *dir, *tool, *reasoning; } real[] = {
+        { "qwen3", "hermes", "think" },
+        { "deepseek_v3", "deepseek_v3", NULL },
+        { "gptoss", "harmony", "harmony" },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(real) / sizeof(real[0]); i++) {
+        char         path[256], why[256];
+        json_error_t e;
+        json_t      *cfg;
+        const char  *tid, *rid;
+
+        snprintf(path, sizeof(path), "t/.cache/tokenizers/%s/tokenizer_config.json",
+                 real[i].dir);
+        cfg = json_load_file(path, JSON_DECODE_INT_AS_REAL, &e);
+        if (cfg == NULL) {
+            printf("# %s not fetched: real-template check skipped\n", path);
+            continue;
+        }
+        llm_parsers_auto(json_string_value(json_object_get(cfg, "chat_template")), NULL,
+                         cfg_has_token, cfg, &tid, &rid, why, sizeof(why));
+        is_str(tid, real[i].tool, "real %s template: tool parser (%s)", real[i].dir, why);
+        ok(real[i].reasoning ? (rid && !strcmp(rid, real[i].reasoning)) : rid == NULL,
+           "real %s template: reasoning parser %s", real[i].dir, rid ? rid : "none");
+        json_decref(cfg);
+    }
+}
+
 int
 main(void)
 {
@@ -91,6 +143,7 @@ main(void)
         ok(llm_reasoning_parser_find("hermes") == NULL, "hermes is not");
         ok(strstr(llm_reasoning_parser_ids(), "think") != NULL, "reasoning ids listed");
     }
+    real_templates();
     is_int(llm_reasoning_starts_open("mistral", "[INST]q[/INST][THINK]", 21), 1, "[THINK] opens");
     is_int(llm_reasoning_starts_open(NULL, "<think>", 7), 0, "no reasoning parser");
     return done_testing();
