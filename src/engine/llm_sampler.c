@@ -196,7 +196,7 @@ fill_logprobs(llm_sampler *s, const float *v, llm_token_logprobs *lp, int n_top,
     double sum = 0, lse;
 
     for (i = 0; i < V; i++) if (v[i] > mx) mx = v[i];
-    for (i = 0; i < V; i++) sum += exp((double) v[i] - mx);
+    for (i = 0; i < V; i++) sum += expf(v[i] - mx);
     lse = mx + log(sum);
     lp->chosen.id = chosen;
     lp->chosen.logprob = (float) (v[chosen] - lse);
@@ -248,51 +248,52 @@ llm_sampler_sample(llm_sampler *s, const float *logits, llm_token_logprobs *lp, 
         chosen = best;
     } else {
         float inv_t = 1.0f / p->temperature, mx = v[best] * inv_t;
-        double sum = 0, r, acc;
-        int k = p->top_k > 0 && p->top_k < V ? p->top_k : V;
+        double total = 0, mass = 0, r, acc;
 
+        n = V;
         for (i = 0; i < V; i++) {
             s->cand[i].v = v[i] * inv_t;
             s->cand[i].id = i;
         }
-        n = V;
-        /* a short sorted head is enough unless top_p needs more of the tail */
-        if (k < n || p->top_p < 1.0f) {
-            int head = k < n ? k : (n < 1024 ? n : 1024);
-            for ( ;; ) {
-                double mass = 0, total = 0;
-                select_top(s->cand, n, head);
-                qsort(s->cand, (size_t) head, sizeof(llm_cand), cand_desc);
-                if (head == k || head == n || p->top_p >= 1.0f) break;
-                for (i = 0; i < n; i++) total += exp((double) s->cand[i].v - mx);
-                for (i = 0; i < head; i++) mass += exp((double) s->cand[i].v - mx);
-                if (mass >= p->top_p * total) break;
-                head = head * 4 < n ? head * 4 : n;
-            }
-            n = head;
+        if (p->top_k > 0 && p->top_k < n) {
+            select_top(s->cand, n, p->top_k);
+            n = p->top_k;
         }
+        /* weights relative to the most likely token, which weighs 1 */
         for (i = 0; i < n; i++) {
-            s->cand[i].v = (float) exp((double) s->cand[i].v - mx);
-            sum += s->cand[i].v;
+            s->cand[i].v = expf(s->cand[i].v - mx);
+            total += s->cand[i].v;
         }
         if (p->top_p > 0 && p->top_p < 1.0f) {
-            acc = 0;
-            for (i = 0; i < n; i++) {
-                acc += s->cand[i].v;
-                if (acc >= p->top_p * sum) { n = i + 1; break; }
+            /* sort just enough of the head, growing it until it holds top_p of the mass */
+            int sorted = 0, h, j;
+            for ( ;; ) {
+                h = sorted * 4 > 256 ? sorted * 4 : 256;
+                if (h > n) h = n;
+                select_top(s->cand + sorted, n - sorted, h - sorted);
+                qsort(s->cand + sorted, (size_t) (h - sorted), sizeof(llm_cand), cand_desc);
+                for (j = sorted; j < h; j++) {
+                    mass += s->cand[j].v;
+                    if (mass >= p->top_p * total) break;
+                }
+                if (j < h) {
+                    n = j + 1;
+                    break;
+                }
+                if (h == n) break;
+                sorted = h;
             }
         }
         if (p->min_p > 0 && p->min_p <= 1.0f) {
-            /* weights are exp(v - max), so the most likely token weighs 1 */
             int m = 0;
             for (i = 0; i < n; i++) {
                 if (s->cand[i].v >= p->min_p) s->cand[m++] = s->cand[i];
             }
             n = m;
         }
-        sum = 0;
-        for (i = 0; i < n; i++) sum += s->cand[i].v;
-        r = next_unit(s) * sum;
+        total = 0;
+        for (i = 0; i < n; i++) total += s->cand[i].v;
+        r = next_unit(s) * total;
         acc = 0;
         chosen = s->cand[n - 1].id;
         for (i = 0; i < n; i++) {
