@@ -20,6 +20,9 @@ enum {
 
 enum { W_OTHER = 0, W_NAME, W_ARGS, W_FUNC };
 
+/* have_args: where the arguments value stands */
+enum { A_NONE = 0, A_READ, A_STR_DONE, A_STR };
+
 void
 llm_jcall_init(llm_jcall *j, llm_pbase *pb, int strict)
 {
@@ -76,7 +79,7 @@ jc_open_call(llm_jcall *j)
 {
     j->in_call = 1;
     j->named = 0;
-    j->have_args = 0;
+    j->have_args = A_NONE;
     j->odepth = 1;
     llm_pbuf_reset(&j->args);
     j->st = JC_KEY;
@@ -160,19 +163,19 @@ jc_argstr_bytes(llm_jcall *j, const char *s, size_t n)
     for (i = 0; i < n; i++) {
         int r;
 
-        if (j->have_args == 2) {       /* value done or broken: ignore rest */
+        if (j->have_args == A_STR_DONE) {       /* value done or broken: ignore rest */
             break;
         }
         if (!j->v.started && s[i] != '{' && !llm_is_space(s[i])) {
-            j->have_args = 2;          /* not an object: no arguments */
+            j->have_args = A_STR_DONE;          /* not an object: no arguments */
             break;
         }
         r = llm_jv_put(&j->v, s[i]);
         if (r == LLM_JV_DONE || r == LLM_JV_END) {
-            j->have_args = 2;
+            j->have_args = A_STR_DONE;
         } else if (r == LLM_JV_ERR) {
             llm_jv_close(&j->v);
-            j->have_args = 2;
+            j->have_args = A_STR_DONE;
         }
     }
     jc_take_args(j);
@@ -205,11 +208,11 @@ jc_utf8(llm_jcall *j, unsigned cp)
 static void
 jc_argstr_end(llm_jcall *j)
 {
-    if (j->have_args != 2) {
+    if (j->have_args != A_STR_DONE) {
         llm_jv_close(&j->v);
         jc_take_args(j);
     }
-    j->have_args = 1;
+    j->have_args = A_READ;
 }
 
 /* one byte of a string-encoded arguments value (JSON escapes decoded) */
@@ -233,17 +236,13 @@ jc_argstr(llm_jcall *j, char c)
             }
             j->ulen = 0;
             if (cp >= 0xd800 && cp < 0xdc00) {
-                j->ubuf[4] = 1;          /* high surrogate pending */
-                j->ubuf[5] = (char) ((cp - 0xd800) >> 2);
-                j->ubuf[6] = (char) (((cp - 0xd800) & 3) << 6);
+                j->hi_sur = cp;          /* wait for the low half */
                 return LLM_JC_MORE;
             }
-            if (cp >= 0xdc00 && cp < 0xe000 && j->ubuf[4]) {
-                unsigned hi = ((unsigned) (unsigned char) j->ubuf[5] << 2)
-                              | ((unsigned) (unsigned char) j->ubuf[6] >> 6);
-                cp = 0x10000 + (hi << 10) + (cp - 0xdc00);
+            if (cp >= 0xdc00 && cp < 0xe000 && j->hi_sur) {
+                cp = 0x10000 + ((j->hi_sur - 0xd800) << 10) + (cp - 0xdc00);
             }
-            j->ubuf[4] = 0;
+            j->hi_sur = 0;
             jc_utf8(j, cp);
         }
         return LLM_JC_MORE;
@@ -258,8 +257,10 @@ jc_argstr(llm_jcall *j, char c)
         case 'r': d = '\r'; break;
         case 'b': d = '\b'; break;
         case 'f': d = '\f'; break;
-        case 'u': j->ulen = 0; j->ubuf[0] = 0; j->ulen = 0;
-                  j->esc = 2; return LLM_JC_MORE;
+        case 'u':
+            j->ulen = 0;
+            j->esc = 2;                  /* hex digits follow */
+            return LLM_JC_MORE;
         default: break;                  /* \" \\ \/ \' and the rest */
         }
         jc_argstr_bytes(j, &d, 1);
@@ -406,20 +407,20 @@ jc_step(llm_jcall *j, char c)
             j->st = JC_KEY;
             return LLM_JC_MORE;
         }
-        if (j->what == W_ARGS && !j->have_args && c == '{') {
+        if (j->what == W_ARGS && j->have_args == A_NONE && c == '{') {
             llm_jv_reset(&j->v);
-            j->have_args = 1;
+            j->have_args = A_READ;
             j->st = JC_ARGS;
             return jc_step(j, c);
         }
-        if (j->what == W_ARGS && !j->have_args && (c == '"' || c == '\'')) {
+        if (j->what == W_ARGS && j->have_args == A_NONE && (c == '"' || c == '\'')) {
             jc_raw(j, c);
             llm_jv_reset(&j->v);
-            j->have_args = 3;
+            j->have_args = A_STR;
             j->quote = c;
             j->esc = 0;
             j->ulen = 0;
-            j->ubuf[4] = 0;
+            j->hi_sur = 0;
             j->st = JC_ARGSTR;
             return LLM_JC_MORE;
         }

@@ -175,8 +175,9 @@ typedef struct {
     llm_pbuf   key, name;
     char       quote;
     int        esc;
-    char       ubuf[8];
+    char       ubuf[8];     /* hex digits of a \uXXXX being decoded */
     int        ulen;
+    unsigned   hi_sur;      /* decoded high surrogate awaiting its pair */
     llm_jv     v;
     llm_pbuf   args;        /* args read before the name was known */
     int        have_args, named, in_call, any_ok;
