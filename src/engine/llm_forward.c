@@ -95,6 +95,10 @@ task_down(void *arg, int ith, int nth, int thread __attribute__((unused)))
     matmul_part(rt->k, &s->L->w_down, rt->x, H, rt->gate, I, s->n, NULL, 1, ith, nth);
 }
 
+/* Query heads per attention work item: heads of one KV group run back to
+ * back so the group's cached K/V rows are read from memory once. */
+#define HEADS_PER_ITEM 4
+
 static void
 task_attention(void *arg, int ith, int nth, int thread)
 {
@@ -102,29 +106,36 @@ task_attention(void *arg, int ith, int nth, int thread)
     llm_runtime *rt = s->rt;
     const llm_model_info *in = &rt->m->info;
     int l = (int) (s->L - rt->m->layers);
-    int hd = in->head_dim, nh = in->n_heads, group = in->n_heads / in->n_kv_heads;
-    int items = s->n * nh, wi;
+    int hd = in->head_dim, group = in->n_heads / in->n_kv_heads;
+    int parts = (group + HEADS_PER_ITEM - 1) / HEADS_PER_ITEM;
+    int per_token = in->n_kv_heads * parts, items = s->n * per_token, wi, h;
     float *sc = rt->scores + (size_t) thread * rt->n_ctx;
     float scale = 1.0f / sqrtf((float) hd);
 
     /* interleaved: later positions cost more, so contiguous ranges would be unbalanced */
     for (wi = ith; wi < items; wi += nth) {
-        int t = wi / nh, h = wi % nh, g = h / group;
-        int slot = rt->tslot[t], pos = rt->tpos[t], lo = 0;
+        int t = wi / per_token, g = (wi % per_token) / parts, part = wi % parts;
+        int slot = rt->tslot[t], pos = rt->tpos[t], lo = 0, h0, h1;
+        size_t at;
 
         if (in->sliding_window > 0 && pos - in->sliding_window + 1 > 0) {
             lo = pos - in->sliding_window + 1;
         }
-        size_t at = llm_kv_index(rt, l, slot, lo) + (size_t) g * hd;
-        float *out = rt->att + (size_t) t * rt->q_dim + (size_t) h * hd;
-        const float *q = rt->q + (size_t) t * rt->q_dim + (size_t) h * hd;
+        at = llm_kv_index(rt, l, slot, lo) + (size_t) g * hd;
+        h0 = g * group + part * HEADS_PER_ITEM;
+        h1 = h0 + HEADS_PER_ITEM < (g + 1) * group ? h0 + HEADS_PER_ITEM : (g + 1) * group;
+        for (h = h0; h < h1; h++) {
+            float *out = rt->att + (size_t) t * rt->q_dim + (size_t) h * hd;
+            const float *q = rt->q + (size_t) t * rt->q_dim + (size_t) h * hd;
 
-        if (rt->kv_f16) {
-            rt->k->attend_f16(out, q, (const uint16_t *) rt->k_cache + at, (const uint16_t *) rt->v_cache + at,
+            if (rt->kv_f16) {
+                rt->k->attend_f16(out, q, (const uint16_t *) rt->k_cache + at,
+                                  (const uint16_t *) rt->v_cache + at,
+                                  (size_t) rt->kv_dim, pos - lo + 1, hd, scale, sc);
+            } else {
+                rt->k->attend(out, q, (const float *) rt->k_cache + at, (const float *) rt->v_cache + at,
                               (size_t) rt->kv_dim, pos - lo + 1, hd, scale, sc);
-        } else {
-            rt->k->attend(out, q, (const float *) rt->k_cache + at, (const float *) rt->v_cache + at,
-                          (size_t) rt->kv_dim, pos - lo + 1, hd, scale, sc);
+            }
         }
     }
 }
