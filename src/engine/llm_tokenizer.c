@@ -172,8 +172,11 @@ compile_re(const char *pat, char *err, size_t errlen)
 {
     int         ec;
     PCRE2_SIZE  eo;
+    /* MATCH_INVALID_UTF: text may hold invalid UTF-8 (matching it unchecked
+     * reads out of bounds); such bytes then match nothing, as a barrier */
     pcre2_code *re = pcre2_compile((PCRE2_SPTR) pat, PCRE2_ZERO_TERMINATED,
-                                   PCRE2_UTF | PCRE2_UCP, &ec, &eo, NULL);
+                                   PCRE2_UTF | PCRE2_UCP | PCRE2_MATCH_INVALID_UTF,
+                                   &ec, &eo, NULL);
     if (re == NULL) {
         PCRE2_UCHAR msg[128];
         pcre2_get_error_message(ec, msg, sizeof(msg));
