@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <jansson.h>
 
 #include "llm_cli.h"
@@ -69,6 +70,61 @@ tokenize_one(llm_tokenizer *t, const char *s, size_t len, int special)
     return 0;
 }
 
+static char *
+slurp(const char *path, size_t *len)
+{
+    FILE  *f = fopen(path, "rb");
+    char  *buf = NULL;
+    size_t cap = 0, n = 0, k;
+
+    if (f == NULL) return NULL;
+    do {
+        if (n + 65536 > cap) {
+            char *p = realloc(buf, cap = cap ? cap * 2 : 1 << 20);
+            if (p == NULL) { free(buf); fclose(f); return NULL; }
+            buf = p;
+        }
+        k = fread(buf + n, 1, cap - n, f);
+        n += k;
+    } while (k > 0);
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+/* --file F: the whole file as one text; with --bench print throughput instead of ids */
+static int
+tokenize_file(llm_tokenizer *t, const char *path, int special, int bench)
+{
+    size_t          len, n = 0;
+    char           *text = slurp(path, &len);
+    int32_t        *ids = NULL;
+    struct timespec a, b;
+    double          s;
+
+    if (text == NULL) {
+        fprintf(stderr, "llm tokenize: cannot read %s\n", path);
+        return 1;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    if (llm_tokenizer_encode(t, text, len, special, &ids, &n) != 0) {
+        fprintf(stderr, "llm tokenize: out of memory\n");
+        free(text);
+        return 1;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    s = (double) (b.tv_sec - a.tv_sec) + (double) (b.tv_nsec - a.tv_nsec) / 1e9;
+    if (bench) {
+        printf("{\"bytes\": %zu, \"tokens\": %zu, \"seconds\": %.3f, \"MB_per_s\": %.2f}\n",
+               len, n, s, s > 0 ? (double) len / 1e6 / s : 0.0);
+    } else {
+        print_ids(ids, n);
+    }
+    free(ids);
+    free(text);
+    return 0;
+}
+
 int
 llm_cmd_tokenize(int argc, char **argv)
 {
@@ -81,6 +137,11 @@ llm_cmd_tokenize(int argc, char **argv)
     long           lineno = 0;
 
     if (t == NULL) return 2;
+    if (opt(argc, argv, "--file") != NULL) {
+        rc = tokenize_file(t, opt(argc, argv, "--file"), special, flag(argc, argv, "--bench"));
+        llm_tokenizer_free(t);
+        return rc;
+    }
     if (text != NULL) {
         rc = tokenize_one(t, text, strlen(text), special) ? 1 : 0;
         llm_tokenizer_free(t);

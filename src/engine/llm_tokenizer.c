@@ -746,9 +746,108 @@ push_ids(int32_t **ids, size_t *n, size_t *cap, const int32_t *src, size_t k)
     return 0;
 }
 
+/*
+ * Per-call cache of short words -> ids: long texts repeat their words, and
+ * BPE of a word is the expensive part.  Lives only during one encode call.
+ */
+typedef struct {
+    uint64_t h;       /* 0 = empty */
+    uint32_t woff, wlen, ioff, nid;
+} wc_entry;
+
+typedef struct {
+    wc_entry *e;
+    size_t    mask, used;
+    char     *words;
+    size_t    nwords, capwords;
+    int32_t  *ids;
+    size_t    nids, capids;
+} word_cache;
+
+#define WC_SLOTS   (1u << 15)
+#define WC_MAXWORD 64
+
+static void
+wc_free(word_cache *c)
+{
+    free(c->e);
+    free(c->words);
+    free(c->ids);
+}
+
+static const wc_entry *
+wc_get(const word_cache *c, uint64_t h, const char *w, size_t n)
+{
+    size_t i;
+
+    for (i = h & c->mask; c->e[i].h != 0; i = (i + 1) & c->mask) {
+        if (c->e[i].h == h && c->e[i].wlen == n && memcmp(c->words + c->e[i].woff, w, n) == 0) {
+            return &c->e[i];
+        }
+    }
+    return NULL;
+}
+
+static void
+wc_put(word_cache *c, uint64_t h, const char *w, size_t n, const int32_t *ids, size_t k)
+{
+    size_t i;
+
+    if (c->used * 2 >= c->mask + 1) return;   /* full enough: stop caching */
+    if (c->nwords + n > c->capwords) {
+        size_t nc = c->capwords ? c->capwords * 2 : 1 << 16;
+        char  *p = realloc(c->words, nc);
+        if (p == NULL) return;
+        c->words = p;
+        c->capwords = nc;
+    }
+    if (c->nids + k > c->capids) {
+        size_t   nc = c->capids ? c->capids * 2 : 1 << 14;
+        int32_t *p = realloc(c->ids, nc * sizeof(int32_t));
+        if (p == NULL) return;
+        c->ids = p;
+        c->capids = nc;
+    }
+    for (i = h & c->mask; c->e[i].h != 0; i = (i + 1) & c->mask) { }
+    c->e[i].h = h;
+    c->e[i].woff = (uint32_t) c->nwords;
+    c->e[i].wlen = (uint32_t) n;
+    c->e[i].ioff = (uint32_t) c->nids;
+    c->e[i].nid = (uint32_t) k;
+    memcpy(c->words + c->nwords, w, n);
+    c->nwords += n;
+    memcpy(c->ids + c->nids, ids, k * sizeof(int32_t));
+    c->nids += k;
+    c->used++;
+}
+
+static int push_ids(int32_t **ids, size_t *n, size_t *cap, const int32_t *src, size_t k);
+
+static int
+bpe_cached(const llm_tokenizer *t, word_cache *c, const char *w, size_t n,
+           int32_t **ids, size_t *nid, size_t *cap)
+{
+    uint64_t        h;
+    const wc_entry *e;
+    size_t          before = *nid;
+
+    if (c == NULL || n > WC_MAXWORD) {
+        return llm_tok_bpe_word(t, w, n, ids, nid, cap);
+    }
+    h = llm_tok_hash(w, n) | 1;
+    if ((e = wc_get(c, h, w, n)) != NULL) {
+        return push_ids(ids, nid, cap, c->ids + e->ioff, e->nid);
+    }
+    if (llm_tok_bpe_word(t, w, n, ids, nid, cap)) {
+        return -1;
+    }
+    wc_put(c, h, w, n, *ids + before, *nid - before);
+    return 0;
+}
+
 static int
 encode_segment(const llm_tokenizer *t, const char *s, size_t n, int first,
-               llm_tok_list *words, int32_t **ids, size_t *nid, size_t *cap)
+               llm_tok_list *words, word_cache *wc, int32_t **ids, size_t *nid, size_t *cap)
 {
     char  *norm;
     size_t nl, i;
@@ -767,7 +866,7 @@ encode_segment(const llm_tokenizer *t, const char *s, size_t n, int first,
     }
     free(norm);
     for (i = 0; i < words->n && rc == 0; i++) {
-        rc = llm_tok_bpe_word(t, LLM_TOK_ITEM(words, i), LLM_TOK_ILEN(words, i), ids, nid, cap);
+        rc = bpe_cached(t, wc, LLM_TOK_ITEM(words, i), LLM_TOK_ILEN(words, i), ids, nid, cap);
     }
     return rc;
 }
@@ -780,9 +879,14 @@ llm_tokenizer_encode(const llm_tokenizer *t, const char *text, size_t len,
     llm_tok_list         words = { 0 };
     int32_t             *out = NULL;
     size_t               n = 0, cap = 0, i = 0, seg = 0;
+    word_cache           cache = { 0 }, *wc = NULL;
 
     *ids = NULL;
     *n_ids = 0;
+    if (len >= 4096 && (cache.e = calloc(WC_SLOTS, sizeof(wc_entry))) != NULL) {
+        cache.mask = WC_SLOTS - 1;
+        wc = &cache;
+    }
     if (add_special && push_ids(&out, &n, &cap, t->prefix_ids, t->n_prefix)) goto fail;
     while (i < len) {
         int32_t node = 0, best = -1;
@@ -802,7 +906,7 @@ llm_tokenizer_encode(const llm_tokenizer *t, const char *text, size_t len,
             i++;
             continue;
         }
-        if (encode_segment(t, text + seg, i - seg, seg == 0, &words, &out, &n, &cap)
+        if (encode_segment(t, text + seg, i - seg, seg == 0, &words, wc, &out, &n, &cap)
             || push_ids(&out, &n, &cap, &best, 1))
         {
             goto fail;
@@ -810,15 +914,17 @@ llm_tokenizer_encode(const llm_tokenizer *t, const char *text, size_t len,
         i += best_len;
         seg = i;
     }
-    if (encode_segment(t, text + seg, len - seg, seg == 0, &words, &out, &n, &cap)) goto fail;
+    if (encode_segment(t, text + seg, len - seg, seg == 0, &words, wc, &out, &n, &cap)) goto fail;
     if (add_special && push_ids(&out, &n, &cap, t->suffix_ids, t->n_suffix)) goto fail;
     if (out == NULL && (out = malloc(sizeof(int32_t))) == NULL) goto fail;
     llm_tok_list_free(&words);
+    wc_free(&cache);
     *ids = out;
     *n_ids = n;
     return 0;
 fail:
     llm_tok_list_free(&words);
+    wc_free(&cache);
     free(out);
     return -1;
 }

@@ -128,8 +128,8 @@ int
 llm_tok_bpe_word(const llm_tokenizer *t, const char *w, size_t n,
                  int32_t **ids, size_t *n_ids, size_t *cap)
 {
-    sym    *s;
-    cand   *h;
+    sym    *s, s_small[64];
+    cand   *h, h_small[3 * 64 + 1];
     size_t  ns = 0, hn = 0, i;
     int32_t id, last;
     int     prev_unk = 0;
@@ -140,13 +140,18 @@ llm_tok_bpe_word(const llm_tokenizer *t, const char *w, size_t n,
     if (t->ignore_merges && (id = llm_tok_strmap_get(t, &t->vocab, w, n)) >= 0) {
         return push_id(ids, n_ids, cap, id);
     }
-    /* at most 4 symbols per character (byte fallback), n bytes -> n characters at most */
-    s = malloc(n * 4 * sizeof(sym));
-    h = malloc(n * 4 * sizeof(cand) + sizeof(cand));
-    if (s == NULL || h == NULL) {
-        free(s);
-        free(h);
-        return -1;
+    /* at most one symbol per byte; each merge queues at most two candidates */
+    if (n <= 64) {
+        s = s_small;
+        h = h_small;
+    } else {
+        s = malloc(n * sizeof(sym));
+        h = malloc(n * 3 * sizeof(cand) + sizeof(cand));
+        if (s == NULL || h == NULL) {
+            free(s);
+            free(h);
+            return -1;
+        }
     }
     for (i = 0; i < n; ) {
         uint32_t cp;
@@ -212,7 +217,9 @@ llm_tok_bpe_word(const llm_tokenizer *t, const char *w, size_t n,
             break;
         }
     }
-    free(s);
-    free(h);
+    if (s != s_small) {
+        free(s);
+        free(h);
+    }
     return last;
 }

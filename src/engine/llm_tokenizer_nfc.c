@@ -78,39 +78,62 @@ compose(uint32_t a, uint32_t b)
     return 0;
 }
 
-/* Fast path: ASCII and Latin-1 letters without combining marks are already NFC. */
+static int
+is_second(uint32_t cp)
+{
+    size_t i;
+
+    if ((cp >= VBASE && cp < VBASE + VCOUNT) || (cp > TBASE && cp < TBASE + TCOUNT)) {
+        return 1;
+    }
+    for (i = 0; i < llm_nfc_n_seconds0; i++) {
+        if (llm_nfc_seconds0[i] == cp) return 1;
+    }
+    return 0;
+}
+
+/*
+ * Quick check: text whose code points below U+0300 are all we see, or whose
+ * other code points have no combining class, no decomposition and cannot
+ * combine with a predecessor, is already NFC.
+ */
 static int
 maybe_not_nfc(const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *) s;
-    size_t               i;
+    size_t               i = 0;
 
-    for (i = 0; i < n; i++) {
-        if (u[i] >= 0xCC) {   /* U+0300 and above */
+    while (i < n) {
+        uint32_t cp;
+        int      len;
+
+        if (u[i] < 0xCC) {   /* below U+0300 (or a continuation byte) */
+            i++;
+            continue;
+        }
+        len = llm_utf8_decode(u + i, n - i, &cp);
+        if (len == 0) {
+            i++;
+            continue;
+        }
+        i += (size_t) len;
+        if (cp >= 0x4E00 && cp <= 0x9FFF) {   /* CJK ideographs: always NFC */
+            continue;
+        }
+        if (ccc_of(cp) || dec_of(cp) || is_second(cp)) {   /* combining marks are caught by ccc */
             return 1;
         }
     }
     return 0;
 }
 
-int
-llm_tok_nfc(const char *s, size_t n, char **out, size_t *outlen)
+static int
+nfc_full(const char *s, size_t n, char **out, size_t *outlen)
 {
     uint32_t *cps;
     size_t    ncp = 0, i, j, k, cap;
     char     *o;
 
-    if (!maybe_not_nfc(s, n)) {
-        o = malloc(n + 1);
-        if (o == NULL) {
-            return -1;
-        }
-        memcpy(o, s, n);
-        o[n] = '\0';
-        *out = o;
-        *outlen = n;
-        return 0;
-    }
     cap = n * 4 + 4;   /* full decomposition expands at most 4 code points per byte here */
     cps = malloc(cap * sizeof(uint32_t));
     if (cps == NULL) {
@@ -202,6 +225,58 @@ llm_tok_nfc(const char *s, size_t n, char **out, size_t *outlen)
     }
     o[j] = '\0';
     free(cps);
+    *out = o;
+    *outlen = j;
+    return 0;
+}
+
+/*
+ * NFC of s.  ASCII characters never combine with what precedes them, so the
+ * text is cut before each one; only pieces that may change go through the
+ * full algorithm.
+ */
+int
+llm_tok_nfc(const char *s, size_t n, char **out, size_t *outlen)
+{
+    const unsigned char *u = (const unsigned char *) s;
+    char                *o = malloc(n + 1), *piece;
+    size_t               i = 0, j = 0, cap = n + 1, pl;
+
+    if (o == NULL) {
+        return -1;
+    }
+    while (i < n) {
+        size_t start = i, end;
+
+        /* one piece: an optional ASCII character, then the non-ASCII run after it */
+        if (u[i] < 0x80) i++;
+        while (i < n && u[i] >= 0x80) i++;
+        end = i;
+        if (end - start > 1 && maybe_not_nfc(s + start, end - start)) {
+            if (nfc_full(s + start, end - start, &piece, &pl)) {
+                free(o);
+                return -1;
+            }
+            if (j + pl + (n - end) + 1 > cap) {
+                char *p;
+                cap = j + pl + (n - end) + 1;
+                p = realloc(o, cap);
+                if (p == NULL) {
+                    free(piece);
+                    free(o);
+                    return -1;
+                }
+                o = p;
+            }
+            memcpy(o + j, piece, pl);
+            j += pl;
+            free(piece);
+        } else {
+            memcpy(o + j, s + start, end - start);
+            j += end - start;
+        }
+    }
+    o[j] = '\0';
     *out = o;
     *outlen = j;
     return 0;

@@ -16,5 +16,7 @@ extern const size_t       llm_nfc_n_dec;
 extern const uint32_t     llm_nfc_dec_pool[];
 extern const llm_nfc_comp llm_nfc_comp_table[];
 extern const size_t       llm_nfc_n_comp;
+extern const uint32_t     llm_nfc_seconds0[];
+extern const size_t       llm_nfc_n_seconds0;
 
 #endif
