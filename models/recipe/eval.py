@@ -256,7 +256,8 @@ def main():
     with open(a.prefix + ".jsonl", "w", encoding="utf-8") as f:
         for it, o, x in zip(items, outs, an):
             f.write(json.dumps({"id": it["id"], "kind": it["kind"], "think": it["think"],
-                                "output": o, "valid": x["valid"], "exact": x["exact"]},
+                                "output": cut(o)[0], "stopped": x["stopped"],
+                                "valid": x["valid"], "exact": x["exact"]},
                                ensure_ascii=False) + "\n")
     # a few samples for the log
     for it, o in list(zip(items, outs))[:6]:

@@ -80,7 +80,7 @@ class Gen:
             _POOLS[split] = Pools(split)
         self.P = _POOLS[split]
         if split == "train":
-            self.P = AugPools(self.P, self.r, 0.5)
+            self.P = AugPools(self.P, self.r)
 
     # ---- pieces ----
     def call(self, name):
@@ -254,11 +254,11 @@ class Gen:
         r = self.r
         think = r.random() < 0.5
         k = r.random()
-        if k < 0.45:
+        if k < 0.50:
             msgs, names, meta = self.conv_calls(1, think)
-        elif k < 0.64:
+        elif k < 0.68:
             msgs, names, meta = self.conv_calls(2 if r.random() < 0.8 else 3, think)
-        elif k < 0.75:
+        elif k < 0.80:
             msgs, names, meta = self.conv_no_tool(think, True)
         elif k < 0.90:
             msgs, names, meta = self.conv_refusal(think)

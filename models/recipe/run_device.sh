@@ -13,7 +13,7 @@ python3 -c 'import torch, transformers, tokenizers, jinja2; print("torch", torch
 if [ "$mode" = smoke ]; then
   targs="--n-train 20000 --n-tok 5000 --steps 300"; eargs="--n 60"
 else
-  targs="--n-train ${NTRAIN:-250000} --n-tok 30000 --steps ${STEPS:-1500} --batch-tokens 196608 --max-seconds 370"; eargs="--n 300"
+  targs="--n-train ${NTRAIN:-200000} --n-tok 30000 --steps ${STEPS:-1500} --batch-tokens 98304"; eargs="--n 400"
 fi
 t0=$(date +%s)
 python3 train.py --out $W/ngxllm-tiny $targs --summary $W/res/train_summary.json 2>&1 | tee $W/res/train.log

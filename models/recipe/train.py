@@ -207,11 +207,14 @@ def main():
         opt.step()
         opt.zero_grad(set_to_none=True)
         seen += ids.numel()
-        if a.max_seconds and step == 40:
-            # fit the run into the time given: shorten the schedule once, early
-            per = (time.time() - t_train) / (step + 1)
-            if per * a.steps > a.max_seconds:
-                a.steps = int(a.max_seconds / per * 0.95)
+        if a.max_seconds and step == 100:
+            t_100 = time.time()
+        if a.max_seconds and step == 200:
+            # fit the run into the time given: shorten the schedule once, from the pace of
+            # steps 100-200 (the first steps are slower while kernels and memory warm up)
+            per = (time.time() - t_100) / 100
+            if (time.time() - t_train) + per * (a.steps - step) > a.max_seconds:
+                a.steps = step + int((a.max_seconds - (time.time() - t_train)) / per * 0.95)
                 print("schedule shortened to %d steps (%.3fs/step)" % (a.steps, per), flush=True)
         if a.max_seconds and time.time() - t_train > a.max_seconds:
             print("stopping at step %d: --max-seconds reached" % step, flush=True)
