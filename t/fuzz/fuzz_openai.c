@@ -1,0 +1,55 @@
+/*
+ * OpenAI request JSON -> llm_request: the chat, completions and embeddings
+ * parsers see every input; a rejected one must carry a status and a
+ * message, and its error body is formatted.
+ */
+#include "llm_fuzz.h"
+#include "api/llm_api.h"
+#include "api/llm_openai.h"
+#include "api/llm_openai_embeddings.h"
+
+static void
+check(llm_api_kind api, const uint8_t *data, size_t size)
+{
+    llm_api_limits lim;
+    llm_request req;
+    llm_api_error err;
+    llm_buf b;
+    int rc;
+
+    llm_api_limits_default(&lim);
+    llm_request_init(&req);
+    memset(&err, 0, sizeof(err));
+    rc = llm_api_parse_request(api, (const char *) data, size, &lim, &req, &err);
+    if (rc != 0) {
+        /* every failure carries a status and a message */
+        if (err.status < 400 || err.message[0] == '\0') __builtin_trap();
+        llm_buf_init(&b);
+        if (llm_api_error_body(api, &b, &err, "req-1") != 0) __builtin_trap();
+        llm_buf_free(&b);
+    }
+    llm_request_free(&req);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    check(LLM_API_CHAT, data, size);
+    check(LLM_API_COMPLETIONS, data, size);
+    {
+        llm_api_limits lim;
+        llm_embed_request er;
+        llm_api_error err;
+
+        llm_api_limits_default(&lim);
+        memset(&er, 0, sizeof(er));
+        memset(&err, 0, sizeof(err));
+        if (llm_openai_parse_embeddings((const char *) data, size, &lim, &er, &err) != 0
+            && (err.status < 400 || err.message[0] == '\0'))
+        {
+            __builtin_trap();
+        }
+        llm_embed_request_free(&er);
+    }
+    return 0;
+}
