@@ -21,7 +21,7 @@
 
 static const char *models[] = {
     "llama_f32", "llama3_rope_f32", "llama_linear_f16", "mistral_sw_bf16",
-    "qwen2_bf16", "qwen2_sharded_f32", "qwen3_f32",
+    "qwen2_bf16", "qwen2_sharded_f32", "qwen3_f32", "qwen3_yarn_bf16", "llama_bias_f32",
 };
 
 static float *
