@@ -531,6 +531,40 @@ load_merges(llm_tokenizer *t, json_t *merges, char *err, size_t errlen)
     return 0;
 }
 
+#define META "\xE2\x96\x81"   /* U+2581, SentencePiece's space */
+
+static void
+find_meta_splits(llm_tokenizer *t)
+{
+    size_t id, k;
+
+    if (llm_tok_strmap_get(t, &t->vocab, META, 3) < 0) {
+        return;
+    }
+    t->meta_split = 1;
+    for (id = 0; id < t->n_vocab && t->meta_split; id++) {
+        const char *p = t->piece[id];
+        size_t      n = t->piece_len[id], i;
+        if (p == NULL || (t->flags[id] & LLM_TOKF_ADDED)) continue;
+        for (i = 1; i + 3 <= n; i++) {
+            uint32_t cp;
+            size_t   b = i;
+            if (memcmp(p + i, META, 3) != 0) continue;
+            while (b > 0 && ((unsigned char) p[b - 1] & 0xC0) == 0x80) b--;
+            if (b > 0) b--;
+            if (llm_utf8_decode((const unsigned char *) p + b, i - b, &cp) == 0 || cp == 0x2581) continue;
+            for (k = 0; k < t->n_meta_glue && t->meta_glue[k] != cp; k++) { }
+            if (k == t->n_meta_glue) {
+                if (t->n_meta_glue == sizeof(t->meta_glue) / sizeof(t->meta_glue[0])) {
+                    t->meta_split = 0;
+                    break;
+                }
+                t->meta_glue[t->n_meta_glue++] = cp;
+            }
+        }
+    }
+}
+
 static int
 load_model(llm_tokenizer *t, json_t *root, char *err, size_t errlen)
 {
@@ -620,6 +654,7 @@ load_model(llm_tokenizer *t, json_t *root, char *err, size_t errlen)
         snprintf(hex, sizeof(hex), "<0x%02X>", (unsigned) i);
         t->byte_id[i] = llm_tok_strmap_get(t, &t->vocab, hex, 6);
     }
+    find_meta_splits(t);
     return load_merges(t, json_object_get(model, "merges"), err, errlen);
 }
 
@@ -845,6 +880,29 @@ bpe_cached(const llm_tokenizer *t, word_cache *c, const char *w, size_t n,
     return 0;
 }
 
+/* a long SentencePiece word, cut before each "▁" that no merge can reach across */
+static int
+bpe_meta_pieces(const llm_tokenizer *t, word_cache *wc, const char *w, size_t n,
+                int32_t **ids, size_t *nid, size_t *cap)
+{
+    size_t start = 0, i, k;
+
+    for (i = 1; i + 3 <= n; i++) {
+        uint32_t cp;
+        size_t   b = i;
+        int      glue = 0;
+        if (memcmp(w + i, META, 3) != 0) continue;
+        while (b > 0 && ((unsigned char) w[b - 1] & 0xC0) == 0x80) b--;
+        if (b > 0) b--;
+        if (llm_utf8_decode((const unsigned char *) w + b, i - b, &cp) == 0 || cp == 0x2581) continue;
+        for (k = 0; k < t->n_meta_glue; k++) if (t->meta_glue[k] == cp) glue = 1;
+        if (glue || b < start) continue;
+        if (bpe_cached(t, wc, w + start, i - start, ids, nid, cap)) return -1;
+        start = i;
+    }
+    return bpe_cached(t, wc, w + start, n - start, ids, nid, cap);
+}
+
 static int
 encode_segment(const llm_tokenizer *t, const char *s, size_t n, int first,
                llm_tok_list *words, word_cache *wc, int32_t **ids, size_t *nid, size_t *cap)
@@ -866,7 +924,13 @@ encode_segment(const llm_tokenizer *t, const char *s, size_t n, int first,
     }
     free(norm);
     for (i = 0; i < words->n && rc == 0; i++) {
-        rc = bpe_cached(t, wc, LLM_TOK_ITEM(words, i), LLM_TOK_ILEN(words, i), ids, nid, cap);
+        const char *w = LLM_TOK_ITEM(words, i);
+        size_t      wl = LLM_TOK_ILEN(words, i);
+        if (t->meta_split && wl > WC_MAXWORD) {
+            rc = bpe_meta_pieces(t, wc, w, wl, ids, nid, cap);
+        } else {
+            rc = bpe_cached(t, wc, w, wl, ids, nid, cap);
+        }
     }
     return rc;
 }

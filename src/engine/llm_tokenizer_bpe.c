@@ -15,18 +15,9 @@ typedef struct {
     int     alive;
 } sym;
 
-typedef struct {
-    uint32_t rank;
-    int32_t  pos;         /* left symbol */
-    int32_t  left, right; /* ids when queued, to detect stale entries */
-    int32_t  merged;
-} cand;
-
-static int
-cand_less(const cand *a, const cand *b)
-{
-    return a->rank < b->rank || (a->rank == b->rank && a->pos < b->pos);
-}
+/* a candidate merge: rank in the high half, left symbol position in the low half,
+   so ordering the keys orders by rank, then leftmost; validity is re-checked when popped */
+typedef uint64_t cand;
 
 static void
 heap_push(cand *h, size_t *n, cand c)
@@ -35,7 +26,7 @@ heap_push(cand *h, size_t *n, cand c)
 
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (!cand_less(&c, &h[p])) {
+        if (c >= h[p]) {
             break;
         }
         h[i] = h[p];
@@ -51,11 +42,12 @@ heap_pop(cand *h, size_t *n)
     size_t i = 0;
 
     for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        const cand *mc = &last;
-        if (l < *n && cand_less(&h[l], mc)) { m = l; mc = &h[l]; }
-        if (r < *n && cand_less(&h[r], mc)) { m = r; }
-        if (m == i) {
+        size_t l = 2 * i + 1, r = l + 1, m = l;
+        if (l >= *n) {
+            break;
+        }
+        if (r < *n && h[r] < h[l]) m = r;
+        if (h[m] >= last) {
             break;
         }
         h[i] = h[m];
@@ -107,21 +99,14 @@ try_queue(const llm_tokenizer *t, sym *s, int32_t pos, cand *h, size_t *hn)
 {
     int32_t              nx = s[pos].next;
     const llm_tok_merge *m;
-    cand                 c;
 
     if (nx < 0) {
         return;
     }
     m = merge_get(t, s[pos].id, s[nx].id);
-    if (m == NULL) {
-        return;
+    if (m != NULL) {
+        heap_push(h, hn, ((uint64_t) m->rank << 32) | (uint32_t) pos);
     }
-    c.rank = m->rank;
-    c.pos = pos;
-    c.left = s[pos].id;
-    c.right = s[nx].id;
-    c.merged = m->id;
-    heap_push(h, hn, c);
 }
 
 int
@@ -186,26 +171,27 @@ llm_tok_bpe_word(const llm_tokenizer *t, const char *w, size_t n,
         try_queue(t, s, (int32_t) i, h, &hn);
     }
     while (hn > 0) {
-        cand    c = heap_pop(h, &hn);
-        int32_t nx;
+        cand                 c = heap_pop(h, &hn);
+        int32_t              pos = (int32_t) (uint32_t) c, nx;
+        const llm_tok_merge *m;
 
-        if (!s[c.pos].alive || s[c.pos].id != c.left) {
+        if (!s[pos].alive || (nx = s[pos].next) < 0) {
             continue;
         }
-        nx = s[c.pos].next;
-        if (nx < 0 || s[nx].id != c.right) {
-            continue;
+        m = merge_get(t, s[pos].id, s[nx].id);
+        if (m == NULL || m->rank != (uint32_t) (c >> 32)) {
+            continue;   /* stale: a neighbour changed since it was queued */
         }
-        s[c.pos].id = c.merged;
+        s[pos].id = m->id;
         s[nx].alive = 0;
-        s[c.pos].next = s[nx].next;
+        s[pos].next = s[nx].next;
         if (s[nx].next >= 0) {
-            s[s[nx].next].prev = c.pos;
+            s[s[nx].next].prev = pos;
         }
-        if (s[c.pos].prev >= 0) {
-            try_queue(t, s, s[c.pos].prev, h, &hn);
+        if (s[pos].prev >= 0) {
+            try_queue(t, s, s[pos].prev, h, &hn);
         }
-        try_queue(t, s, c.pos, h, &hn);
+        try_queue(t, s, pos, h, &hn);
     }
     last = 0;
     for (i = 0; i < ns; i = (size_t) s[i].next) {

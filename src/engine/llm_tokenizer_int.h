@@ -98,6 +98,15 @@ struct llm_tokenizer {
     char           *bos, *eos;
     int32_t         bos_id, eos_id;
     int             strip_leading;  /* decoder strips one leading space at text start */
+
+    /*
+     * SentencePiece words can be cut before a "▁" that follows character c
+     * when no vocabulary token contains c + "▁": no merge can cross there.
+     * meta_split is 0 when that does not hold often enough to be useful.
+     */
+    int             meta_split;
+    uint32_t        meta_glue[32];  /* characters c that do occur before "▁" in a token */
+    size_t          n_meta_glue;
 };
 
 enum { LLM_TOKF_SPECIAL = 1, LLM_TOKF_ADDED = 2 };
