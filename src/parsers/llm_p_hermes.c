@@ -2,21 +2,25 @@
  * hermes: <tool_call>{"name": "f", "arguments": {...}}</tool_call>
  * (Hermes, Qwen2.5, Qwen3 and the prompt injected for templates without
  * tools).  Also recovers an output that is only a bare JSON call (or a list
- * of them) naming a known tool, a missing </tool_call>, and a call cut off
- * at EOS.
+ * of them, or one in a ```json fence) naming a known tool, a fence inside
+ * the tags, a missing </tool_call>, and a call cut off at EOS.
  */
 #include "parsers/llm_parser_impl.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-enum { H_CONTENT = 0, H_PRE, H_JSON, H_POST, H_BARE };
+enum { H_CONTENT = 0, H_PRE, H_JSON, H_POST, H_BARE, H_FENCE, H_FENCE_BODY,
+       H_FENCE_END };
 
 typedef struct {
     llm_parser base;
     int        st;
     int        bare_ok;    /* only whitespace so far: a bare JSON call may come */
+    int        fenced;     /* the bare call is inside a ``` fence */
+    int        in_tags;    /* the fence is inside <tool_call> */
     llm_mscan  ms;
-    llm_pbuf   rel;
+    llm_pbuf   rel, fence;
     llm_jcall  jc;
 } hermes_t;
 
@@ -36,6 +40,43 @@ h_content(hermes_t *h)
     llm_pb_content(&h->base.pb, h->rel.p, h->rel.len);
 }
 
+static void h_put(hermes_t *h, char c);
+
+/* the fence opening held so far was not one: give it back as text */
+static void
+h_unfence(hermes_t *h)
+{
+    char   buf[32];
+    size_t i, n = h->fence.len;
+
+    memcpy(buf, h->fence.p, n);
+    llm_pbuf_reset(&h->fence);
+    h->bare_ok = 0;
+    h->st = H_CONTENT;
+    for (i = 0; i < n; i++) {
+        h_put(h, buf[i]);
+    }
+}
+
+/* "```" or "```json" line */
+static int
+h_fence_line(const llm_pbuf *f)
+{
+    const char *p = llm_pbuf_str(f);
+
+    if (strncmp(p, "```", 3) != 0) {
+        return 0;
+    }
+    p += 3;
+    if (strncmp(p, "json", 4) == 0) {
+        p += 4;
+    }
+    while (*p == ' ' || *p == '\r') {
+        p++;
+    }
+    return strcmp(p, "\n") == 0;
+}
+
 static void
 h_put(hermes_t *h, char c)
 {
@@ -47,7 +88,14 @@ again:
     case H_CONTENT:
         if (h->bare_ok && h->ms.hlen == 0 && (c == '{' || c == '[')) {
             llm_jcall_init(&h->jc, pb, 1);
+            h->fenced = 0;
             h->st = H_BARE;
+            goto again;
+        }
+        if (h->bare_ok && h->ms.hlen == 0 && c == '`') {
+            llm_pbuf_reset(&h->fence);
+            h->in_tags = 0;
+            h->st = H_FENCE;
             goto again;
         }
         llm_pbuf_reset(&h->rel);
@@ -70,6 +118,12 @@ again:
             h->st = H_JSON;
             goto again;
         }
+        if (c == '`' && !h->in_tags) {   /* <tool_call>```json ... */
+            llm_pbuf_reset(&h->fence);
+            h->in_tags = 1;
+            h->st = H_FENCE;
+            goto again;
+        }
         llm_pb_release(pb);              /* not JSON: the whole thing is text */
         h->st = H_POST;
         goto again;
@@ -84,11 +138,65 @@ again:
             h->bare_ok = 0;
         }
         if (r == LLM_JC_DONE) {
-            h->st = (h->st == H_JSON) ? H_POST : H_CONTENT;
+            h->st = (h->st == H_JSON) ? H_POST
+                    : h->fenced ? H_FENCE_END : H_CONTENT;
             return;
         }
         llm_jcall_finish(&h->jc);
-        h->st = (h->st == H_JSON) ? H_POST : H_CONTENT;
+        h->st = (h->st == H_JSON) ? H_POST
+                : h->fenced ? H_FENCE_END : H_CONTENT;
+        goto again;
+
+    case H_FENCE:                        /* "```json\n" before a call? */
+        llm_pbuf_addc(&h->fence, c);
+        if ((c == '\n' && !h_fence_line(&h->fence)) || h->fence.len > 12
+            || (h->fence.len <= 3 && c != '`'))
+        {
+            if (h->in_tags) {
+                h->in_tags = 0;
+                h->st = H_PRE;           /* H_PRE releases it as text */
+                goto again;
+            }
+            h_unfence(h);
+            return;
+        }
+        if (h->in_tags) {
+            llm_pb_raw(pb, &c, 1);
+        }
+        if (c == '\n') {
+            h->st = H_FENCE_BODY;
+        }
+        return;
+
+    case H_FENCE_BODY:
+        if (llm_is_space(c)) {
+            llm_pbuf_addc(&h->fence, c);
+            if (h->in_tags) {
+                llm_pb_raw(pb, &c, 1);
+            }
+            return;
+        }
+        if (h->in_tags) {
+            h->st = H_PRE;
+            goto again;
+        }
+        if (c == '{' || c == '[') {
+            llm_pb_raw(pb, h->fence.p, h->fence.len);
+            llm_pbuf_reset(&h->fence);
+            llm_jcall_init(&h->jc, pb, 1);
+            h->fenced = 1;
+            h->st = H_BARE;
+            goto again;
+        }
+        h_unfence(h);
+        goto again;
+
+    case H_FENCE_END:                    /* closing ``` of a fenced call */
+        if (c == '`' || llm_is_space(c)) {
+            llm_pb_tail(pb, &c, 1);
+            return;
+        }
+        h->st = H_CONTENT;
         goto again;
 
     case H_POST:
@@ -134,6 +242,17 @@ h_finish(llm_parser *p)
         llm_pb_release(pb);
         llm_pb_call_end(pb);
         break;
+    case H_FENCE:
+    case H_FENCE_BODY:
+        if (h->in_tags) {
+            llm_pb_release(pb);
+            llm_pb_call_end(pb);
+        } else {
+            llm_pb_content(pb, h->fence.p, h->fence.len);
+        }
+        break;
+    case H_FENCE_END:
+        break;
     case H_JSON:
     case H_BARE:
         llm_jcall_finish(&h->jc);
@@ -171,6 +290,7 @@ h_destroy(llm_parser *p)
         return;
     }
     llm_pbuf_free(&h->rel);
+    llm_pbuf_free(&h->fence);
     llm_jcall_free(&h->jc);
     llm_pb_free(&p->pb);
     free(h);

@@ -134,8 +134,8 @@ pb_name_ok(const char *name, size_t n)
     }
     for (i = 0; i < n; i++) {
         unsigned char c = (unsigned char) name[i];
-        if (c <= ' ' || c >= 0x7f || c == '"' || c == '\'' || c == '<' || c == '>'
-            || c == '{' || c == '}' || c == '(' || c == ')' || c == 0x7f)
+        if (c <= ' ' || c >= 0x7f || c == '"' || c == '\'' || c == '<'
+            || c == '>' || c == '{' || c == '}' || c == '(' || c == ')')
         {
             return 0;
         }
@@ -160,6 +160,13 @@ llm_pb_call_name(llm_pbase *b, const char *name, size_t n, int strict)
     nm[n] = '\0';
 
     b->tool = pb_find_tool(b, nm);
+    if (b->tool == NULL && strncmp(nm, "functions.", 10) == 0
+        && pb_find_tool(b, nm + 10))
+    {
+        /* "functions.f": the namespace some models copy from prompts */
+        memmove(nm, nm + 10, n - 10 + 1);
+        b->tool = pb_find_tool(b, nm);
+    }
     if (b->tool == NULL && (b->tools != NULL || strict)) {
         llm_pb_release(b);
         return b->mode;

@@ -36,6 +36,8 @@ static const fz_seed_text seeds[] = {
       "{\"city\": \"Paris \\\"P\\\"\", \"days\": [1, {\"x\": null}]}}\n</tool_call>\n<tool_call>"
       "{'name': 'run_code', 'arguments': \"{\\\"code\\\": \\\"1\\\"}\"}</tool_call>" },
     { "hermes", "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"caf\xc3\xa9\"}}" },
+    { "hermes", "```json\n{\"name\": \"run_code\", \"arguments\": {\"code\": \"`x`\"}}\n```\n<tool_call>\n```json\n"
+      "{\"name\": \"functions.get_weather\", \"arguments\": {}}\n```\n</tool_call>" },
     { "llama3_json", "<|python_tag|>{\"name\": \"get_weather\", \"parameters\": {\"city\": \"A\"}}; "
       "{\"name\": \"run_code\", \"parameters\": {\"code\": \"x\"}}" },
     { "mistral", "[TOOL_CALLS][{\"name\": \"get_weather\", \"arguments\": {\"city\": \"B\"}}, "
