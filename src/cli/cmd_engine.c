@@ -10,7 +10,7 @@
 #include "engine/llm_tokenizer.h"
 
 typedef struct {
-    const char *model, *ids, *text, *config, *out, *dtype;
+    const char *model, *ids, *text, *config, *out, *dtype, *kv;
     int threads, ctx, max_tokens, prompt_len, gen, batch, ignore_eos, logprobs, seed_set;
     long long seed;
     llm_sampler_params sp;
@@ -22,11 +22,11 @@ usage(const char *cmd, const char *msg)
     if (msg) fprintf(stderr, "llm %s: %s\n", cmd, msg);
     fprintf(stderr,
         "usage:\n"
-        "  llm logits   --model DIR (--ids 1,2,3 | --text T) [--threads N]\n"
+        "  llm logits   --model DIR (--ids 1,2,3 | --text T) [--threads N] [--kv f32|f16]\n"
         "  llm generate --model DIR (--ids ... | --text T) --max-tokens N [--temperature T] [--top-k K]\n"
         "               [--top-p P] [--min-p P] [--repetition-penalty R] [--presence-penalty P]\n"
         "               [--frequency-penalty F] [--seed S] [--logprobs N] [--ignore-eos] [--threads N]\n"
-        "  llm bench    --model DIR --prompt-len P --gen N --batch B [--threads N]\n"
+        "  llm bench    --model DIR --prompt-len P --gen N --batch B [--threads N] [--kv f32|f16]\n"
         "  llm synth    --config config.json --out DIR [--dtype bf16|f16|f32] [--seed S]\n");
     return 2;
 }
@@ -51,7 +51,7 @@ parse_opts(const char *cmd, int argc, char **argv, opts_t *o)
 #define INT(name, field) if (strcmp(a, name) == 0) { if (!v) return usage(cmd, "missing value"); o->field = atoi(v); i++; continue; }
 #define FLT(name, field) if (strcmp(a, name) == 0) { if (!v) return usage(cmd, "missing value"); o->field = (float) atof(v); i++; continue; }
         STR("--model", model) STR("--ids", ids) STR("--text", text) STR("--config", config)
-        STR("--out", out) STR("--dtype", dtype)
+        STR("--out", out) STR("--dtype", dtype) STR("--kv", kv)
         INT("--threads", threads) INT("--ctx", ctx) INT("--max-tokens", max_tokens)
         INT("--prompt-len", prompt_len) INT("--gen", gen) INT("--batch", batch) INT("--logprobs", logprobs)
         FLT("--temperature", sp.temperature) INT("--top-k", sp.top_k) FLT("--top-p", sp.top_p)
@@ -148,7 +148,13 @@ open_runtime(const char *cmd, const opts_t *o, int ctx, int n_seq, llm_model **m
         fprintf(stderr, "llm %s: %s\n", cmd, err);
         return NULL;
     }
-    rt = llm_runtime_create(*m, o->threads, ctx, n_seq, err, sizeof(err));
+    if (o->kv && strcmp(o->kv, "f16") != 0 && strcmp(o->kv, "f32") != 0) {
+        fprintf(stderr, "llm %s: --kv must be f32 or f16\n", cmd);
+        llm_model_free(*m);
+        return NULL;
+    }
+    rt = llm_runtime_create_kv(*m, o->threads, ctx, n_seq,
+                               o->kv && strcmp(o->kv, "f16") == 0 ? LLM_KV_F16 : LLM_KV_F32, err, sizeof(err));
     if (rt == NULL) {
         fprintf(stderr, "llm %s: %s\n", cmd, err);
         llm_model_free(*m);
@@ -312,9 +318,10 @@ llm_cmd_bench(int argc, char **argv)
         rng = rng * 6364136223846793005ull + 1442695040888963407ull;
         prompt[i] = (int32_t) ((rng >> 33) % (uint64_t) in->n_vocab);
     }
-    printf("model: %s %s, %.1f M params, %.1f MB of weights, kernels %s, threads %d\n",
+    printf("model: %s %s, %.1f M params, %.1f MB of weights, kernels %s, threads %d, KV %s, %.0f MiB\n",
            in->architecture, in->dtype, in->n_params / 1e6, in->weight_bytes / 1e6,
-           getenv("LLM_KERNELS") ? getenv("LLM_KERNELS") : "best", o.threads);
+           getenv("LLM_KERNELS") ? getenv("LLM_KERNELS") : "best", o.threads, o.kv ? o.kv : "f32",
+           llm_runtime_kv_bytes(rt) / 1048576.0);
     bw = llm_runtime_read_bandwidth(rt, (size_t) 1 << 30);
     bound = bw / (double) in->weight_bytes;
     printf("read bandwidth: %.1f GB/s (1 GiB streaming read)\n", bw / 1e9);
