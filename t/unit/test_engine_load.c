@@ -255,6 +255,42 @@ test_runtime(void)
     llm_model_free(m);
 }
 
+/* Prompts longer than one internal chunk: one call equals many small calls. */
+static void
+test_long_prompt(const char *name)
+{
+    char err[512], dir[256];
+    llm_model *m;
+    llm_runtime *rt;
+    int32_t ids[600];
+    float one[256];
+    double d = 0;
+    int i, a, b, V;
+
+    snprintf(dir, sizeof(dir), "%s/%s", FIX, name);
+    m = llm_model_load(dir, err, sizeof(err));
+    if (m == NULL) { ok(0, "%s", err); return; }
+    V = llm_model_get_info(m)->n_vocab;
+    rt = llm_runtime_create(m, 2, 640, 2, err, sizeof(err));
+    for (i = 0; i < 600; i++) ids[i] = (int32_t) ((i * 7919 + 13) % V);
+    a = llm_seq_open(rt);
+    b = llm_seq_open(rt);
+    {
+        llm_batch_item it = { a, ids, 600, 1, 0 };
+        ok(llm_forward(rt, &it, 1, err, sizeof(err)) == 0, "%s: 600-token prompt in one call", name);
+        memcpy(one, llm_forward_logits(rt, 0), sizeof(float) * V);
+    }
+    for (i = 0; i < 600; i += 100) {
+        llm_batch_item it = { b, ids + i, 100, 1, 0 };
+        llm_forward(rt, &it, 1, err, sizeof(err));
+    }
+    for (i = 0; i < V; i++) d = fmax(d, fabs(llm_forward_logits(rt, 0)[i] - one[i]));
+    ok(d < 1e-4, "%s: one call across chunks equals six calls (max abs %.2g)", name, d);
+    is_int(llm_seq_len(rt, a), 600, "%s: cached length 600", name);
+    llm_runtime_free(rt);
+    llm_model_free(m);
+}
+
 int
 main(void)
 {
@@ -266,6 +302,8 @@ main(void)
     test_info();
     test_synth();
     test_runtime();
+    test_long_prompt("llama_f32");
+    test_long_prompt("mistral_sw_bf16");
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
     if (system(cmd) != 0) diag("could not remove the temporary directory");
     return done_testing();
