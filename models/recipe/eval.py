@@ -200,21 +200,40 @@ def generate_hf(model_dir, items, batch, max_new):
     return outs
 
 
-def generate_engine(engine, model_dir, items, max_new):
-    """Our C engine through its CLI: one greedy generation per prompt, prompt given as rendered text."""
-    outs = []
-    with tempfile.TemporaryDirectory() as td:
-        pf = os.path.join(td, "prompt.txt")
-        for it in items:
-            with open(pf, "w", encoding="utf-8") as f:
-                f.write(it["prompt"])
-            cmd = [engine, "generate", "--model", model_dir, "--prompt-file", pf,
-                   "--max-tokens", str(max_new), "--temperature", "0", "--raw"]
-            p = subprocess.run(cmd, capture_output=True, timeout=300)
-            if p.returncode != 0:
-                print("engine failed on %s: %s" % (it["id"], p.stderr.decode(errors="replace")[:300]))
-            outs.append(p.stdout.decode("utf-8", errors="replace"))
-    return outs
+def generate_engine(engine, model_dir, items, max_new, jobs=2):
+    """Our C stack through its CLI: `llm render` applies the chat template with our Jinja
+    interpreter (checked against the recipe's jinja2 render), then `llm generate` tokenizes
+    that prompt and decodes greedily on the CPU.  jobs prompts run at once, one thread each."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(it):
+        req = {"messages": it["messages"], "tools": it["tools"] or None,
+               "chat_template_kwargs": {"enable_thinking": it["think"]}}
+        if not req["tools"]:
+            del req["tools"]
+        p = subprocess.run([engine, "render", "--model", model_dir, "--request", "-"],
+                           input=json.dumps(req).encode(), capture_output=True, timeout=60)
+        prompt = p.stdout.decode("utf-8", errors="replace")
+        same = p.returncode == 0 and prompt == it["prompt"]
+        if p.returncode != 0:
+            return "", False, "render: " + p.stderr.decode(errors="replace")[:200]
+        g = subprocess.run([engine, "generate", "--model", model_dir, "--text", prompt,
+                            "--max-tokens", str(max_new), "--threads", "1"],
+                           capture_output=True, timeout=600)
+        if g.returncode != 0:
+            return "", same, "generate: " + g.stderr.decode(errors="replace")[:200]
+        j = json.loads(g.stdout.decode("utf-8", errors="replace"))
+        # the CLI drops special tokens when decoding: mark a stop the way transformers shows it
+        return j.get("text", "") + ("<|im_end|>" if j.get("finish") == "stop" else ""), same, None
+
+    with ThreadPoolExecutor(max_workers=jobs) as ex:
+        res = list(ex.map(one, items))
+    errors = [(it["id"], e) for it, (_, _, e) in zip(items, res) if e]
+    for i, e in errors[:5]:
+        print("engine error on %s: %s" % (i, e))
+    same = sum(1 for _, s_, _ in res if s_)
+    print("llm render == recipe render (jinja2): %d/%d; engine errors: %d" % (same, len(items), len(errors)))
+    return [o for o, _, _ in res], {"render_identical": same, "errors": len(errors)}
 
 
 def main():
@@ -224,6 +243,7 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--engine", help="path of build/llm: evaluate through our engine instead")
     ap.add_argument("--batch", type=int, default=512)
+    ap.add_argument("--jobs", type=int, default=2, help="engine mode: prompts run at once")
     ap.add_argument("--max-new", type=int, default=200)
     ap.add_argument("--prefix", default="eval_hf", help="output files: PREFIX.json .md .jsonl")
     ap.add_argument("--compare", help="raw outputs JSONL of another engine: report identical outputs")
@@ -231,14 +251,17 @@ def main():
     items = build_items(a.n, a.seed)
     t0 = time.time()
     if a.engine:
-        outs = generate_engine(a.engine, a.model, items, a.max_new)
-        title = "our engine (%s), greedy" % os.path.basename(a.engine)
+        outs, extra = generate_engine(a.engine, a.model, items, a.max_new, a.jobs)
+        title = "our engine (%s, CPU), greedy" % os.path.basename(a.engine)
     else:
-        outs = generate_hf(a.model, items, a.batch, a.max_new)
+        outs, extra = generate_hf(a.model, items, a.batch, a.max_new), {}
         title = "transformers, greedy"
     el = time.time() - t0
     rows, an = score(items, outs)
     md = markdown(rows, "%s: %d prompts from %d held-out conversations" % (title, len(items), a.n))
+    if extra:
+        md += "\nprompts rendered by our template engine identical to jinja2: %d/%d; engine errors: %d\n" % (
+            extra["render_identical"], len(items), extra["errors"])
     if a.compare:
         other = {}
         with open(a.compare, encoding="utf-8") as f:
@@ -250,7 +273,7 @@ def main():
     print(md)
     print("generation took %.1fs" % el)
     with open(a.prefix + ".json", "w") as f:
-        json.dump({"title": title, "n_conversations": a.n, "seed": a.seed, "rows": rows}, f, indent=1)
+        json.dump({"title": title, "n_conversations": a.n, "seed": a.seed, "rows": rows, **extra}, f, indent=1)
     with open(a.prefix + ".md", "w") as f:
         f.write(md)
     with open(a.prefix + ".jsonl", "w", encoding="utf-8") as f:
