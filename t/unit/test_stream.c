@@ -1,6 +1,12 @@
 /* Stream processor: reasoning split, stop strings, whitespace, UTF-8. */
 #include "test_parsers_harness.h"
 
+static int
+llm_is_space_t(char c)
+{
+    return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+}
+
 #define TOOLS "[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\"," \
     "\"parameters\":{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}}}}}]"
 
@@ -65,6 +71,92 @@ ev_count(void *ctx, const llm_event *ev)
     (*n)++;
 }
 
+/* collect content only */
+static void
+content_only(void *ctx, const llm_event *ev)
+{
+    tp_rec *r = ctx;
+
+    if (ev->type == LLM_EV_CONTENT) {
+        tp_append(&r->content, &r->clen, ev->text, ev->len);
+    }
+}
+
+/* longest suffix of p[0..n) that is a proper prefix of a marker */
+static size_t
+marker_tail(const char *p, size_t n, const char *const *marks)
+{
+    size_t best = 0, k, i;
+
+    for (i = 0; marks[i]; i++) {
+        size_t ml = strlen(marks[i]);
+
+        for (k = (n < ml - 1 ? n : ml - 1); k > best; k--) {
+            if (memcmp(p + n - k, marks[i], k) == 0) {
+                best = k;
+                break;
+            }
+        }
+    }
+    return best;
+}
+
+/*
+ * Prose fed byte by byte: after every byte, all content except a trailing
+ * marker prefix (or trailing whitespace) has been emitted.
+ */
+static void
+no_delay(const char *id)
+{
+    const char        *text = "Hi <b>x</b> a<tool b[TOOL c<|ch d<\xef\xbd\x9ctool e`f` {x} [1] "
+                                "<arg g<function h\xc3\xa9 <|python z";
+    const llm_parser_def *def = llm_tool_parser_find(id);
+    llm_stream_config  cfg;
+    llm_stream        *s;
+    llm_result         res;
+    tp_rec             rec;
+    size_t             i, n = strlen(text), worst = 0;
+    int                good = 1;
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.tool = def;
+    cfg.parallel_tool_calls = 1;
+    s = llm_stream_create(&cfg);
+    memset(&rec, 0, sizeof(rec));
+    for (i = 0; i < n; i++) {
+        size_t seen = i + 1, held, allowed, ws;
+
+        llm_stream_feed(s, text + i, 1, content_only, &rec);
+        if ((text[i] & 0xc0) == 0xc0 || ((text[i] & 0xc0) == 0x80 && i + 1 < n
+                                          && (text[i + 1] & 0xc0) == 0x80))
+        {
+            continue;                   /* inside a character */
+        }
+        /* a marker prefix, and the whitespace before it (trimmed if a call follows) */
+        allowed = marker_tail(text, seen, def->markers);
+        for (ws = 0; ws + allowed < seen && llm_is_space_t(text[seen - 1 - allowed - ws]);
+             ws++) {
+        }
+        allowed += ws;
+        held = seen - rec.clen;
+        if (held > worst) {
+            worst = held;
+        }
+        if (held > allowed) {
+            printf("#   after %zu bytes %zu held, %zu allowed\n", seen, held, allowed);
+            good = 0;
+            break;
+        }
+    }
+    memset(&res, 0, sizeof(res));
+    llm_stream_finish(s, LLM_FINISH_STOP, content_only, &rec, &res);
+    ok(good, "%s: prose is held back only while it may be a marker (at most %zu bytes)", id, worst);
+    is_str(res.content, text, "%s: prose comes out unchanged", id);
+    tp_rec_free(&rec);
+    llm_result_free(&res);
+    llm_stream_destroy(s);
+}
+
 int
 main(void)
 {
@@ -115,6 +207,14 @@ main(void)
         llm_result_free(&res);
     }
     llm_stream_destroy(s);
+
+    {
+        const char *ids[] = { "hermes", "llama3_json", "mistral", "qwen3_coder", "glm4",
+                              "deepseek_v3", "harmony", "pythonic", NULL };
+        for (r = 0; ids[r]; r++) {
+            no_delay(ids[r]);
+        }
+    }
 
     /* registry */
     ok(llm_tool_parser_find("hermes") != NULL, "hermes registered");
