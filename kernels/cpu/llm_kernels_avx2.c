@@ -2,6 +2,7 @@
  * AVX2 + FMA + F16C kernels.  Per-function target attributes, as in the
  * AVX-512 file; tails shorter than a vector are finished in scalar code.
  */
+#include <cpuid.h>
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
@@ -366,12 +367,20 @@ static const llm_kernels avx2_table = {
     v_to_f32, v_read_stream, v_attend, v_attend_f16, v_f32_to_f16
 };
 
+/* F16C from CPUID leaf 1 (not every compiler's __builtin_cpu_supports knows it) */
+static int
+cpu_has_f16c(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+}
+
 const llm_kernels *
 llm_kernels_avx2(void)
 {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
-        && __builtin_cpu_supports("f16c"))
+        && cpu_has_f16c())
     {
         return &avx2_table;
     }

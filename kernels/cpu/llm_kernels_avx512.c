@@ -3,6 +3,7 @@
  * attribute so the file builds with any compiler flags (nginx uses its own);
  * the table is only handed out when the CPU reports the features.
  */
+#include <cpuid.h>
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
@@ -398,13 +399,21 @@ static const llm_kernels avx512_table = {
     v_to_f32, v_read_stream, v_attend, v_attend_f16, v_f32_to_f16
 };
 
+/* F16C from CPUID leaf 1 (not every compiler's __builtin_cpu_supports knows it) */
+static int
+cpu_has_f16c(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+}
+
 const llm_kernels *
 llm_kernels_avx512(void)
 {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
         && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
-        && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
+        && __builtin_cpu_supports("fma") && cpu_has_f16c())
     {
         return &avx512_table;
     }
