@@ -73,14 +73,14 @@ def title_first(s):
 
 
 class Gen:
-    def __init__(self, split, seed):
+    def __init__(self, split, seed, invented=0.35):
         self.split = split
         self.r = random.Random(seed)
         if split not in _POOLS:
             _POOLS[split] = Pools(split)
         self.P = _POOLS[split]
         if split == "train":
-            self.P = AugPools(self.P, self.r)
+            self.P = AugPools(self.P, self.r, invented)
 
     # ---- pieces ----
     def call(self, name):
@@ -277,12 +277,13 @@ def is_heldout_combo(names):
     return zlib.crc32(key.encode()) % 4 == 0
 
 
-def generate(split, n, seed, start=0):
-    """Conversations start..start+n-1 of a split; each one seeded by its index."""
+def generate(split, n, seed, start=0, invented=0.35):
+    """Conversations start..start+n-1 of a split; each one seeded by its index.
+    invented: share of training values replaced by invented ones (pools.AugPools)."""
     out = []
     base = zlib.crc32(split.encode()) ^ (seed * 1000003)
     for i in range(start, start + n):
-        g = Gen(split, base + i * 7919)
+        g = Gen(split, base + i * 7919, invented)
         out.append(g.conversation())
     return out
 
@@ -293,8 +294,9 @@ def main():
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default="-")
+    ap.add_argument("--invented", type=float, default=0.35, help="share of invented training values")
     a = ap.parse_args()
-    rows = generate(a.split, a.n, a.seed)
+    rows = generate(a.split, a.n, a.seed, 0, a.invented)
     f = open(a.out, "w", encoding="utf-8") if a.out != "-" else None
     for row in rows:
         line = json.dumps(row, ensure_ascii=False)
