@@ -73,8 +73,9 @@ def title_first(s):
 
 
 class Gen:
-    def __init__(self, split, seed, invented=0.35):
+    def __init__(self, split, seed, invented=0.35, refusal=0.10):
         self.split = split
+        self.refusal = refusal
         self.r = random.Random(seed)
         if split not in _POOLS:
             _POOLS[split] = Pools(split)
@@ -254,13 +255,20 @@ class Gen:
         r = self.r
         think = r.random() < 0.5
         k = r.random()
-        if k < 0.50:
+        # shares: one call, parallel calls, tools not needed, refusal, chat without tools;
+        # a larger refusal share is taken from the one-call conversations
+        if self.refusal == 0.10:
+            cuts = (0.50, 0.68, 0.80, 0.90)
+        else:
+            one = 0.60 - self.refusal
+            cuts = (one, one + 0.18, one + 0.30, one + 0.30 + self.refusal)
+        if k < cuts[0]:
             msgs, names, meta = self.conv_calls(1, think)
-        elif k < 0.68:
+        elif k < cuts[1]:
             msgs, names, meta = self.conv_calls(2 if r.random() < 0.8 else 3, think)
-        elif k < 0.80:
+        elif k < cuts[2]:
             msgs, names, meta = self.conv_no_tool(think, True)
-        elif k < 0.90:
+        elif k < cuts[3]:
             msgs, names, meta = self.conv_refusal(think)
         else:
             msgs, names, meta = self.conv_no_tool(think, False)
@@ -277,13 +285,14 @@ def is_heldout_combo(names):
     return zlib.crc32(key.encode()) % 4 == 0
 
 
-def generate(split, n, seed, start=0, invented=0.35):
+def generate(split, n, seed, start=0, invented=0.35, refusal=0.10):
     """Conversations start..start+n-1 of a split; each one seeded by its index.
-    invented: share of training values replaced by invented ones (pools.AugPools)."""
+    invented: share of training values replaced by invented ones (pools.AugPools);
+    refusal: share of conversations asking for a tool that is not offered."""
     out = []
     base = zlib.crc32(split.encode()) ^ (seed * 1000003)
     for i in range(start, start + n):
-        g = Gen(split, base + i * 7919, invented)
+        g = Gen(split, base + i * 7919, invented, refusal)
         out.append(g.conversation())
     return out
 
@@ -295,8 +304,9 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default="-")
     ap.add_argument("--invented", type=float, default=0.35, help="share of invented training values")
+    ap.add_argument("--refusal", type=float, default=0.10, help="share of refusal conversations")
     a = ap.parse_args()
-    rows = generate(a.split, a.n, a.seed, 0, a.invented)
+    rows = generate(a.split, a.n, a.seed, 0, a.invented, a.refusal)
     f = open(a.out, "w", encoding="utf-8") if a.out != "-" else None
     for row in rows:
         line = json.dumps(row, ensure_ascii=False)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Train and evaluate on the accelerator machine; results go to $OUT.
-#   bash models/recipe/run_device.sh smoke|full
+#   bash models/recipe/run_device.sh smoke|full|long   (full made the shipped weights)
 # $OUT gets: the safetensors shards (each <= 12 MB) and results.tar holding the
 # rest of the model folder, the training log and the evaluation files.
 set -e -o pipefail
@@ -12,6 +12,10 @@ cd "$(dirname "$0")"
 python3 -c 'import torch, transformers, tokenizers, jinja2; print("torch", torch.__version__, "transformers", transformers.__version__, "tokenizers", tokenizers.__version__, torch.cuda.get_device_name(0))'
 if [ "$mode" = smoke ]; then
   targs="--n-train 20000 --n-tok 5000 --steps 300"; eargs="--n 60"
+elif [ "$mode" = long ]; then
+  # the suggested next run: about 2600 steps fitted into 400 s of loop, more invented
+  # values and refusals; a short evaluation here, the full one through our engine on a CPU
+  targs="--n-train 250000 --n-tok 30000 --steps ${STEPS:-2600} --batch-tokens 98304 --max-seconds 400 --invented 0.7 --refusal 0.15"; eargs="--n 120"
 else
   targs="--n-train ${NTRAIN:-200000} --n-tok 30000 --steps ${STEPS:-1500} --batch-tokens 98304"; eargs="--n 400"
 fi

@@ -31,13 +31,14 @@ MODEL_SHAPE = dict(hidden_size=384, intermediate_size=768, num_hidden_layers=8,
 
 
 def _segments_chunk(job):
-    split, start, n, seed, invented = job
-    return [chatfmt.segments(conv) for conv in gen_data.generate(split, n, seed, start, invented)]
+    split, start, n, seed, invented, refusal = job
+    return [chatfmt.segments(conv)
+            for conv in gen_data.generate(split, n, seed, start, invented, refusal)]
 
 
-def make_segments(split, n, seed, procs, invented):
+def make_segments(split, n, seed, procs, invented, refusal):
     chunk = 2000
-    jobs = [(split, s, min(chunk, n - s), seed, invented) for s in range(0, n, chunk)]
+    jobs = [(split, s, min(chunk, n - s), seed, invented, refusal) for s in range(0, n, chunk)]
     with mp.Pool(procs) as pool:
         parts = pool.map(_segments_chunk, jobs)
     return [c for part in parts for c in part]
@@ -136,6 +137,8 @@ def main():
     ap.add_argument("--summary", default="train_summary.json")
     ap.add_argument("--invented", type=float, default=0.35,
                     help="share of training argument values invented on the fly (forces copying)")
+    ap.add_argument("--refusal", type=float, default=0.10,
+                    help="share of conversations asking for a tool that is not offered")
     ap.add_argument("--procs", type=int, default=max(1, min(16, os.cpu_count() or 1)))
     a = ap.parse_args()
 
@@ -149,13 +152,13 @@ def main():
     dev = "cuda"
 
     # tokenizer, trained on full renders of its own conversations (seed a.seed + 1)
-    tok_convs = gen_data.generate("train", a.n_tok, a.seed + 1, 0, a.invented)
+    tok_convs = gen_data.generate("train", a.n_tok, a.seed + 1, 0, a.invented, a.refusal)
     texts = [chatfmt.render(c["messages"], c["tools"], False, c["enable_thinking"]) for c in tok_convs]
     tok = build_tokenizer.train(texts)
     build_tokenizer.save(tok, a.out)
     print("tokenizer: vocab %d, %.1fs" % (tok.get_vocab_size(), time.time() - t0), flush=True)
 
-    convs = make_segments("train", a.n_train, a.seed, a.procs, a.invented)
+    convs = make_segments("train", a.n_train, a.seed, a.procs, a.invented, a.refusal)
     examples, dropped = encode_convs(tok, convs, a.max_len)
     n_tok = sum(len(e[0]) for e in examples)
     n_lab = sum(sum(1 for t in e[1] if t != -100) for e in examples)
@@ -243,7 +246,7 @@ def main():
     model.generation_config.eos_token_id = [tok.token_to_id("<|im_end|>"), pad]
     model.save_pretrained(a.out, max_shard_size="12MB")
     write_generation_config(a.out, tok)
-    summary = {"invented": a.invented, "batch_tokens": a.batch_tokens, "lr": a.lr, "steps": steps_done, "steps_planned": steps_planned, "steps_scheduled": a.steps, "seed": a.seed, "n_train_conversations": a.n_train,
+    summary = {"invented": a.invented, "refusal": a.refusal, "batch_tokens": a.batch_tokens, "lr": a.lr, "steps": steps_done, "steps_planned": steps_planned, "steps_scheduled": a.steps, "seed": a.seed, "n_train_conversations": a.n_train,
                "examples": len(examples), "tokens": n_tok, "trained_tokens": n_lab,
                "parameters": n_params, "train_seconds": round(train_s, 1),
                "final_loss": losses[-1][1], "loss_curve": losses}
