@@ -199,6 +199,7 @@ typedef struct {
     int         strip_nl;    /* drop one leading and one trailing newline */
     int         try_json;    /* values of unknown type: JSON if they parse */
     int         in_val, is_str, first, nl_held;
+    int         undecided;   /* untyped value: string or JSON not known yet */
     const char *type;
     llm_pbuf    key, val, tmp;
 } llm_xargs;

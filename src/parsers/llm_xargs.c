@@ -41,6 +41,28 @@ xa_prefix(llm_xargs *x)
     x->nkeys++;
 }
 
+static void
+xa_start_string(llm_xargs *x)
+{
+    xa_prefix(x);
+    llm_pbuf_addc(&x->tmp, '"');
+    llm_pb_call_args(x->pb, x->tmp.p, x->tmp.len);
+}
+
+/*
+ * A value of unknown type that may be JSON is buffered; one whose first
+ * byte cannot start JSON is a string and streams from there on.
+ */
+static void
+xa_decide(llm_xargs *x, char c)
+{
+    x->undecided = 0;
+    if (strchr("{[\"-0123456789tfnTFN", c) == NULL) {
+        x->is_str = 1;
+        xa_start_string(x);
+    }
+}
+
 void
 llm_xargs_begin(llm_xargs *x, const char *key, size_t n)
 {
@@ -60,13 +82,12 @@ llm_xargs_begin(llm_xargs *x, const char *key, size_t n)
     x->type = llm_pb_param_type(x->pb, llm_pbuf_str(&x->key));
     x->is_str = (x->type && strcmp(x->type, "string") == 0)
                 || (x->type == NULL && !x->try_json);
+    x->undecided = (x->type == NULL && x->try_json);
     x->in_val = 1;
     x->first = 1;
     x->nl_held = 0;
     if (x->is_str) {
-        xa_prefix(x);
-        llm_pbuf_addc(&x->tmp, '"');
-        llm_pb_call_args(x->pb, x->tmp.p, x->tmp.len);
+        xa_start_string(x);
     }
 }
 
@@ -87,8 +108,11 @@ llm_xargs_bytes(llm_xargs *x, const char *s, size_t n)
 {
     size_t i, from = 0;
 
-    if (!x->in_val) {
+    if (!x->in_val || n == 0) {
         return;
+    }
+    if (x->undecided) {
+        xa_decide(x, s[0]);
     }
     if (!x->strip_nl) {
         xa_out(x, s, n);

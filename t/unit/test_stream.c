@@ -157,6 +157,43 @@ no_delay(const char *id)
     llm_stream_destroy(s);
 }
 
+static void
+count_args(void *ctx, const llm_event *ev)
+{
+    int *n = ctx;
+
+    if (ev->type == LLM_EV_TOOL_ARGS) {
+        (*n)++;
+    }
+}
+
+/* A 40-character string argument fed byte by byte streams in >= 40 events. */
+static void
+args_stream(const char *id, const char *text)
+{
+    llm_stream_config cfg;
+    llm_stream       *s;
+    llm_result        res;
+    size_t            i, n = strlen(text);
+    int               events = 0;
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.tool = llm_tool_parser_find(id);
+    cfg.parallel_tool_calls = 1;
+    s = llm_stream_create(&cfg);
+    for (i = 0; i < n; i++) {
+        llm_stream_feed(s, text + i, 1, count_args, &events);
+    }
+    memset(&res, 0, sizeof(res));
+    llm_stream_finish(s, LLM_FINISH_STOP, count_args, &events, &res);
+    ok(res.n_tool_calls == 1 && events >= 40,
+       "%s: arguments stream while generated (%d events)", id, events);
+    llm_result_free(&res);
+    llm_stream_destroy(s);
+}
+
+#define LONG40 "abcdefghij0123456789abcdefghij0123456789"
+
 int
 main(void)
 {
@@ -215,6 +252,16 @@ main(void)
             no_delay(ids[r]);
         }
     }
+
+    args_stream("hermes", "<tool_call>{\"name\": \"f\", \"arguments\": {\"s\": \"" LONG40 "\"}}</tool_call>");
+    args_stream("llama3_json", "<|python_tag|>{\"name\": \"f\", \"parameters\": {\"s\": \"" LONG40 "\"}}");
+    args_stream("mistral", "[TOOL_CALLS]f[ARGS]{\"s\": \"" LONG40 "\"}");
+    args_stream("qwen3_coder", "<tool_call>\n<function=f>\n<parameter=s>\n" LONG40 "\n</parameter>\n</function>\n</tool_call>");
+    args_stream("glm4", "<tool_call>f\n<arg_key>s</arg_key>\n<arg_value>" LONG40 "</arg_value>\n</tool_call>");
+    args_stream("deepseek_v3", "<\xef\xbd\x9ctool\xe2\x96\x81" "call\xe2\x96\x81" "begin\xef\xbd\x9c>f"
+                "<\xef\xbd\x9ctool\xe2\x96\x81" "sep\xef\xbd\x9c>{\"s\": \"" LONG40 "\"}");
+    args_stream("harmony", "<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"s\": \"" LONG40 "\"}<|call|>");
+    args_stream("pythonic", "[f(s='" LONG40 "')]");
 
     /* registry */
     ok(llm_tool_parser_find("hermes") != NULL, "hermes registered");
