@@ -947,6 +947,16 @@ llm_tokenizer_encode(const llm_tokenizer *t, const char *text, size_t len,
 
     *ids = NULL;
     *n_ids = 0;
+    if (llm_utf8_valid_prefix(text, len) != len) {
+        /* HF only ever sees valid text: invalid bytes become U+FFFD first */
+        char  *fixed;
+        size_t fl;
+        int    rc;
+        if (llm_utf8_lossy(text, len, &fixed, &fl)) return -1;
+        rc = llm_tokenizer_encode(t, fixed, fl, add_special, ids, n_ids);
+        free(fixed);
+        return rc;
+    }
     if (len >= 4096 && (cache.e = calloc(WC_SLOTS, sizeof(wc_entry))) != NULL) {
         cache.mask = WC_SLOTS - 1;
         wc = &cache;
