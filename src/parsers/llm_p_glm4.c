@@ -5,7 +5,7 @@
  *   <arg_value>Beijing</arg_value>
  *   </tool_call>
  * Values are typed by the tool's schema; without a schema a value that
- * parses as JSON is taken as JSON.  A JSON object right after <tool_call>
+ * parses as JSON is taken as JSON (llm_xargs).  A JSON object right after <tool_call>
  * (older GLM-4 releases) is read like hermes.
  */
 #include "parsers/llm_parser_impl.h"
