@@ -702,11 +702,19 @@ llm_jglobal_call(llm_jstate *st, int line, const char *name, json_t **args, size
     }
     if (!strcmp(name, "range")) {
         long long a = 0, b, s = 1, v;
+        double    da = 0, db, ds = 1;
         json_t   *r;
-        if (nargs == 1) b = (long long) llm_jv_num(args[0]);
-        else if (nargs >= 2) { a = (long long) llm_jv_num(args[0]); b = (long long) llm_jv_num(args[1]); if (nargs > 2) s = (long long) llm_jv_num(args[2]); }
+        if (nargs == 1) db = llm_jv_num(args[0]);
+        else if (nargs >= 2) { da = llm_jv_num(args[0]); db = llm_jv_num(args[1]); if (nargs > 2) ds = llm_jv_num(args[2]); }
         else { llm_jfail(st, line, "range() needs arguments"); return NULL; }
-        if (s == 0 || (b - a) / s > 100000) { llm_jfail(st, line, "range() too large or zero step"); return NULL; }
+        /* checked as doubles: converting or subtracting huge values would overflow */
+        if (!(fabs(da) < 1e15 && fabs(db) < 1e15 && fabs(ds) < 1e15) || (long long) ds == 0
+            || (db - da) / (double) (long long) ds > 100000)
+        {
+            llm_jfail(st, line, "range() too large or zero step");
+            return NULL;
+        }
+        a = (long long) da; b = (long long) db; s = (long long) ds;
         r = json_array();
         for (v = a; s > 0 ? v < b : v > b; v += s) json_array_append_new(r, json_integer(v));
         return r;

@@ -3,6 +3,7 @@
  * expression returns a new reference (NULL = undefined); errors set
  * st->failed and the message, and unwind.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -183,6 +184,10 @@ arith(llm_jstate *st, int line, int op, json_t *a, json_t *b)
         long long  k = json_integer_value(json_is_string(a) ? b : a), i;
         llm_jbuf   buf = { 0 };
         json_t    *r;
+        if (k > 0 && json_string_length(s) > 0 && (unsigned long long) k > LLM_JINJA_MAX_OUTPUT / json_string_length(s)) {
+            llm_jfail(st, line, "string repetition exceeds %lu bytes", LLM_JINJA_MAX_OUTPUT);
+            return NULL;
+        }
         for (i = 0; i < k; i++) llm_jbuf_add(&buf, json_string_value(s), json_string_length(s));
         r = json_stringn_nocheck(buf.p ? buf.p : "", buf.n);
         free(buf.p);
@@ -199,21 +204,32 @@ arith(llm_jstate *st, int line, int op, json_t *a, json_t *b)
         return NULL;
     }
     if (!json_is_real(a) && !json_is_real(b) && op != JOP_DIV) {
-        long long x = (long long) llm_jv_num(a), y = (long long) llm_jv_num(b), r;
+        /* integers as they are: a trip through double loses bits past 2^53 */
+        long long x = json_is_integer(a) ? json_integer_value(a) : (long long) llm_jv_num(a);
+        long long y = json_is_integer(b) ? json_integer_value(b) : (long long) llm_jv_num(b), r;
         switch (op) {
-        case JOP_ADD: return json_integer(x + y);
-        case JOP_SUB: return json_integer(x - y);
-        case JOP_MUL: return json_integer(x * y);
+        /* Python ints do not overflow; past 64 bits fall back to a float */
+        case JOP_ADD: return __builtin_add_overflow(x, y, &r) ? json_real((double) x + (double) y) : json_integer(r);
+        case JOP_SUB: return __builtin_sub_overflow(x, y, &r) ? json_real((double) x - (double) y) : json_integer(r);
+        case JOP_MUL: return __builtin_mul_overflow(x, y, &r) ? json_real((double) x * (double) y) : json_integer(r);
         case JOP_FDIV:
         case JOP_MOD:
             if (y == 0) { llm_jfail(st, line, "integer division or modulo by zero"); return NULL; }
+            if (y == -1) {   /* LLONG_MIN % -1 and LLONG_MIN / -1 trap */
+                if (op == JOP_MOD) return json_integer(0);
+                return x == LLONG_MIN ? json_real(-(double) x) : json_integer(-x);
+            }
             r = x % y;
             if (r != 0 && ((r < 0) != (y < 0))) r += y;
             return json_integer(op == JOP_MOD ? r : (x - r) / y);
         case JOP_POW: {
             long long acc = 1, k;
             if (y < 0) return json_real(pow((double) x, (double) y));
-            for (k = 0; k < y; k++) acc *= x;
+            if (x == 0 || x == 1) return json_integer(y == 0 ? 1 : x);
+            if (x == -1) return json_integer(y % 2 ? -1 : 1);
+            for (k = 0; k < y; k++) {   /* |x| >= 2: overflows within 63 rounds */
+                if (__builtin_mul_overflow(acc, x, &acc)) return json_real(pow((double) x, (double) y));
+            }
             return json_integer(acc);
         }
         }
@@ -504,6 +520,10 @@ llm_jeval(llm_jstate *st, llm_jnode *e)
     json_t *a, *b, *r;
 
     if (st->failed) return NULL;
+    if (++st->steps > LLM_JINJA_MAX_STEPS) {
+        llm_jfail(st, e->line, "template render exceeds %lu steps", LLM_JINJA_MAX_STEPS);
+        return NULL;
+    }
     switch (e->kind) {
     case JN_LIT:
         return json_incref(e->lit);
@@ -719,7 +739,12 @@ exec_for(llm_jstate *st, llm_jnode *n, llm_jbuf *out)
     }
     len = json_array_size(kept);
     for (i = 0; i < len && !st->failed; i++) {
-        json_t *loop = json_object();
+        json_t *loop;
+        if (++st->steps > LLM_JINJA_MAX_STEPS) {   /* an empty body still costs a step */
+            llm_jfail(st, n->line, "template render exceeds %lu steps", LLM_JINJA_MAX_STEPS);
+            break;
+        }
+        loop = json_object();
         if (push_frame(st)) break;
         json_object_set_new(loop, "index", json_integer((json_int_t) i + 1));
         json_object_set_new(loop, "index0", json_integer((json_int_t) i));
@@ -755,11 +780,13 @@ llm_jexec(llm_jstate *st, llm_jnodes *body, llm_jbuf *out)
         switch (n->kind) {
         case JN_TEXT:
             if (llm_jbuf_add(out, json_string_value(n->lit), json_string_length(n->lit))) return llm_jfail(st, n->line, "out of memory");
+            if (out->n > LLM_JINJA_MAX_OUTPUT) return llm_jfail(st, n->line, "template output exceeds %lu bytes", LLM_JINJA_MAX_OUTPUT);
             break;
         case JN_OUT:
             v = llm_jeval(st, n->a);
             if (!st->failed && llm_jv_str(v, out)) llm_jfail(st, n->line, "out of memory");
             json_decref(v);
+            if (!st->failed && out->n > LLM_JINJA_MAX_OUTPUT) llm_jfail(st, n->line, "template output exceeds %lu bytes", LLM_JINJA_MAX_OUTPUT);
             break;
         case JN_IF:
             v = llm_jeval(st, n->a);

@@ -75,6 +75,15 @@ llm_jnode *llm_jinja_parse(llm_jtok *toks, size_t n, char ***names, size_t *n_na
 void       llm_jnode_free(llm_jnode *n);
 
 /* ---- render state ---- */
+
+/* Bounds of one render, so request data cannot make a template run or grow
+ * without end: a render past either fails with a request error. */
+#ifndef LLM_JINJA_MAX_STEPS
+#define LLM_JINJA_MAX_STEPS   1000000UL           /* expressions and loop rounds */
+#endif
+#ifndef LLM_JINJA_MAX_OUTPUT
+#define LLM_JINJA_MAX_OUTPUT  (16UL << 20)        /* bytes of output or of a repeated string */
+#endif
 typedef struct {
     char  *p;
     size_t n, cap;
@@ -93,6 +102,7 @@ typedef struct {
     int        failed;        /* LLM_JINJA_ERROR / LLM_JINJA_RAISED when set */
     int        brk, cont;     /* loop control */
     int        depth;
+    unsigned long steps;      /* expressions evaluated: bounded by LLM_JINJA_MAX_STEPS */
     char      *err;
     size_t     errlen;
 } llm_jstate;
