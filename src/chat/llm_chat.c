@@ -298,7 +298,11 @@ llm_chat_render(const llm_chat *c, const llm_request *req, char **prompt, size_t
     json_object_set_new(ctx, "eos_token", json_string(c->eos));
     if (req->reasoning >= 0) json_object_set_new(ctx, "enable_thinking", json_boolean(req->reasoning));
     if (json_is_object(req->template_kwargs)) {
-        json_object_foreach(req->template_kwargs, k, v) json_object_set(ctx, k, v);
+        /* messages and tools reach the template only as validated (and
+         * counted) by the API layer, never replaced by a kwarg */
+        json_object_foreach(req->template_kwargs, k, v) {
+            if (strcmp(k, "messages") != 0 && strcmp(k, "tools") != 0) json_object_set(ctx, k, v);
+        }
     }
     rc = llm_jinja_render(t, ctx, prompt, len, e, sizeof(e));
     json_decref(ctx);

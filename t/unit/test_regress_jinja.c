@@ -151,6 +151,22 @@ main(void)
         llm_request_free(&req);
         llm_chat_free(chat);
     }
+    /* chat_template_kwargs cannot replace the validated messages / tools */
+    chat = llm_chat_from_template("{% for m in messages %}{{ m.content }}{% endfor %}|{{ tools | length }}|{{ x }}",
+                                  "", "", err, sizeof(err));
+    ok(chat != NULL, "kwargs: template compiles");
+    if (chat) {
+        llm_request_init(&req);
+        req.messages = json_pack("[{s:s,s:s}]", "role", "user", "content", "good");
+        req.template_kwargs = json_pack("{s:[{s:s}],s:[i,i,i],s:s}", "messages", "content", "evil",
+                                        "tools", 1, 2, 3, "x", "kept");
+        prompt = NULL;
+        is_int(llm_chat_render(chat, &req, &prompt, &len, err, sizeof(err)), LLM_CHAT_OK, "kwargs: renders");
+        is_str(prompt ? prompt : "", "good|0|kept", "kwargs: messages and tools not replaced, others kept");
+        free(prompt);
+        llm_request_free(&req);
+        llm_chat_free(chat);
+    }
     large_conversation();
     return done_testing();
 }
