@@ -99,7 +99,7 @@ $(BUILD)/nginx/objs/Makefile: $(BUILD)/nginx/.srclist config Makefile
 module: $(MODULE)
 $(MODULE): $(BUILD)/nginx/objs/Makefile $(CORE_SRCS) $(CORE_HDRS) $(GLUE_SRCS)
 	$(MAKE) -C $(BUILD)/nginx -f objs/Makefile -j$(JOBS) modules
-	cp $(BUILD)/nginx/objs/ngx_http_llm_module.so $@
+	cp $(BUILD)/nginx/objs/ngx_http_llm_module.so $@.tmp && mv $@.tmp $@   # a new inode: running nginx keeps its mapping
 
 FORCE:
 

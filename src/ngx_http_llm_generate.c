@@ -223,6 +223,41 @@ ngx_http_llm_emit(void *data, const llm_event *ev)
 /* ---- building the prompt ---- */
 
 /*
+ * tool_choice naming one function: only that tool is offered to the model
+ * and accepted from its output (the stream processor validates names
+ * against req->tools).
+ */
+static ngx_int_t
+ngx_http_llm_named_tool(llm_request *req)
+{
+    size_t   i;
+    json_t  *tool, *name, *only;
+
+    if (req->tool_choice != LLM_TOOL_CHOICE_NAMED || req->tools == NULL) {
+        return NGX_OK;
+    }
+
+    json_array_foreach(req->tools, i, tool) {
+        name = json_object_get(json_object_get(tool, "function"), "name");
+        if (json_is_string(name)
+            && ngx_strcmp(json_string_value(name), req->tool_choice_name) == 0)
+        {
+            only = json_array();
+            if (only == NULL || json_array_append(only, tool) != 0) {
+                json_decref(only);
+                return NGX_ERROR;
+            }
+            json_decref(req->tools);
+            req->tools = only;
+            return NGX_OK;
+        }
+    }
+
+    return NGX_OK;   /* the protocol layer has checked that it exists */
+}
+
+
+/*
  * The prompt as token ids: NGX_OK; NGX_DECLINED when a client error was
  * answered already (see g->sent); an HTTP status for internal failures.
  */
@@ -417,6 +452,10 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
     g->tok = m->tokenizer;
     llm_buf_init(&g->out);
     ngx_memzero(&usage, sizeof(usage));
+
+    if (ngx_http_llm_named_tool(req) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
 
     ids = NULL;
     rc = ngx_http_llm_prompt(g, &ids, &n_prompt, &starts_in_reasoning);

@@ -580,6 +580,7 @@ thinking_in(const json_t *root, int count_only, llm_request *req,
     int           rc;
 
     if (th == NULL || json_is_null(th)) {
+        req->reasoning = 0;     /* as Anthropic: no thinking unless enabled */
         return 0;
     }
     if (!json_is_object(th)) {

@@ -211,7 +211,7 @@ test_good(void)
        "tool_result without content");
     ok(json_array_size(req.messages) == 2 && strcmp(GETS(msg(&req, 1), "role"), "tool") == 0
        && strcmp(GETS(msg(&req, 1), "content"), "") == 0, "only a tool message, empty content");
-    ok(req.reasoning == -1 && req.sampling.temperature == 1.0, "defaults");
+    ok(req.reasoning == 0 && req.sampling.temperature == 1.0, "defaults: no thinking unless enabled, temperature 1");
     llm_request_free(&req);
 
     body = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"count me\"}],\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":4096}}";
