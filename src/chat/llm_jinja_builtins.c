@@ -30,7 +30,7 @@ static const char *const METHODS[] = {
     "startswith", "endswith", "strip", "lstrip", "rstrip", "split", "rsplit", "upper", "lower",
     "title", "capitalize", "replace", "find", "rfind", "count", "join", "splitlines",
     "isdigit", "isalpha", "isalnum", "isspace", "isupper", "islower", "items", "keys",
-    "values", "get", "index", "format", NULL
+    "values", "get", "index", "format", "cycle", NULL
 };
 static const char *const GLOBALS[] = {
     "range", "namespace", "dict", "raise_exception", "strftime_now", NULL
@@ -640,6 +640,10 @@ llm_jmethod(llm_jstate *st, int line, json_t *obj, const char *name, json_t **ar
                 else json_array_append(r, x);
             }
             return r;
+        }
+        if (!strcmp(name, "cycle") && json_is_integer(json_object_get(obj, "index0")) && nargs > 0) {
+            /* loop.cycle(a, b, ...) */
+            return json_incref(args[(size_t) json_integer_value(json_object_get(obj, "index0")) % nargs]);
         }
         if (!strcmp(name, "get")) {
             json_t *d = arg(args, nargs, 1, kwn, kwv, nkw, NULL), *v;
