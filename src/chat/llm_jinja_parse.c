@@ -23,7 +23,10 @@ typedef struct {
     char    **called;     /* plain function names called, checked at the end */
     int      *called_line;
     size_t    n_called;
+    int       depth;      /* nesting of expressions and blocks */
 } parser;
+
+#define MAX_NESTING 200
 
 static llm_jnode *parse_expr(parser *p);
 static llm_jnode *parse_expr_nocond(parser *p);
@@ -463,9 +466,15 @@ parse_unary_f(parser *p, int with_filter)
 
     if (is_op(t, "-") || is_op(t, "+")) {
         advance(p);
+        if (p->depth > MAX_NESTING) {
+            perr(p, t->line, "expression nested too deeply");
+            return NULL;
+        }
         n = node(p, is_op(t, "-") ? JN_NEG : JN_POS, t->line);
         if (n == NULL) return NULL;
+        p->depth++;
         n->a = parse_unary_f(p, 0);
+        p->depth--;
         if (n->a == NULL) { llm_jnode_free(n); return NULL; }
     } else {
         n = parse_postfix(p, parse_primary(p));
@@ -573,10 +582,17 @@ static llm_jnode *
 parse_not(parser *p)
 {
     if (is_name(cur(p), "not")) {
-        llm_jnode *n = node(p, JN_NOT, cur(p)->line);
+        llm_jnode *n;
+        if (p->depth > MAX_NESTING) {
+            perr(p, cur(p)->line, "expression nested too deeply");
+            return NULL;
+        }
+        n = node(p, JN_NOT, cur(p)->line);
         advance(p);
         if (n == NULL) return NULL;
+        p->depth++;
         n->a = parse_not(p);
+        p->depth--;
         if (n->a == NULL) { llm_jnode_free(n); return NULL; }
         return n;
     }
@@ -607,8 +623,26 @@ parse_or(parser *p)
     return n;
 }
 
+static llm_jnode *parse_expr_inner(parser *p);
+
+/* every nested construct passes through here: bound the recursion */
 static llm_jnode *
 parse_expr(parser *p)
+{
+    llm_jnode *n;
+
+    if (++p->depth > MAX_NESTING) {
+        perr(p, cur(p)->line, "expression nested too deeply");
+        p->depth--;
+        return NULL;
+    }
+    n = parse_expr_inner(p);
+    p->depth--;
+    return n;
+}
+
+static llm_jnode *
+parse_expr_inner(parser *p)
 {
     llm_jnode *n = parse_or(p);
 
@@ -885,8 +919,25 @@ parse_filterblock(parser *p, int line)
  * Statements until one of the end tags; returns its index with the tag name
  * consumed (the caller reads the rest of that tag), -1 on error.
  */
+static int parse_body_inner(parser *p, const char *const *ends, llm_jnodes *out, const char *opener, int open_line);
+
 static int
 parse_body(parser *p, const char *const *ends, llm_jnodes *out, const char *opener, int open_line)
+{
+    int rc;
+
+    if (++p->depth > MAX_NESTING) {
+        perr(p, open_line, "blocks nested too deeply");
+        p->depth--;
+        return -1;
+    }
+    rc = parse_body_inner(p, ends, out, opener, open_line);
+    p->depth--;
+    return rc;
+}
+
+static int
+parse_body_inner(parser *p, const char *const *ends, llm_jnodes *out, const char *opener, int open_line)
 {
     while (!p->failed) {
         llm_jtok  *t = cur(p);
