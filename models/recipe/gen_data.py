@@ -20,7 +20,7 @@ import json
 import random
 import zlib
 
-from pools import AugPools, Pools
+from pools import AugPools, Pools, VariedAugPools
 from tools import TOOLS, TOOL_NAMES
 
 SYSTEM_PROMPTS = [
@@ -73,7 +73,7 @@ def title_first(s):
 
 
 class Gen:
-    def __init__(self, split, seed, invented=0.35, refusal=0.10):
+    def __init__(self, split, seed, invented=0.35, refusal=0.10, variety=False):
         self.split = split
         self.refusal = refusal
         self.r = random.Random(seed)
@@ -81,7 +81,7 @@ class Gen:
             _POOLS[split] = Pools(split)
         self.P = _POOLS[split]
         if split == "train":
-            self.P = AugPools(self.P, self.r, invented)
+            self.P = (VariedAugPools if variety else AugPools)(self.P, self.r, invented)
 
     # ---- pieces ----
     def call(self, name):
@@ -285,14 +285,15 @@ def is_heldout_combo(names):
     return zlib.crc32(key.encode()) % 4 == 0
 
 
-def generate(split, n, seed, start=0, invented=0.35, refusal=0.10):
+def generate(split, n, seed, start=0, invented=0.35, refusal=0.10, variety=False):
     """Conversations start..start+n-1 of a split; each one seeded by its index.
     invented: share of training values replaced by invented ones (pools.AugPools);
-    refusal: share of conversations asking for a tool that is not offered."""
+    refusal: share of conversations asking for a tool that is not offered;
+    variety: invented values in several styles (pools.VariedAugPools)."""
     out = []
     base = zlib.crc32(split.encode()) ^ (seed * 1000003)
     for i in range(start, start + n):
-        g = Gen(split, base + i * 7919, invented, refusal)
+        g = Gen(split, base + i * 7919, invented, refusal, variety)
         out.append(g.conversation())
     return out
 
@@ -305,8 +306,10 @@ def main():
     ap.add_argument("--out", default="-")
     ap.add_argument("--invented", type=float, default=0.35, help="share of invented training values")
     ap.add_argument("--refusal", type=float, default=0.10, help="share of refusal conversations")
+    ap.add_argument("--variety", action="store_true",
+                    help="invented values in several styles: syllables, vocabulary pieces, random characters")
     a = ap.parse_args()
-    rows = generate(a.split, a.n, a.seed, 0, a.invented, a.refusal)
+    rows = generate(a.split, a.n, a.seed, 0, a.invented, a.refusal, a.variety)
     f = open(a.out, "w", encoding="utf-8") if a.out != "-" else None
     for row in rows:
         line = json.dumps(row, ensure_ascii=False)

@@ -404,3 +404,174 @@ class AugPools:
 
     def __getattr__(self, name):
         return getattr(self.base, name)
+
+
+# ---- more varied invented values (--variety) ---------------------------------
+# Pseudo-words alone teach the model a narrow syllable style.  With --variety an
+# invented value is drawn from one of three styles, so that copying token by
+# token is the only thing that works on all of them:
+#   pseudo   the syllable words above
+#   pieces   words glued from 1-3 alphabetic pieces of the tokenizer's own vocabulary,
+#            so their tokenization looks like that of unseen real words
+#   chars    random letters and digits in mixed case (ids, codes, odd paths)
+
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+ALNUM = LETTERS + LETTERS.upper() + "0123456789"
+_PIECES = None
+
+
+def vocab_pieces():
+    """Alphabetic pieces of models/ngxllm-tiny/tokenizer.json (ByteLevel-decoded), cached;
+    the syllable words stand in when the file is missing."""
+    global _PIECES
+    if _PIECES is None:
+        import json
+        import os
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ngxllm-tiny",
+                            "tokenizer.json")
+        pieces = set()
+        try:
+            with open(path, encoding="utf-8") as f:
+                vocab = json.load(f)["model"]["vocab"]
+            bs = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
+                  + list(range(ord("®"), ord("ÿ") + 1)))
+            cs, n = bs[:], 0
+            for b in range(256):
+                if b not in bs:
+                    bs.append(b)
+                    cs.append(256 + n)
+                    n += 1
+            dec = {chr(c): b for b, c in zip(bs, cs)}
+            for tok in vocab:
+                try:
+                    w = bytes(dec[ch] for ch in tok).decode("utf-8").strip()
+                except (KeyError, UnicodeDecodeError):
+                    continue
+                if w.isascii() and w.isalpha() and 2 <= len(w) <= 8:
+                    pieces.add(w.lower())
+        except (OSError, ValueError, KeyError):
+            pass
+        _PIECES = sorted(pieces - heldout_words())
+    return _PIECES
+
+
+def heldout_words():
+    """Words (4+ letters, lower case) of every held-out value: kept out of invented values,
+    so that no evaluation value is trained as an argument by way of the vocabulary."""
+    import re
+    out = set()
+    for values, salt in [(CITIES, ""), (FIRST_NAMES, "f"), (LAST_NAMES, "l"), (DIRS, ""),
+                         (FILE_STEMS, ""), (TIMEZONES, ""), (LANGUAGES, ""), (CUISINES, ""),
+                         (TOPICS, ""), (SEARCH_SUBJECTS, ""), (EMAIL_SUBJECTS, ""),
+                         (MESSAGE_BODIES, ""), (PHRASES, ""), (SONGS, ""), (WORDS, ""),
+                         (TASKS, ""), (SHELL_COMMANDS, ""), (COUNTRIES, "c")]:
+        for v in split_pool(values, "eval", salt):
+            out.update(w.lower() for w in re.findall(r"[A-Za-z]+", str(v)) if len(w) >= 4)
+    return out
+
+
+def piece_word(r):
+    pcs = vocab_pieces()
+    if not pcs:
+        return pseudo_word(r)
+    return "".join(r.choice(pcs) for _ in range(r.choice([1, 2, 2, 3])))
+
+
+def char_word(r, lo=3, hi=9):
+    k = r.random()
+    n = r.randint(lo, hi)
+    if k < 0.4:
+        return "".join(r.choice(LETTERS) for _ in range(n))
+    if k < 0.7:
+        return "".join(r.choice(ALNUM) for _ in range(n))
+    w = "".join(r.choice(LETTERS) for _ in range(n))
+    return w[:1].upper() + w[1:]
+
+
+def styled(r, kind):
+    """One invented word in a random style: kind 'name' capitalizes, 'word' keeps case."""
+    k = r.random()
+    if k < 0.35:
+        w = pseudo_word(r)
+    elif k < 0.75:
+        w = piece_word(r)
+    else:
+        return char_word(r)
+    return w.capitalize() if kind == "name" else w
+
+
+def styled_phrase(r, lo=1, hi=4):
+    return " ".join(styled(r, "word") for _ in range(r.randint(lo, hi)))
+
+
+def styled_place(r):
+    k = r.random()
+    w = styled(r, "name")
+    if k < 0.55:
+        return w
+    if k < 0.7:
+        return w + " " + styled(r, "name")
+    if k < 0.85:
+        return r.choice(["San ", "Port ", "New ", "Lake ", "Saint ", "Fort ", "El ", "Las "]) + w
+    return w + r.choice([" City", " Springs", " Bay", " Falls", " Heights", " Town"])
+
+
+def styled_dir(r):
+    sep = r.choice(["/", "/", "/", "-", "_", "."])
+    parts = []
+    for _ in range(r.randint(1, 4)):
+        w = styled(r, "word")
+        if r.random() < 0.2:
+            w += sep if sep != "/" else "_" + str(r.randint(0, 2030))
+        parts.append(w)
+    root = r.choice(["/home/", "/srv/", "/data/", "", "", "/var/", "~/", "./", "/opt/", "/mnt/"])
+    return root + "/".join(parts)
+
+
+def styled_stem(r):
+    s = styled(r, "word")
+    if r.random() < 0.5:
+        s += r.choice(["_", "-", ".", ""]) + r.choice([styled(r, "word"), str(r.randint(0, 2030))])
+    return s
+
+
+def styled_sentence(r):
+    s = styled_phrase(r, 2, 7)
+    return s[:1].upper() + s[1:] + r.choice([".", "!", "?", ".", ""])
+
+
+AUGMENT_VARIED = {
+    "cities": styled_place, "first": lambda r: styled(r, "name"),
+    "last": lambda r: styled(r, "name"),
+    "dirs": styled_dir, "stems": styled_stem,
+    "timezones": lambda r: r.choice(["Europe", "America", "Asia", "Africa", "Pacific", "Australia",
+                                     "Atlantic", "Indian"]) + "/" + styled(r, "name")
+    + ("_" + styled(r, "name") if r.random() < 0.3 else ""),
+    "languages": lambda r: styled(r, "name") + r.choice(["ish", "ese", "ian", "i", "", "ic"]),
+    "cuisines": lambda r: styled(r, r.choice(["name", "word"])) + r.choice(["", "ian", " street food", " grill"]),
+    "topics": lambda r: styled_phrase(r, 1, 3),
+    "search": lambda r: r.choice(["how to ", "what is ", "", "best ", "why ", ""]) + styled_phrase(r, 1, 4),
+    "subjects": lambda r: styled_phrase(r, 1, 3).capitalize(),
+    "bodies": styled_sentence, "phrases": styled_sentence,
+    "songs": lambda r: styled_phrase(r, 1, 3).title() if r.random() < 0.6 else styled_phrase(r, 1, 3),
+    "words": lambda r: styled(r, "word"),
+    "tasks": lambda r: r.choice(["buy ", "call ", "fix ", "send ", "check ", "clean ", "book ",
+                                 "renew ", "pay ", "order "]) + styled_phrase(r, 1, 3),
+    "commands": lambda r: r.choice(["ls ", "cat ", "du -sh ", "wc -l ", "rm -i ", "touch ", "grep -r ",
+                                    "head -n 5 ", "tail ", "mkdir -p ", "git log ", ""]) + styled_dir(r),
+}
+
+
+class VariedAugPools:
+    """Like AugPools, but an invented value is from AUGMENT (syllables) a third of the time
+    and from AUGMENT_VARIED (syllables, vocabulary pieces, random characters) otherwise."""
+
+    def __init__(self, base, r, rate=0.7):
+        self.base = base
+        for name, make in AUGMENT.items():
+            vmake = AUGMENT_VARIED[name]
+            pick = (lambda m, v: lambda rr: m(rr) if rr.random() < 0.33 else v(rr))(make, vmake)
+            setattr(self, name, MixPool(getattr(base, name), r, pick, rate))
+
+    def __getattr__(self, name):
+        return getattr(self.base, name)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Train and evaluate on the accelerator machine; results go to $OUT.
-#   bash models/recipe/run_device.sh smoke|full|long   (full made the shipped weights)
+#   bash models/recipe/run_device.sh smoke|full|long|varied
 # $OUT gets: the safetensors shards (each <= 12 MB) and results.tar holding the
 # rest of the model folder, the training log and the evaluation files.
 set -e -o pipefail
@@ -16,15 +16,21 @@ elif [ "$mode" = long ]; then
   # the suggested next run: about 2600 steps fitted into 400 s of loop, more invented
   # values and refusals; a short evaluation here, the full one through our engine on a CPU
   targs="--n-train 250000 --n-tok 30000 --steps ${STEPS:-2600} --batch-tokens 98304 --max-seconds 400 --invented 0.7 --refusal 0.15"; eargs="--n 120"
+elif [ "$mode" = varied ]; then
+  # the shipped tokenizer reused byte for byte; invented values in three styles (syllables,
+  # vocabulary pieces, random characters) for 70% of the values; tool-call tokens weigh 3x
+  targs="--tokenizer ../ngxllm-tiny/tokenizer.json --variety --call-weight 3 --invented 0.7 --refusal 0.15 --n-train 300000 --steps ${STEPS:-2800} --batch-tokens 98304 --max-seconds ${MAXS:-360}"; eargs="--n 400"
 else
   targs="--n-train ${NTRAIN:-200000} --n-tok 30000 --steps ${STEPS:-1500} --batch-tokens 98304"; eargs="--n 400"
 fi
 t0=$(date +%s)
 python3 train.py --out $W/ngxllm-tiny $targs --summary $W/res/train_summary.json 2>&1 | tee $W/res/train.log
 t1=$(date +%s)
-python3 eval.py --model $W/ngxllm-tiny $eargs --prefix $W/res/eval_hf 2>&1 | tee $W/res/eval.log
+# weights and model files first, so they come back even if the evaluation runs out of time
+cp $W/ngxllm-tiny/*.safetensors $OUT/
+tar -C $W -cf $OUT/results.tar res $(cd $W && ls ngxllm-tiny/* | grep -v '\.safetensors$')
+timeout ${EVAL_LIMIT:-150} python3 eval.py --model $W/ngxllm-tiny $eargs --prefix $W/res/eval_hf 2>&1 | tee $W/res/eval.log || echo "eval.py failed or ran out of time"
 t2=$(date +%s)
 echo "train.py wall $((t1-t0))s, eval.py wall $((t2-t1))s" | tee $W/res/times.txt
-cp $W/ngxllm-tiny/*.safetensors $OUT/
 tar -C $W -cf $OUT/results.tar res $(cd $W && ls ngxllm-tiny/* | grep -v '\.safetensors$')
 ls -l $OUT

@@ -31,36 +31,59 @@ MODEL_SHAPE = dict(hidden_size=384, intermediate_size=768, num_hidden_layers=8,
 
 
 def _segments_chunk(job):
-    split, start, n, seed, invented, refusal = job
-    return [chatfmt.segments(conv)
-            for conv in gen_data.generate(split, n, seed, start, invented, refusal)]
+    split, start, n, seed, invented, refusal, variety = job
+    return [(chatfmt.segments(conv), conv["meta"]["kind"])
+            for conv in gen_data.generate(split, n, seed, start, invented, refusal, variety)]
 
 
-def make_segments(split, n, seed, procs, invented, refusal):
+def make_segments(split, n, seed, procs, invented, refusal, variety=False):
     chunk = 2000
-    jobs = [(split, s, min(chunk, n - s), seed, invented, refusal) for s in range(0, n, chunk)]
+    jobs = [(split, s, min(chunk, n - s), seed, invented, refusal, variety)
+            for s in range(0, n, chunk)]
     with mp.Pool(procs) as pool:
         parts = pool.map(_segments_chunk, jobs)
     return [c for part in parts for c in part]
 
 
+def call_spans(text, offsets, base):
+    """Token index ranges [a, b) (offset by base) of the <tool_call>...</tool_call> blocks of a
+    trained piece, found from each token's character offsets."""
+    spans, pos = [], 0
+    while True:
+        s = text.find("<tool_call>", pos)
+        if s < 0:
+            return spans
+        e = text.find("</tool_call>", s)
+        e = len(text) if e < 0 else e + len("</tool_call>")
+        toks = [i for i, (a, _) in enumerate(offsets) if s <= a < e]
+        if toks:
+            spans.append((base + toks[0], base + toks[-1] + 1))
+        pos = e
+
+
 def encode_convs(tok, convs, max_len):
     """Token ids and a trained-or-not flag per token; each piece is tokenized on its own,
-    as a server tokenizes the prompt and then appends what the model generates."""
-    flat = [text for conv in convs for text, _ in conv]
+    as a server tokenizes the prompt and then appends what the model generates.
+    convs holds (pieces, kind) pairs.  Each example also lists the token ranges that
+    --call-weight weighs: its trained tool calls, and the whole trained turn of a refusal."""
+    flat = [text for conv, _ in convs for text, _ in conv]
     enc = tok.encode_batch(flat, add_special_tokens=False)
     examples, dropped, k = [], 0, 0
-    for conv in convs:
-        ids, mask = [], []
-        for _, trained in conv:
+    for conv, kind in convs:
+        ids, mask, spans = [], [], []
+        for text, trained in conv:
             piece = enc[k].ids
+            if trained and kind == "refusal":
+                spans.append((len(ids), len(ids) + len(piece)))
+            elif trained:
+                spans += call_spans(text, enc[k].offsets, len(ids))
             k += 1
             ids += piece
             mask += [trained] * len(piece)
         if len(ids) > max_len:
             dropped += 1
             continue
-        examples.append((ids, [t if m else -100 for t, m in zip(ids, mask)]))
+        examples.append((ids, [t if m else -100 for t, m in zip(ids, mask)], spans))
     return examples, dropped
 
 
@@ -139,6 +162,12 @@ def main():
                     help="share of training argument values invented on the fly (forces copying)")
     ap.add_argument("--refusal", type=float, default=0.10,
                     help="share of conversations asking for a tool that is not offered")
+    ap.add_argument("--variety", action="store_true",
+                    help="invented values in several styles (pools.VariedAugPools)")
+    ap.add_argument("--tokenizer", help="reuse this tokenizer.json (its tokenizer_config.json "
+                    "beside it is copied too) instead of training one")
+    ap.add_argument("--call-weight", type=float, default=1.0,
+                    help="loss weight of the tokens inside trained <tool_call> blocks and of refusals")
     ap.add_argument("--procs", type=int, default=max(1, min(16, os.cpu_count() or 1)))
     a = ap.parse_args()
 
@@ -151,19 +180,34 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = True
     dev = "cuda"
 
-    # tokenizer, trained on full renders of its own conversations (seed a.seed + 1)
-    tok_convs = gen_data.generate("train", a.n_tok, a.seed + 1, 0, a.invented, a.refusal)
-    texts = [chatfmt.render(c["messages"], c["tools"], False, c["enable_thinking"]) for c in tok_convs]
-    tok = build_tokenizer.train(texts)
-    build_tokenizer.save(tok, a.out)
-    print("tokenizer: vocab %d, %.1fs" % (tok.get_vocab_size(), time.time() - t0), flush=True)
+    if a.tokenizer:
+        # reuse a tokenizer byte for byte: the server's tests and templates depend on it
+        import shutil
+        from tokenizers import Tokenizer
+        tok = Tokenizer.from_file(a.tokenizer)
+        os.makedirs(a.out, exist_ok=True)
+        for fn in ("tokenizer.json", "tokenizer_config.json"):
+            shutil.copyfile(os.path.join(os.path.dirname(os.path.abspath(a.tokenizer)), fn),
+                            os.path.join(a.out, fn))
+        with open(os.path.join(a.out, "tokenizer_config.json"), encoding="utf-8") as f:
+            if json.load(f)["chat_template"] != chatfmt.template_source():
+                sys.exit("tokenizer_config.json's chat_template differs from chat_template.jinja")
+        print("tokenizer: reused %s, vocab %d" % (a.tokenizer, tok.get_vocab_size()), flush=True)
+    else:
+        # tokenizer, trained on full renders of its own conversations (seed a.seed + 1)
+        tok_convs = gen_data.generate("train", a.n_tok, a.seed + 1, 0, a.invented, a.refusal)
+        texts = [chatfmt.render(c["messages"], c["tools"], False, c["enable_thinking"]) for c in tok_convs]
+        tok = build_tokenizer.train(texts)
+        build_tokenizer.save(tok, a.out)
+        print("tokenizer: vocab %d, %.1fs" % (tok.get_vocab_size(), time.time() - t0), flush=True)
 
-    convs = make_segments("train", a.n_train, a.seed, a.procs, a.invented, a.refusal)
+    convs = make_segments("train", a.n_train, a.seed, a.procs, a.invented, a.refusal, a.variety)
     examples, dropped = encode_convs(tok, convs, a.max_len)
     n_tok = sum(len(e[0]) for e in examples)
     n_lab = sum(sum(1 for t in e[1] if t != -100) for e in examples)
-    print("data: %d examples (%d dropped), %d tokens, %d trained tokens, %.1fs"
-          % (len(examples), dropped, n_tok, n_lab, time.time() - t0), flush=True)
+    n_call = sum(b - a_ for e in examples for a_, b in e[2])
+    print("data: %d examples (%d dropped), %d tokens, %d trained tokens (%d in tool calls), %.1fs"
+          % (len(examples), dropped, n_tok, n_lab, n_call, time.time() - t0), flush=True)
 
     # the vocabulary saturates below VOCAB_SIZE on this narrow data: round the embedding up
     cfg = model_config((tok.get_vocab_size() + 127) // 128 * 128, tok)
@@ -188,6 +232,7 @@ def main():
     pad = tok.token_to_id("<|endoftext|>")
     losses, t_train, seen = [], time.time(), 0
     model.train()
+    weighted = a.call_weight != 1.0
     step, steps_planned = 0, a.steps
     while step < a.steps:
         if bi == len(batches):
@@ -197,16 +242,30 @@ def main():
         L = (max(len(examples[i][0]) for i in idx) + 63) // 64 * 64  # fewer distinct shapes
         ids = torch.full((len(idx), L), pad, dtype=torch.long)
         lab = torch.full((len(idx), L), -100, dtype=torch.long)
+        wgt = torch.ones((len(idx), L), dtype=torch.float32) if weighted else None
         for r, i in enumerate(idx):
-            seq, labels = examples[i]
+            seq, labels, spans = examples[i]
             ids[r, :len(seq)] = torch.tensor(seq)
             lab[r, :len(seq)] = torch.tensor(labels)
+            if weighted:
+                for s0, s1 in spans:
+                    wgt[r, s0:s1] = a.call_weight
         ids, lab = ids.to(dev, non_blocking=True), lab.to(dev, non_blocking=True)
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
         # right padding needs no attention mask: causal attention never looks ahead
         with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = model(input_ids=ids, labels=lab).loss
+            if not weighted:
+                loss = model(input_ids=ids, labels=lab).loss
+            else:
+                # token i predicts label i+1; the weight belongs to the predicted token
+                logits = model(input_ids=ids).logits[:, :-1].float()
+                tgt = lab[:, 1:]
+                w = wgt.to(dev, non_blocking=True)[:, 1:] * (tgt != -100)
+                ce = torch.nn.functional.cross_entropy(
+                    logits.reshape(-1, logits.size(-1)), tgt.reshape(-1),
+                    ignore_index=-100, reduction="none")
+                loss = (ce * w.reshape(-1)).sum() / w.sum().clamp(min=1.0)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
@@ -246,7 +305,8 @@ def main():
     model.generation_config.eos_token_id = [tok.token_to_id("<|im_end|>"), pad]
     model.save_pretrained(a.out, max_shard_size="12MB")
     write_generation_config(a.out, tok)
-    summary = {"invented": a.invented, "refusal": a.refusal, "batch_tokens": a.batch_tokens, "lr": a.lr, "steps": steps_done, "steps_planned": steps_planned, "steps_scheduled": a.steps, "seed": a.seed, "n_train_conversations": a.n_train,
+    summary = {"variety": a.variety, "call_weight": a.call_weight, "tokenizer": a.tokenizer,
+               "invented": a.invented, "refusal": a.refusal, "batch_tokens": a.batch_tokens, "lr": a.lr, "steps": steps_done, "steps_planned": steps_planned, "steps_scheduled": a.steps, "seed": a.seed, "n_train_conversations": a.n_train,
                "examples": len(examples), "tokens": n_tok, "trained_tokens": n_lab,
                "parameters": n_params, "train_seconds": round(train_s, 1),
                "final_loss": losses[-1][1], "loss_curve": losses}
