@@ -65,7 +65,6 @@ struct ngx_http_llm_gen_s {
     ngx_chain_t                    *free;           /* recycled output bufs */
     ngx_chain_t                    *busy;
     ngx_uint_t                      finished:1;
-    ngx_uint_t                      header_sent:1;
 };
 
 
@@ -142,7 +141,7 @@ ngx_http_llm_send_pending(ngx_http_llm_gen_t *g, ngx_uint_t last)
 static ngx_int_t
 ngx_http_llm_send_stream_header(ngx_http_llm_gen_t *g)
 {
-    ngx_table_elt_t     *h;
+    ngx_str_t            no_cache, no;
     ngx_http_request_t  *r = g->r;
 
     g->ctx->own_response = 1;
@@ -153,23 +152,14 @@ ngx_http_llm_send_stream_header(ngx_http_llm_gen_t *g)
     r->headers_out.content_type_len = r->headers_out.content_type.len;
     r->headers_out.content_type_lowcase = NULL;
 
-    h = ngx_list_push(&r->headers_out.headers);
-    if (h == NULL) {
+    ngx_str_set(&no_cache, "no-cache");
+    ngx_str_set(&no, "no");
+
+    if (ngx_http_llm_add_header(r, "Cache-Control", &no_cache) != NGX_OK
+        || ngx_http_llm_add_header(r, "X-Accel-Buffering", &no) != NGX_OK)
+    {
         return NGX_ERROR;
     }
-    h->hash = 1;
-    ngx_str_set(&h->key, "Cache-Control");
-    ngx_str_set(&h->value, "no-cache");
-
-    h = ngx_list_push(&r->headers_out.headers);
-    if (h == NULL) {
-        return NGX_ERROR;
-    }
-    h->hash = 1;
-    ngx_str_set(&h->key, "X-Accel-Buffering");
-    ngx_str_set(&h->value, "no");
-
-    g->header_sent = 1;
 
     return ngx_http_send_header(r);
 }
@@ -415,7 +405,7 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
     llm_usage                 usage;
     llm_stream_config         sc;
     llm_sampler_params        sp;
-    ngx_table_elt_t          *h;
+    ngx_str_t                 retry;
     ngx_pool_cleanup_t       *cln;
     ngx_http_llm_gen_t       *g;
     ngx_http_llm_choice_t    *ch;
@@ -578,11 +568,9 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
         /* release what was queued; the pool cleanup frees the rest */
         status = req->api == LLM_API_MESSAGES ? 529 : NGX_HTTP_TOO_MANY_REQUESTS;
 
-        h = ngx_list_push(&r->headers_out.headers);
-        if (h) {
-            h->hash = 1;
-            ngx_str_set(&h->key, "Retry-After");
-            ngx_str_set(&h->value, "1");
+        ngx_str_set(&retry, "1");
+        if (ngx_http_llm_add_header(r, "Retry-After", &retry) != NGX_OK) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
 
         return ngx_http_llm_send_error(r, status, NULL, NULL,

@@ -109,11 +109,37 @@ ngx_http_llm_get_ctx(ngx_http_request_t *r)
 }
 
 
+/* 405 with Allow; the body, if any, is discarded. */
+static ngx_int_t
+ngx_http_llm_not_allowed(ngx_http_request_t *r, char *allowed)
+{
+    ngx_int_t  rc;
+    ngx_str_t  value;
+
+    value.data = (u_char *) allowed;
+    value.len = ngx_strlen(allowed);
+
+    if (ngx_http_llm_add_header(r, "Allow", &value) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    rc = ngx_http_discard_request_body(r);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    return ngx_http_llm_send_error(r, NGX_HTTP_NOT_ALLOWED, NULL, NULL,
+                                   "method_not_allowed",
+                                   "Method %V is not allowed here; use %s.",
+                                   &r->method_name, allowed);
+}
+
+
 ngx_int_t
 ngx_http_llm_handler(ngx_http_request_t *r)
 {
     ngx_int_t                 rc;
-    ngx_table_elt_t          *allow;
+    ngx_uint_t                info;
     ngx_http_llm_ctx_t       *ctx;
     ngx_http_llm_loc_conf_t  *lcf;
 
@@ -124,27 +150,15 @@ ngx_http_llm_handler(ngx_http_request_t *r)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (lcf->api == LLM_API_MODELS || lcf->api == LLM_API_HEALTH) {
-        if (!(r->method & (NGX_HTTP_GET|NGX_HTTP_HEAD))) {
-            allow = ngx_list_push(&r->headers_out.headers);
-            if (allow == NULL) {
-                return NGX_HTTP_INTERNAL_SERVER_ERROR;
-            }
-            allow->hash = 1;
-            ngx_str_set(&allow->key, "Allow");
-            ngx_str_set(&allow->value, "GET, HEAD");
+    info = lcf->api == LLM_API_MODELS || lcf->api == LLM_API_HEALTH;
 
-            rc = ngx_http_discard_request_body(r);
-            if (rc != NGX_OK) {
-                return rc;
-            }
+    if (info ? !(r->method & (NGX_HTTP_GET|NGX_HTTP_HEAD))
+             : r->method != NGX_HTTP_POST)
+    {
+        return ngx_http_llm_not_allowed(r, info ? "GET, HEAD" : "POST");
+    }
 
-            return ngx_http_llm_send_error(r, NGX_HTTP_NOT_ALLOWED, NULL,
-                                           NULL, "method_not_allowed",
-                                           "Method %V is not allowed here; "
-                                           "use GET.", &r->method_name);
-        }
-
+    if (info) {
         rc = ngx_http_discard_request_body(r);
         if (rc != NGX_OK) {
             return rc;
@@ -152,26 +166,6 @@ ngx_http_llm_handler(ngx_http_request_t *r)
 
         return lcf->api == LLM_API_MODELS ? ngx_http_llm_models_handler(r)
                                           : ngx_http_llm_health_handler(r);
-    }
-
-    if (r->method != NGX_HTTP_POST) {
-        allow = ngx_list_push(&r->headers_out.headers);
-        if (allow == NULL) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-        allow->hash = 1;
-        ngx_str_set(&allow->key, "Allow");
-        ngx_str_set(&allow->value, "POST");
-
-        rc = ngx_http_discard_request_body(r);
-        if (rc != NGX_OK) {
-            return rc;
-        }
-
-        return ngx_http_llm_send_error(r, NGX_HTTP_NOT_ALLOWED, NULL, NULL,
-                                       "method_not_allowed",
-                                       "Method %V is not allowed here; "
-                                       "use POST.", &r->method_name);
     }
 
     r->request_body_in_single_buf = 1;

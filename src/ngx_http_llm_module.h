@@ -88,6 +88,8 @@ u_char *ngx_http_llm_error_json(ngx_http_request_t *r, ngx_uint_t status,
     const char *type, const char *param, const char *code, const char *msg,
     size_t *len);
 ngx_int_t ngx_http_llm_filter_init(ngx_conf_t *cf);
+ngx_int_t ngx_http_llm_add_header(ngx_http_request_t *r, const char *key,
+    ngx_str_t *value);
 
 /* Endpoints that need no inference (ngx_http_llm_info.c). */
 ngx_int_t ngx_http_llm_models_handler(ngx_http_request_t *r);

@@ -150,8 +150,9 @@ ngx_http_llm_send_error(ngx_http_request_t *r, ngx_uint_t status,
 }
 
 
-static ngx_int_t
-ngx_http_llm_add_request_id(ngx_http_request_t *r, ngx_http_llm_ctx_t *ctx)
+ngx_int_t
+ngx_http_llm_add_header(ngx_http_request_t *r, const char *key,
+    ngx_str_t *value)
 {
     ngx_table_elt_t  *h;
 
@@ -161,8 +162,9 @@ ngx_http_llm_add_request_id(ngx_http_request_t *r, ngx_http_llm_ctx_t *ctx)
     }
 
     h->hash = 1;
-    ngx_str_set(&h->key, "X-Request-ID");
-    h->value = ctx->request_id;
+    h->key.data = (u_char *) key;
+    h->key.len = ngx_strlen(key);
+    h->value = *value;
 
     return NGX_OK;
 }
@@ -211,7 +213,9 @@ ngx_http_llm_header_filter(ngx_http_request_t *r)
         return NGX_ERROR;
     }
 
-    if (ngx_http_llm_add_request_id(r, ctx) != NGX_OK) {
+    if (ngx_http_llm_add_header(r, "X-Request-ID", &ctx->request_id)
+        != NGX_OK)
+    {
         return NGX_ERROR;
     }
 
