@@ -263,6 +263,48 @@ sentencepiece(void)
     llm_tokenizer_free(t);
 }
 
+/* Metaspace pre-tokenizer and decoder (prepend_scheme first, split on the replacement) */
+static void
+metaspace(void)
+{
+    json_t        *vocab = json_object(), *tok;
+    char           err[512], *text;
+    size_t         len;
+    llm_tokenizer *t;
+
+    json_object_set_new(vocab, "<unk>", json_integer(0));
+    json_object_set_new(vocab, "\xE2\x96\x81", json_integer(1));
+    json_object_set_new(vocab, "a", json_integer(2));
+    json_object_set_new(vocab, "b", json_integer(3));
+    json_object_set_new(vocab, "\xE2\x96\x81" "a", json_integer(4));
+    json_object_set_new(vocab, "\xE2\x96\x81" "ab", json_integer(5));
+    json_object_set_new(vocab, "ab", json_integer(6));
+    json_object_set_new(vocab, "<s>", json_integer(7));
+    tok = json_pack("{s:{s:s, s:o, s:[sss], s:s}, s:n, s:{s:s, s:s, s:s, s:b}, s:{s:s, s:s, s:s},"
+                    " s:[{s:i, s:s, s:b}]}",
+                    "model", "type", "BPE", "vocab", vocab, "merges", "\xE2\x96\x81 a", "\xE2\x96\x81" "a b", "a b",
+                    "unk_token", "<unk>",
+                    "normalizer",
+                    "pre_tokenizer", "type", "Metaspace", "replacement", "\xE2\x96\x81", "prepend_scheme", "first", "split", 1,
+                    "decoder", "type", "Metaspace", "replacement", "\xE2\x96\x81", "prepend_scheme", "first",
+                    "added_tokens", "id", 7, "content", "<s>", "special", 1);
+    if (!ok(tok && save("tokenizer.json", tok) == 0, "metaspace file written")) return;
+    t = load(err, sizeof(err));
+    if (!ok(t != NULL, "metaspace tokenizer loads (%s)", t ? "" : err)) return;
+    {
+        static const int32_t a[] = { 5, 4 };
+        static const int32_t b[] = { 7, 6, 4 };
+        ok(ids_are(t, "ab a", 0, a, 2), "metaspace: spaces replaced, first word prefixed, split before each");
+        ok(ids_are(t, "<s>ab a", 0, b, 3), "metaspace first: no prefix after a special token");
+    }
+    {
+        static const int32_t ids[] = { 5, 4 };
+        ok(llm_tokenizer_decode(t, ids, 2, 0, &text, &len) == 0 && strcmp(text, "ab a") == 0, "metaspace decoder drops the first space");
+        free(text);
+    }
+    llm_tokenizer_free(t);
+}
+
 static void
 load_errors(void)
 {
@@ -291,6 +333,7 @@ main(void)
     byte_level(0);
     byte_level(1);
     sentencepiece();
+    metaspace();
     load_errors();
     snprintf(path, sizeof(path), "%s/tokenizer.json", dir);
     unlink(path);
