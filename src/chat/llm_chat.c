@@ -19,6 +19,7 @@ struct llm_chat {
     char      *bos, *eos;
     int        uses_tools;    /* template reads `tools` */
     int        tool_prompt;   /* describe tools ourselves when the template does not */
+    int        args_retry;    /* retry with tool-call arguments as JSON text */
 };
 
 static char *
@@ -94,6 +95,7 @@ make(const char *source, const char *tool_source, const char *bos, const char *e
     }
     c->uses_tools = llm_jinja_uses_var(c->tmpl, "tools");
     c->tool_prompt = 1;
+    c->args_retry = 1;
     return c;
 }
 
@@ -180,6 +182,7 @@ const char *llm_chat_bos(const llm_chat *c) { return c->bos; }
 const char *llm_chat_eos(const llm_chat *c) { return c->eos; }
 int llm_chat_template_has_tools(const llm_chat *c) { return c->uses_tools; }
 void llm_chat_set_tool_prompt(llm_chat *c, int on) { c->tool_prompt = on; }
+void llm_chat_set_arguments_retry(llm_chat *c, int on) { c->args_retry = on; }
 
 /* Tool descriptions for templates that do not render tools themselves (Hermes-style calls). */
 static char *
@@ -259,6 +262,34 @@ messages_with_tools(json_t *messages, json_t *tools)
     return out;
 }
 
+/* a copy of messages with every object tool-call argument serialized; NULL when there is none */
+static json_t *
+arguments_as_text(json_t *messages)
+{
+    json_t *out = NULL, *m, *calls, *call, *fn, *args;
+    size_t  i, k;
+
+    json_array_foreach(messages, i, m) {
+        calls = json_object_get(m, "tool_calls");
+        json_array_foreach(calls, k, call) {
+            fn = json_object_get(call, "function");
+            args = json_object_get(fn, "arguments");
+            if (json_is_object(args)) {
+                char *text;
+                if (out == NULL) out = json_deep_copy(messages);
+                if (out == NULL) return NULL;
+                text = json_dumps(args, JSON_PRESERVE_ORDER);
+                if (text) {
+                    json_object_set_new(json_object_get(json_array_get(json_object_get(json_array_get(out, i),
+                                        "tool_calls"), k), "function"), "arguments", json_string(text));
+                    free(text);
+                }
+            }
+        }
+    }
+    return out;
+}
+
 int
 llm_chat_render(const llm_chat *c, const llm_request *req, char **prompt, size_t *len,
                 char *err, size_t errlen)
@@ -305,6 +336,15 @@ llm_chat_render(const llm_chat *c, const llm_request *req, char **prompt, size_t
         }
     }
     rc = llm_jinja_render(t, ctx, prompt, len, e, sizeof(e));
+    if (rc == LLM_JINJA_ERROR && c->args_retry) {
+        /* templates that concatenate tool-call arguments want them as JSON text */
+        json_t *alt = arguments_as_text(json_object_get(ctx, "messages"));
+        if (alt != NULL) {
+            char   e2[sizeof(e)];
+            json_object_set_new(ctx, "messages", alt);
+            if (llm_jinja_render(t, ctx, prompt, len, e2, sizeof(e2)) == LLM_JINJA_OK) rc = LLM_JINJA_OK;
+        }
+    }
     json_decref(ctx);
     if (rc == LLM_JINJA_OK) return LLM_CHAT_OK;
     ERR("%s", e);

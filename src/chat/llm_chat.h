@@ -61,6 +61,14 @@ int llm_chat_render(const llm_chat *chat, const llm_request *req,
  */
 void llm_chat_set_tool_prompt(llm_chat *chat, int on);
 
+/*
+ * on (default 1): when a render fails with an error (not raise_exception)
+ * and assistant tool calls carry arguments as objects, render once more
+ * with the arguments as JSON text (templates that concatenate them, e.g.
+ * DeepSeek V3's).  0 keeps transformers' behaviour: the error.
+ */
+void llm_chat_set_arguments_retry(llm_chat *chat, int on);
+
 /* Template text (the default one), for parser auto-selection. */
 const char *llm_chat_source(const llm_chat *chat);
 

@@ -129,6 +129,19 @@ errors(void)
     llm_request_free(&r);
     llm_chat_free(c);
 
+    /* arguments given as an object to a template that concatenates them */
+    c = llm_chat_from_template("{% for m in messages %}{% for t in m.tool_calls %}{{ t.function.name + ':' + t.function.arguments }}{% endfor %}{% endfor %}",
+                               NULL, NULL, err, sizeof(err));
+    req_init(&r, "[{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":{\"a\":1,\"b\":\"x\"}}}]}]");
+    out = render(c, &r, &rc, err, sizeof(err));
+    is_str(out, "f:{\"a\": 1, \"b\": \"x\"}", "object arguments retried as JSON text");
+    free(out);
+    llm_chat_set_arguments_retry(c, 0);
+    out = render(c, &r, &rc, err, sizeof(err));
+    ok(out == NULL && rc == LLM_CHAT_ERR_REQUEST && strstr(err, "concatenate"), "without the retry: the template's error");
+    llm_request_free(&r);
+    llm_chat_free(c);
+
     c = llm_chat_from_template("ok\n{% for m in messages %}{% include 'x' %}{% endfor %}", NULL, NULL, err, sizeof(err));
     ok(c == NULL && strstr(err, "line 2") && strstr(err, "include"), "unsupported template fails at load: %s", err);
 

@@ -85,6 +85,7 @@ check_template(const char *name, json_t *convs, int check_ids)
         return;
     }
     llm_chat_set_tool_prompt(chat, 0);   /* HF gives tools only to templates that read them */
+    llm_chat_set_arguments_retry(chat, 0);   /* and raises where arguments objects do not fit */
     snprintf(path, sizeof(path), FIX "%s.chat.jsonl", name);
     gold = load_lines(path);
     for (i = 0; i < json_array_size(convs) && i < json_array_size(gold); i++) {
