@@ -45,9 +45,9 @@ def make_segments(split, n, seed, procs, invented, refusal, variety=False):
     return [c for part in parts for c in part]
 
 
-def call_spans(text, offsets, base):
+def call_spans(text, offsets, base, w):
     """Token index ranges [a, b) (offset by base) of the <tool_call>...</tool_call> blocks of a
-    trained piece, found from each token's character offsets."""
+    trained piece, found from each token's character offsets, each with its weight w."""
     spans, pos = [], 0
     while True:
         s = text.find("<tool_call>", pos)
@@ -57,15 +57,15 @@ def call_spans(text, offsets, base):
         e = len(text) if e < 0 else e + len("</tool_call>")
         toks = [i for i, (a, _) in enumerate(offsets) if s <= a < e]
         if toks:
-            spans.append((base + toks[0], base + toks[-1] + 1))
+            spans.append((base + toks[0], base + toks[-1] + 1, w))
         pos = e
 
 
-def encode_convs(tok, convs, max_len):
+def encode_convs(tok, convs, max_len, call_w=1.0, refusal_w=1.0):
     """Token ids and a trained-or-not flag per token; each piece is tokenized on its own,
     as a server tokenizes the prompt and then appends what the model generates.
-    convs holds (pieces, kind) pairs.  Each example also lists the token ranges that
-    --call-weight weighs: its trained tool calls, and the whole trained turn of a refusal."""
+    convs holds (pieces, kind) pairs.  Each example also lists weighted token ranges: its
+    trained tool calls (call_w) and the whole trained turn of a refusal (refusal_w)."""
     flat = [text for conv, _ in convs for text, _ in conv]
     enc = tok.encode_batch(flat, add_special_tokens=False)
     examples, dropped, k = [], 0, 0
@@ -74,9 +74,9 @@ def encode_convs(tok, convs, max_len):
         for text, trained in conv:
             piece = enc[k].ids
             if trained and kind == "refusal":
-                spans.append((len(ids), len(ids) + len(piece)))
+                spans.append((len(ids), len(ids) + len(piece), refusal_w))
             elif trained:
-                spans += call_spans(text, enc[k].offsets, len(ids))
+                spans += call_spans(text, enc[k].offsets, len(ids), call_w)
             k += 1
             ids += piece
             mask += [trained] * len(piece)
@@ -167,7 +167,10 @@ def main():
     ap.add_argument("--tokenizer", help="reuse this tokenizer.json (its tokenizer_config.json "
                     "beside it is copied too) instead of training one")
     ap.add_argument("--call-weight", type=float, default=1.0,
-                    help="loss weight of the tokens inside trained <tool_call> blocks and of refusals")
+                    help="loss weight of the tokens inside trained <tool_call> blocks")
+    ap.add_argument("--refusal-weight", type=float, default=None,
+                    help="loss weight of trained refusal turns (default: --call-weight)")
+    ap.add_argument("--init", help="model folder to start from instead of random weights")
     ap.add_argument("--procs", type=int, default=max(1, min(16, os.cpu_count() or 1)))
     a = ap.parse_args()
 
@@ -202,16 +205,25 @@ def main():
         print("tokenizer: vocab %d, %.1fs" % (tok.get_vocab_size(), time.time() - t0), flush=True)
 
     convs = make_segments("train", a.n_train, a.seed, a.procs, a.invented, a.refusal, a.variety)
-    examples, dropped = encode_convs(tok, convs, a.max_len)
+    if a.refusal_weight is None:
+        a.refusal_weight = a.call_weight
+    examples, dropped = encode_convs(tok, convs, a.max_len, a.call_weight, a.refusal_weight)
     n_tok = sum(len(e[0]) for e in examples)
     n_lab = sum(sum(1 for t in e[1] if t != -100) for e in examples)
-    n_call = sum(b - a_ for e in examples for a_, b in e[2])
+    n_call = sum(b - a_ for e in examples for a_, b, w in e[2] if w == a.call_weight)
     print("data: %d examples (%d dropped), %d tokens, %d trained tokens (%d in tool calls), %.1fs"
           % (len(examples), dropped, n_tok, n_lab, n_call, time.time() - t0), flush=True)
 
     # the vocabulary saturates below VOCAB_SIZE on this narrow data: round the embedding up
     cfg = model_config((tok.get_vocab_size() + 127) // 128 * 128, tok)
-    model = Qwen3ForCausalLM(cfg).to(dev)
+    if a.init:
+        # continue training saved weights; their shape must match this tokenizer
+        model = Qwen3ForCausalLM.from_pretrained(a.init, dtype=torch.float32).to(dev)
+        if model.config.vocab_size != cfg.vocab_size:
+            sys.exit("--init model has vocab %d, tokenizer needs %d" % (model.config.vocab_size, cfg.vocab_size))
+        print("model: weights from %s" % a.init, flush=True)
+    else:
+        model = Qwen3ForCausalLM(cfg).to(dev)
     n_params = sum(p.numel() for p in model.parameters())
     print("model: %.2fM parameters" % (n_params / 1e6), flush=True)
 
@@ -232,7 +244,7 @@ def main():
     pad = tok.token_to_id("<|endoftext|>")
     losses, t_train, seen = [], time.time(), 0
     model.train()
-    weighted = a.call_weight != 1.0
+    weighted = a.call_weight != 1.0 or a.refusal_weight != 1.0
     step, steps_planned = 0, a.steps
     while step < a.steps:
         if bi == len(batches):
@@ -248,8 +260,8 @@ def main():
             ids[r, :len(seq)] = torch.tensor(seq)
             lab[r, :len(seq)] = torch.tensor(labels)
             if weighted:
-                for s0, s1 in spans:
-                    wgt[r, s0:s1] = a.call_weight
+                for s0, s1, w in spans:
+                    wgt[r, s0:s1] = w
         ids, lab = ids.to(dev, non_blocking=True), lab.to(dev, non_blocking=True)
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
@@ -306,6 +318,7 @@ def main():
     model.save_pretrained(a.out, max_shard_size="12MB")
     write_generation_config(a.out, tok)
     summary = {"variety": a.variety, "call_weight": a.call_weight, "tokenizer": a.tokenizer,
+               "refusal_weight": a.refusal_weight, "init": a.init, "warmup": a.warmup,
                "invented": a.invented, "refusal": a.refusal, "batch_tokens": a.batch_tokens, "lr": a.lr, "steps": steps_done, "steps_planned": steps_planned, "steps_scheduled": a.steps, "seed": a.seed, "n_train_conversations": a.n_train,
                "examples": len(examples), "tokens": n_tok, "trained_tokens": n_lab,
                "parameters": n_params, "train_seconds": round(train_s, 1),
