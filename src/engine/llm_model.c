@@ -46,7 +46,9 @@ jint(json_t *o, const char *key, int def, int *out, char *err, size_t errlen)
         *out = (int) json_integer_value(v);
         return 0;
     }
-    if (json_is_real(v) && json_real_value(v) == floor(json_real_value(v))) {
+    if (json_is_real(v) && json_real_value(v) == floor(json_real_value(v))
+        && json_real_value(v) >= INT_MIN && json_real_value(v) <= INT_MAX)   /* else the cast is undefined */
+    {
         *out = (int) json_real_value(v);
         return 0;
     }
