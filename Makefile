@@ -128,7 +128,7 @@ clean:
 
 # ---- hardening: sanitizers, fuzzers, memcheck (t/asan, t/fuzz, t/valgrind) ----
 # Each builds in its own directory so build/ is left alone; see t/README.md "Sanitizers".
-SAN_FLAGS    := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_FLAGS    := -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all
 ASAN_BUILD   ?= build-asan
 FUZZ_BUILD   ?= build-fuzz
 VG_BUILD     ?= build-vg
