@@ -71,7 +71,7 @@ llm_fuzz_dir(void)
 static inline int
 llm_fuzz_write(const char *dir, const char *name, const void *data, size_t len)
 {
-    char path[512];
+    char path[1024];
     FILE *f;
     snprintf(path, sizeof(path), "%s/%s", dir, name);
     f = fopen(path, "wb");
