@@ -326,6 +326,11 @@ llm_cmd_bench(int argc, char **argv)
     bound = bw / (double) in->weight_bytes;
     printf("read bandwidth: %.1f GB/s (1 GiB streaming read)\n", bw / 1e9);
     printf("bandwidth bound, 1 stream: %.1f tok/s (%.1f MB per token)\n", bound, in->weight_bytes / 1e6);
+    {
+        double wbw = llm_runtime_weight_read_bandwidth(rt);
+        printf("read bandwidth over the mapped weights: %.1f GB/s (bound %.1f tok/s)\n",
+               wbw / 1e9, wbw / (double) in->weight_bytes);
+    }
 
     /* prefill: each prompt in its own call, timed */
     t_prefill = 0;

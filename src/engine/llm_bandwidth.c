@@ -43,7 +43,12 @@ llm_runtime_read_bandwidth(llm_runtime *rt, size_t bytes)
     if (per == 0) return -1;
     j.buf = aligned_alloc(4096, bytes / 4096 * 4096 + 4096);
     if (j.buf == NULL) return -1;
-    memset((void *) j.buf, 0x5a, bytes / 4096 * 4096);
+    {
+        /* distinct contents on every page, so no layer below can share pages */
+        uint64_t *w = (uint64_t *) j.buf;
+        size_t i, nw = bytes / 4096 * 4096 / 8;
+        for (i = 0; i < nw; i++) w[i] = (uint64_t) i * 0x9e3779b97f4a7c15ull;
+    }
     for (rep = 0; rep < 5; rep++) {
         t0 = now_s();
         llm_pool_run(rt->pool, bw_task, &j, rt->n_threads);
@@ -51,5 +56,34 @@ llm_runtime_read_bandwidth(llm_runtime *rt, size_t bytes)
         if (dt > 0 && per * rt->n_threads / dt > best) best = per * rt->n_threads / dt;
     }
     free((void *) j.buf);
+    return best;
+}
+
+/* One pass over every byte of the model's mapped weight files, as decode reads them. */
+double
+llm_runtime_weight_read_bandwidth(llm_runtime *rt)
+{
+    const llm_model *m = rt->m;
+    bw_job j;
+    double best = 0, t0, dt;
+    size_t total;
+    int rep, f;
+
+    for (rep = 0; rep < 3; rep++) {
+        total = 0;
+        t0 = now_s();
+        for (f = 0; f < m->n_files; f++) {
+            size_t n = m->files[f].size / 64 * 64;
+            memset(&j, 0, sizeof(j));
+            j.k = rt->k;
+            j.buf = m->files[f].map;
+            j.bytes = n;
+            if (n / (size_t) (rt->n_threads * 4) / 4096 == 0) continue;
+            llm_pool_run(rt->pool, bw_task, &j, rt->n_threads * 4);
+            total += n / (size_t) (rt->n_threads * 4) / 4096 * 4096 * (size_t) (rt->n_threads * 4);
+        }
+        dt = now_s() - t0;
+        if (dt > 0 && total / dt > best) best = total / dt;
+    }
     return best;
 }

@@ -109,6 +109,8 @@ const llm_model *llm_runtime_model(const llm_runtime *rt);
  * bandwidth bound of decode: weight bytes per token / bandwidth).  -1 on error.
  */
 double llm_runtime_read_bandwidth(llm_runtime *rt, size_t bytes);
+/* The same measured over the model's own mapped weight files (best of 3 passes). */
+double llm_runtime_weight_read_bandwidth(llm_runtime *rt);
 
 /* ---- sequence slots ---- */
 
