@@ -73,8 +73,9 @@ def title_first(s):
 
 
 class Gen:
-    def __init__(self, split, seed, invented=0.35, refusal=0.10, variety=False):
+    def __init__(self, split, seed, invented=0.35, refusal=0.10, variety=False, mirror=False):
         self.split = split
+        self.mirror = mirror
         self.refusal = refusal
         self.r = random.Random(seed)
         if split not in _POOLS:
@@ -239,6 +240,16 @@ class Gen:
         ])
         why = "The user wants %s, but no offered tool handles %s. I must not invent a call." % (
             want["what"], topic)
+        if self.mirror:
+            # open the reasoning the way think_call does, so that its first words do not
+            # already tell a refusal from a call: the decision must come from the tool list
+            why = r.choice([
+                why,
+                "I need %s, but none of the offered tools handles %s, so I must not call anything." % (
+                    want["what"], topic),
+                "%s is not among the offered tools, and no other one handles %s. I must not invent a call." % (
+                    want["name"], topic),
+            ])
         msgs = [{"role": "user", "content": user}, self.assistant(a, think, why)]
         return msgs, names, {"kind": "refusal", "expected": []}
 
@@ -285,15 +296,16 @@ def is_heldout_combo(names):
     return zlib.crc32(key.encode()) % 4 == 0
 
 
-def generate(split, n, seed, start=0, invented=0.35, refusal=0.10, variety=False):
+def generate(split, n, seed, start=0, invented=0.35, refusal=0.10, variety=False, mirror=False):
     """Conversations start..start+n-1 of a split; each one seeded by its index.
     invented: share of training values replaced by invented ones (pools.AugPools);
     refusal: share of conversations asking for a tool that is not offered;
-    variety: invented values in several styles (pools.VariedAugPools)."""
+    variety: invented values in several styles (pools.VariedAugPools);
+    mirror: refusal reasoning opens like call reasoning (Gen.conv_refusal)."""
     out = []
     base = zlib.crc32(split.encode()) ^ (seed * 1000003)
     for i in range(start, start + n):
-        g = Gen(split, base + i * 7919, invented, refusal, variety)
+        g = Gen(split, base + i * 7919, invented, refusal, variety, mirror)
         out.append(g.conversation())
     return out
 
@@ -308,8 +320,10 @@ def main():
     ap.add_argument("--refusal", type=float, default=0.10, help="share of refusal conversations")
     ap.add_argument("--variety", action="store_true",
                     help="invented values in several styles: syllables, vocabulary pieces, random characters")
+    ap.add_argument("--mirror-refusal-think", action="store_true",
+                    help="refusal reasoning opens in the three ways call reasoning does")
     a = ap.parse_args()
-    rows = generate(a.split, a.n, a.seed, 0, a.invented, a.refusal, a.variety)
+    rows = generate(a.split, a.n, a.seed, 0, a.invented, a.refusal, a.variety, a.mirror_refusal_think)
     f = open(a.out, "w", encoding="utf-8") if a.out != "-" else None
     for row in rows:
         line = json.dumps(row, ensure_ascii=False)

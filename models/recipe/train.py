@@ -31,14 +31,14 @@ MODEL_SHAPE = dict(hidden_size=384, intermediate_size=768, num_hidden_layers=8,
 
 
 def _segments_chunk(job):
-    split, start, n, seed, invented, refusal, variety = job
+    split, start, n, seed, invented, refusal, variety, mirror = job
     return [(chatfmt.segments(conv), conv["meta"]["kind"])
-            for conv in gen_data.generate(split, n, seed, start, invented, refusal, variety)]
+            for conv in gen_data.generate(split, n, seed, start, invented, refusal, variety, mirror)]
 
 
-def make_segments(split, n, seed, procs, invented, refusal, variety=False):
+def make_segments(split, n, seed, procs, invented, refusal, variety=False, mirror=False):
     chunk = 2000
-    jobs = [(split, s, min(chunk, n - s), seed, invented, refusal, variety)
+    jobs = [(split, s, min(chunk, n - s), seed, invented, refusal, variety, mirror)
             for s in range(0, n, chunk)]
     with mp.Pool(procs) as pool:
         parts = pool.map(_segments_chunk, jobs)
@@ -170,6 +170,8 @@ def main():
                     help="loss weight of the tokens inside trained <tool_call> blocks")
     ap.add_argument("--refusal-weight", type=float, default=None,
                     help="loss weight of trained refusal turns (default: --call-weight)")
+    ap.add_argument("--mirror-refusal-think", action="store_true",
+                    help="refusal reasoning opens like call reasoning (gen_data.Gen.conv_refusal)")
     ap.add_argument("--init", help="model folder to start from instead of random weights")
     ap.add_argument("--procs", type=int, default=max(1, min(16, os.cpu_count() or 1)))
     a = ap.parse_args()
@@ -204,7 +206,8 @@ def main():
         build_tokenizer.save(tok, a.out)
         print("tokenizer: vocab %d, %.1fs" % (tok.get_vocab_size(), time.time() - t0), flush=True)
 
-    convs = make_segments("train", a.n_train, a.seed, a.procs, a.invented, a.refusal, a.variety)
+    convs = make_segments("train", a.n_train, a.seed, a.procs, a.invented, a.refusal, a.variety,
+                          a.mirror_refusal_think)
     if a.refusal_weight is None:
         a.refusal_weight = a.call_weight
     examples, dropped = encode_convs(tok, convs, a.max_len, a.call_weight, a.refusal_weight)
@@ -286,12 +289,22 @@ def main():
         if a.max_seconds and step == 100:
             t_100 = time.time()
         if a.max_seconds and step == 200:
-            # fit the run into the time given: shorten the schedule once, from the pace of
+            # fit the run into the time given: shorten the schedule from the pace of
             # steps 100-200 (the first steps are slower while kernels and memory warm up)
             per = (time.time() - t_100) / 100
             if (time.time() - t_train) + per * (a.steps - step) > a.max_seconds:
                 a.steps = step + int((a.max_seconds - (time.time() - t_train)) / per * 0.95)
                 print("schedule shortened to %d steps (%.3fs/step)" % (a.steps, per), flush=True)
+        if a.max_seconds and step == 400:
+            t_400 = time.time()
+        if a.max_seconds and step == 600 and a.steps > 700:
+            # steps 100-200 still run slower than the steady pace (new batch shapes): fit the
+            # schedule once more from steps 400-600, never past the steps asked for
+            per = (time.time() - t_400) / 200
+            fit = step + int((a.max_seconds - (time.time() - t_train)) / per * 0.97)
+            if min(fit, steps_planned) != a.steps:
+                a.steps = min(fit, steps_planned)
+                print("schedule refitted to %d steps (%.3fs/step)" % (a.steps, per), flush=True)
         if a.max_seconds and time.time() - t_train > a.max_seconds:
             print("stopping at step %d: --max-seconds reached" % step, flush=True)
             losses.append((step, loss.item()))
@@ -318,7 +331,7 @@ def main():
     model.save_pretrained(a.out, max_shard_size="12MB")
     write_generation_config(a.out, tok)
     summary = {"variety": a.variety, "call_weight": a.call_weight, "tokenizer": a.tokenizer,
-               "refusal_weight": a.refusal_weight, "init": a.init, "warmup": a.warmup,
+               "refusal_weight": a.refusal_weight, "mirror_refusal_think": a.mirror_refusal_think, "init": a.init, "warmup": a.warmup,
                "invented": a.invented, "refusal": a.refusal, "batch_tokens": a.batch_tokens, "lr": a.lr, "steps": steps_done, "steps_planned": steps_planned, "steps_scheduled": a.steps, "seed": a.seed, "n_train_conversations": a.n_train,
                "examples": len(examples), "tokens": n_tok, "trained_tokens": n_lab,
                "parameters": n_params, "train_seconds": round(train_s, 1),
