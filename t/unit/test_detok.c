@@ -72,7 +72,7 @@ stream_matches(const llm_tokenizer *t, const int32_t *ids, size_t n, int flags, 
 int
 main(void)
 {
-    const char *names[] = { "qwen3", "llama3", "llama2", "gemma3", "deepseek_v3", "gptoss" };
+    const char *names[] = { "qwen3", "llama3", "llama2", "gemma3", "deepseek_v3", "gptoss", "ngxllm-tiny" };
     size_t      k;
     int32_t    *ids = malloc(200000 * sizeof(int32_t));
     FILE       *probe = fopen(CACHE "qwen3/tokenizer.json", "r");
@@ -90,7 +90,8 @@ main(void)
         size_t         cap = 0, lines = 0, bad = 0, bad_skip = 0;
         ssize_t        len;
 
-        snprintf(path, sizeof(path), CACHE "%s", names[k]);
+        if (strcmp(names[k], "ngxllm-tiny") == 0) snprintf(path, sizeof(path), "models/%s", names[k]);   /* the shipped model */
+        else snprintf(path, sizeof(path), CACHE "%s", names[k]);
         t = llm_tokenizer_load(path, err, sizeof(err));
         if (!ok(t != NULL, "%s: load", names[k])) {
             diag(err);
