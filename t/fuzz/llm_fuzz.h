@@ -52,7 +52,17 @@ llm_fuzz_chunk(llm_fuzz_in *in, uint8_t sep, const char **s)
     return len;
 }
 
-/* A private scratch directory under /dev/shm (or /tmp), made once. */
+static inline void
+llm_fuzz_cleanup(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf /dev/shm/llm-fuzz-%ld /tmp/llm-fuzz-%ld",
+             (long) getpid(), (long) getpid());
+    if (system(cmd) != 0) { /* nothing to do */ }
+}
+
+/* A private scratch directory under /dev/shm (or /tmp), made once and
+ * removed when the process exits. */
 static inline const char *
 llm_fuzz_dir(void)
 {
@@ -63,6 +73,7 @@ llm_fuzz_dir(void)
             snprintf(dir, sizeof(dir), "/tmp/llm-fuzz-%ld", (long) getpid());
             (void) mkdir(dir, 0700);
         }
+        atexit(llm_fuzz_cleanup);
     }
     return dir;
 }
@@ -75,6 +86,7 @@ llm_fuzz_write(const char *dir, const char *name, const void *data, size_t len)
     FILE *f;
     snprintf(path, sizeof(path), "%s/%s", dir, name);
     f = fopen(path, "wb");
+    if (f == NULL && errno == ENOENT && mkdir(dir, 0700) == 0) f = fopen(path, "wb");
     if (f == NULL) return -1;
     if (len && fwrite(data, 1, len, f) != len) { fclose(f); return -1; }
     return fclose(f) == 0 ? 0 : -1;

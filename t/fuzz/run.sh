@@ -90,5 +90,4 @@ for t in $targets; do
     if ! grep -q "^$t rc=0" "$log"; then status="CRASH (see $log, $build/crashes/$t-*)"; rc=1; fi
     printf '%-12s %10s %8s %8s %8s %s\n' "$t" "${execs:-?}" "${cov:-?}" "${ft:-?}" "${corp:-?}" "$status"
 done
-rm -rf /dev/shm/llm-fuzz-* 2>/dev/null
 exit $rc
