@@ -19,7 +19,10 @@ typedef struct {
 } llm_step;
 
 /* Pieces per parallel step: a few per thread so a descheduled thread costs little. */
-#define CHUNKS(rt) ((rt)->n_threads * 4)
+#ifndef LLM_CHUNKS_PER_THREAD
+#define LLM_CHUNKS_PER_THREAD 4
+#endif
+#define CHUNKS(rt) ((rt)->n_threads * LLM_CHUNKS_PER_THREAD)
 
 /* Row range of chunk ith of nth, in multiples of 4 rows so register tiles stay whole. */
 static void
