@@ -370,9 +370,12 @@ sorted(llm_jstate *st, int line, json_t *list, const char *attribute, int revers
     return r;
 }
 
-/* printf-style "%s %d" formatting for the format filter */
-static json_t *
-pyformat(llm_jstate *st, int line, json_t *fmt, json_t **args, size_t nargs)
+/*
+ * Python's printf-style formatting (the format filter and str % value):
+ * %s %r %d %i %f %x %%, with flags '-' '0', width and precision.
+ */
+json_t *
+llm_jpyformat(llm_jstate *st, int line, json_t *fmt, json_t **args, size_t nargs)
 {
     const char *s = json_string_value(fmt);
     size_t      n = json_string_length(fmt), i, ai = 0;
@@ -380,18 +383,43 @@ pyformat(llm_jstate *st, int line, json_t *fmt, json_t **args, size_t nargs)
     json_t     *r;
 
     for (i = 0; i < n; i++) {
+        char spec[32], num[512];
+        size_t k = 0;
         if (s[i] != '%' || i + 1 >= n) { llm_jbuf_add(&b, s + i, 1); continue; }
         i++;
         if (s[i] == '%') { llm_jbuf_add(&b, "%", 1); continue; }
+        spec[k++] = '%';
+        while (i < n && k < 20 && (s[i] == '-' || s[i] == '0' || s[i] == ' ' || s[i] == '+' || s[i] == '.' || (s[i] >= '0' && s[i] <= '9'))) spec[k++] = s[i++];
+        if (i >= n) break;
         if (ai >= nargs) { free(b.p); llm_jfail(st, line, "not enough arguments for format string"); return NULL; }
-        if (s[i] == 'd' || s[i] == 'i') {
-            char num[32];
-            snprintf(num, sizeof(num), "%lld", (long long) llm_jv_num(args[ai]));
+        if (s[i] == 'd' || s[i] == 'i' || s[i] == 'x' || s[i] == 'X') {
+            if (!llm_jv_is_number(args[ai])) { free(b.p); llm_jfail(st, line, "%%%c format: a number is required, not %s", s[i], llm_jv_type(args[ai])); return NULL; }
+            spec[k++] = 'l'; spec[k++] = 'l'; spec[k++] = s[i] == 'i' ? 'd' : s[i]; spec[k] = '\0';
+            snprintf(num, sizeof(num), spec, (long long) llm_jv_num(args[ai]));
             llm_jbuf_add(&b, num, strlen(num));
-        } else if (s[i] == 'r') {
-            llm_jv_repr(args[ai], &b);
+        } else if (s[i] == 'f' || s[i] == 'e' || s[i] == 'g') {
+            if (!llm_jv_is_number(args[ai])) { free(b.p); llm_jfail(st, line, "%%%c format: a number is required, not %s", s[i], llm_jv_type(args[ai])); return NULL; }
+            spec[k++] = s[i]; spec[k] = '\0';
+            snprintf(num, sizeof(num), spec, llm_jv_num(args[ai]));
+            llm_jbuf_add(&b, num, strlen(num));
+        } else if (s[i] == 's' || s[i] == 'r') {
+            llm_jbuf v = { 0 };
+            if (s[i] == 'r') llm_jv_repr(args[ai], &v); else llm_jv_str(args[ai], &v);
+            spec[k++] = 's'; spec[k] = '\0';
+            if (k == 2) llm_jbuf_add(&b, v.p ? v.p : "", v.n);   /* plain %s: any length */
+            else {
+                char *o = malloc(v.n + 256);
+                if (o) {
+                    snprintf(o, v.n + 256, spec, v.p ? v.p : "");
+                    llm_jbuf_add(&b, o, strlen(o));
+                    free(o);
+                }
+            }
+            free(v.p);
         } else {
-            llm_jv_str(args[ai], &b);
+            free(b.p);
+            llm_jfail(st, line, "unsupported format character '%c'", s[i]);
+            return NULL;
         }
         ai++;
     }
@@ -778,7 +806,8 @@ llm_jfilter(llm_jstate *st, int line, const char *name, json_t *v, json_t **args
             ksep = json_string_value(json_array_get(seps, 1));
             if (isep == NULL || ksep == NULL) { llm_jfail(st, line, "tojson separators must be strings"); return NULL; }
         }
-        if (llm_jv_tojson(v, indent, isep, ksep, llm_jv_truthy(sk), 0, &b)) { free(b.p); llm_jfail(st, line, "tojson failed"); return NULL; }
+        if (llm_jv_tojson(v, indent, isep, ksep, (llm_jv_truthy(sk) ? LLM_JV_SORT_KEYS : 0)
+                          | (llm_jv_truthy(kwarg(kwn, kwv, nkw, "ensure_ascii")) ? LLM_JV_ASCII : 0), 0, &b)) { free(b.p); llm_jfail(st, line, "tojson failed"); return NULL; }
         r = mkstr(b.p, b.n);
         free(b.p);
         return r;
@@ -1040,7 +1069,7 @@ llm_jfilter(llm_jstate *st, int line, const char *name, json_t *v, json_t **args
         r = mkstr(b.p, b.n);
         free(b.p);
     } else if (!strcmp(name, "format")) {
-        r = pyformat(st, line, v, args, nargs);
+        r = llm_jpyformat(st, line, v, args, nargs);
     } else {
         llm_jfail(st, line, "unknown filter '%s'", name);
     }

@@ -163,6 +163,18 @@ arith(llm_jstate *st, int line, int op, json_t *a, json_t *b)
         llm_jfail(st, line, "undefined value in arithmetic");
         return NULL;
     }
+    if (op == JOP_MOD && json_is_string(a)) {   /* 'fmt' % value or % (tuple) */
+        if (json_is_array(b)) {
+            size_t   k, nb = json_array_size(b);
+            json_t **items = malloc((nb + 1) * sizeof(json_t *)), *r;
+            if (items == NULL) { llm_jfail(st, line, "out of memory"); return NULL; }
+            for (k = 0; k < nb; k++) items[k] = json_array_get(b, k);
+            r = llm_jpyformat(st, line, a, items, nb);
+            free(items);
+            return r;
+        }
+        return llm_jpyformat(st, line, a, &b, 1);
+    }
     if (op == JOP_ADD && json_is_string(a) && json_is_string(b)) {
         size_t la = json_string_length(a), lb = json_string_length(b);
         char  *s = malloc(la + lb + 1);

@@ -113,8 +113,9 @@ int  llm_jfail(llm_jstate *st, int line, const char *fmt, ...) __attribute__((fo
 int     llm_jv_truthy(json_t *v);
 int     llm_jv_str(json_t *v, llm_jbuf *out);           /* Python str() */
 int     llm_jv_repr(json_t *v, llm_jbuf *out);          /* Python repr() */
+enum { LLM_JV_SORT_KEYS = 1, LLM_JV_ASCII = 2 };   /* tojson flags: sort_keys, ensure_ascii */
 int     llm_jv_tojson(json_t *v, int indent, const char *item_sep, const char *key_sep,
-                      int sort_keys, int level, llm_jbuf *out);
+                      int flags, int level, llm_jbuf *out);
 int     llm_jv_equal(json_t *a, json_t *b);
 int     llm_jv_compare(json_t *a, json_t *b, int *res);   /* -1/0/1; fails on mixed types */
 long    llm_jv_strlen(json_t *s);                          /* characters */
@@ -141,6 +142,7 @@ json_t *llm_jmethod(llm_jstate *st, int line, json_t *obj, const char *name, jso
                     char **kwn, json_t **kwv, size_t nkw);
 json_t *llm_jglobal_call(llm_jstate *st, int line, const char *name, json_t **args, size_t nargs,
                          char **kwn, json_t **kwv, size_t nkw);
+json_t *llm_jpyformat(llm_jstate *st, int line, json_t *fmt, json_t **args, size_t nargs);
 json_t *llm_jgetattr(llm_jstate *st, int line, json_t *obj, const char *name);
 json_t *llm_jgetitem(llm_jstate *st, int line, json_t *obj, json_t *key);
 

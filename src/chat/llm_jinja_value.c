@@ -211,9 +211,9 @@ llm_jv_str(json_t *v, llm_jbuf *out)
     }
 }
 
-/* json.dumps(ensure_ascii=False) string escaping */
+/* json.dumps string escaping; ascii: ensure_ascii=True (\uXXXX, surrogate pairs) */
 static int
-json_str(const char *s, size_t n, llm_jbuf *out)
+json_str(const char *s, size_t n, int ascii, llm_jbuf *out)
 {
     size_t i, start = 0;
 
@@ -221,7 +221,23 @@ json_str(const char *s, size_t n, llm_jbuf *out)
     for (i = 0; i < n; i++) {
         unsigned char c = (unsigned char) s[i];
         const char   *esc = NULL;
-        char          u[8];
+        char          u[16];
+        if (ascii && c >= 0x80) {
+            uint32_t cp = 0;
+            size_t   k = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2, j;
+            cp = c & (k == 4 ? 0x07 : k == 3 ? 0x0F : 0x1F);
+            for (j = 1; j < k && i + j < n; j++) cp = (cp << 6) | ((unsigned char) s[i + j] & 0x3F);
+            if (cp >= 0x10000) {
+                cp -= 0x10000;
+                snprintf(u, sizeof(u), "\\u%04x\\u%04x", 0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF));
+            } else {
+                snprintf(u, sizeof(u), "\\u%04x", cp);
+            }
+            if (llm_jbuf_add(out, s + start, i - start) || addz(out, u)) return -1;
+            i += k - 1;
+            start = i + 1;
+            continue;
+        }
         if (c == '"') esc = "\\\"";
         else if (c == '\\') esc = "\\\\";
         else if (c == '\n') esc = "\\n";
@@ -255,8 +271,10 @@ cmp_keys(const void *a, const void *b)
 
 int
 llm_jv_tojson(json_t *v, int indent, const char *item_sep, const char *key_sep,
-              int sort_keys, int level, llm_jbuf *out)
+              int flags, int level, llm_jbuf *out)
 {
+    int sort_keys = flags & LLM_JV_SORT_KEYS, ascii = (flags & LLM_JV_ASCII) != 0;
+
     size_t i;
     json_t *x;
 
@@ -270,14 +288,14 @@ llm_jv_tojson(json_t *v, int indent, const char *item_sep, const char *key_sep,
         if (json_is_real(v) && isinf(json_real_value(v))) return addz(out, json_real_value(v) < 0 ? "-Infinity" : "Infinity");
         return llm_jv_str(v, out);
     }
-    case JSON_STRING: return json_str(json_string_value(v), json_string_length(v), out);
+    case JSON_STRING: return json_str(json_string_value(v), json_string_length(v), ascii, out);
     case JSON_ARRAY:
         if (json_array_size(v) == 0) return addz(out, "[]");
         if (addz(out, "[")) return -1;
         json_array_foreach(v, i, x) {
             if (i && addz(out, item_sep)) return -1;
             if (indent >= 0 && indent_to(out, indent, level + 1)) return -1;
-            if (llm_jv_tojson(x, indent, item_sep, key_sep, sort_keys, level + 1, out)) return -1;
+            if (llm_jv_tojson(x, indent, item_sep, key_sep, flags, level + 1, out)) return -1;
         }
         if (indent >= 0 && indent_to(out, indent, level)) return -1;
         return addz(out, "]");
@@ -292,8 +310,8 @@ llm_jv_tojson(json_t *v, int indent, const char *item_sep, const char *key_sep,
         if (addz(out, "{")) { free(keys); return -1; }
         for (k = 0; k < n; k++) {
             if ((k && addz(out, item_sep)) || (indent >= 0 && indent_to(out, indent, level + 1))
-                || json_str(keys[k], strlen(keys[k]), out) || addz(out, key_sep)
-                || llm_jv_tojson(json_object_get(v, keys[k]), indent, item_sep, key_sep, sort_keys, level + 1, out))
+                || json_str(keys[k], strlen(keys[k]), ascii, out) || addz(out, key_sep)
+                || llm_jv_tojson(json_object_get(v, keys[k]), indent, item_sep, key_sep, flags, level + 1, out))
             {
                 free(keys);
                 return -1;
