@@ -1,6 +1,6 @@
 #!/bin/bash
 # Train and evaluate on the accelerator machine; results go to $OUT.
-#   bash models/recipe/run_device.sh smoke|full|long|varied|finetune
+#   bash models/recipe/run_device.sh smoke|full|long|varied|finetune|next
 # $OUT gets: the safetensors shards (each <= 12 MB) and results.tar holding the
 # rest of the model folder, the training log and the evaluation files.
 set -e -o pipefail
@@ -24,6 +24,9 @@ elif [ "$mode" = finetune ]; then
   # a short second stage from the 'varied' weights (carried in models/stage1): refusals no
   # longer weighed 3x (the varied run over-refused with thinking on), fewer refusals, lower peak lr
   targs="--tokenizer ../ngxllm-tiny/tokenizer.json --init ../stage1 --variety --call-weight 3 --refusal-weight 1 --invented 0.7 --refusal 0.12 --n-train 100000 --steps ${STEPS:-560} --warmup 30 --lr 1e-3 --seed 4321 --batch-tokens 98304 --max-seconds ${MAXS:-150}"; eargs="--n 400"
+elif [ "$mode" = next ]; then
+  # prepared, not run: refusal reasoning that opens like call reasoning, refusals unweighted
+  targs="--tokenizer ../ngxllm-tiny/tokenizer.json --variety --mirror-refusal-think --call-weight 3 --refusal-weight 1 --invented 0.7 --refusal 0.12 --n-train 300000 --steps ${STEPS:-2800} --batch-tokens 98304 --max-seconds ${MAXS:-380}"; eargs="--n 400"
 else
   targs="--n-train ${NTRAIN:-200000} --n-tok 30000 --steps ${STEPS:-1500} --batch-tokens 98304"; eargs="--n 400"
 fi
