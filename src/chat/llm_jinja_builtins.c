@@ -491,9 +491,16 @@ llm_jtest(llm_jstate *st, int line, const char *name, json_t *v, json_t **args, 
 json_t *
 llm_jgetattr(llm_jstate *st, int line, json_t *obj, const char *name)
 {
-    (void) st; (void) line;
-    if (obj != NULL && json_is_object(obj)) return json_incref(json_object_get(obj, name));
-    return NULL;
+    static const char *const dict_methods[] = {
+        "items", "keys", "values", "get", "pop", "update", "copy", "clear", "setdefault", "popitem", NULL
+    };
+
+    (void) line;
+    if (obj == NULL || !json_is_object(obj)) return NULL;
+    /* Jinja's obj.name prefers a Python attribute: on a dict, d.items is the
+       bound method (truthy), not the "items" key; stand in with true */
+    if (in_list(dict_methods, name) && !llm_jis_ours(st, obj)) return json_true();
+    return json_incref(json_object_get(obj, name));
 }
 
 json_t *

@@ -117,6 +117,13 @@ find_obj(llm_jstate *st, json_t *o)
     return -1;
 }
 
+/* 1 for namespaces, macros and loop objects made by the renderer (not Python dicts) */
+int
+llm_jis_ours(llm_jstate *st, json_t *o)
+{
+    return find_obj(st, o) >= 0 || (json_is_object(o) && json_object_get(o, "index0") && json_object_get(o, "revindex0"));
+}
+
 /* namespace(...) builtin: a mutable object */
 json_t *llm_jnamespace_new(llm_jstate *st);
 json_t *

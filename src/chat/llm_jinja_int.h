@@ -144,6 +144,7 @@ json_t *llm_jglobal_call(llm_jstate *st, int line, const char *name, json_t **ar
                          char **kwn, json_t **kwv, size_t nkw);
 json_t *llm_jpyformat(llm_jstate *st, int line, json_t *fmt, json_t **args, size_t nargs);
 json_t *llm_jgetattr(llm_jstate *st, int line, json_t *obj, const char *name);
+int     llm_jis_ours(llm_jstate *st, json_t *o);
 json_t *llm_jgetitem(llm_jstate *st, int line, json_t *obj, json_t *key);
 
 #endif
