@@ -4,7 +4,10 @@
  * hands back only text that is complete UTF-8, holding back the bytes of a
  * character split across tokens (byte-level BPE, SentencePiece byte
  * fallback).  The concatenation of everything it emits equals
- * llm_tokenizer_decode() of all ids pushed (with the same skip_special).
+ * llm_tokenizer_decode() of all ids pushed (with the same skip_special),
+ * except that LLM_DETOK_CONTINUATION keeps a leading space and an invalid
+ * byte sequence becomes one U+FFFD per ill-formed part (decode() gives one
+ * per byte for SentencePiece byte-fallback groups, as HF does).
  */
 #ifndef LLM_DETOK_H
 #define LLM_DETOK_H
