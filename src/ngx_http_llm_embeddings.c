@@ -226,12 +226,6 @@ ngx_http_llm_embeddings(ngx_http_request_t *r, u_char *body, size_t len)
         in = &e->req.inputs[i];
 
         if (in->text) {
-            if (m->tokenizer == NULL) {
-                return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
-                                               "input", "unsupported",
-                                               "Model '%V' has no tokenizer; "
-                                               "send token ids.", &m->alias);
-            }
             if (llm_tokenizer_encode(m->tokenizer, in->text, in->text_len, 1,
                                      &ids, &n_ids) != 0)
             {

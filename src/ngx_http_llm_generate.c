@@ -287,15 +287,11 @@ ngx_http_llm_prompt(ngx_http_llm_gen_t *g, int32_t **ids, size_t *n_ids,
             }
             *n_ids = req->n_prompt_ids;
 
-            if (req->echo && g->tok) {
+            if (req->echo) {
                 llm_tokenizer_decode(g->tok, *ids, *n_ids, 1, &g->prompt_text,
                                      &g->prompt_len);
             }
             return NGX_OK;
-        }
-
-        if (g->tok == NULL) {
-            goto no_tokenizer;
         }
 
         if (llm_tokenizer_encode(g->tok, req->prompt, req->prompt_len, 1,
@@ -316,8 +312,12 @@ ngx_http_llm_prompt(ngx_http_llm_gen_t *g, int32_t **ids, size_t *n_ids,
         return NGX_OK;
     }
 
-    if (g->tok == NULL || m->chat == NULL) {
-        goto no_tokenizer;
+    if (m->chat == NULL) {
+        g->sent = ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL, NULL,
+                                          "unsupported",
+                                          "Model '%V' has no chat template; "
+                                          "use /v1/completions.", &m->alias);
+        return NGX_DECLINED;
     }
 
     rc = llm_chat_render(m->chat, req, &prompt, &len, err, sizeof(err));
@@ -344,15 +344,6 @@ ngx_http_llm_prompt(ngx_http_llm_gen_t *g, int32_t **ids, size_t *n_ids,
     free(prompt);
 
     return rc == 0 ? NGX_OK : NGX_HTTP_INTERNAL_SERVER_ERROR;
-
-no_tokenizer:
-
-    g->sent = ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL, NULL,
-                                      "unsupported",
-                                      "Model '%V' has no tokenizer and chat "
-                                      "template; send a completions prompt as "
-                                      "token ids.", &m->alias);
-    return NGX_DECLINED;
 }
 
 

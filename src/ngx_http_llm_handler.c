@@ -273,7 +273,7 @@ ngx_http_llm_count_tokens(ngx_http_request_t *r, ngx_http_llm_model_t *m,
     llm_buf    b;
     ngx_int_t  status;
 
-    if (m->chat == NULL || m->tokenizer == NULL) {
+    if (m->chat == NULL) {
         return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL, NULL,
                                        NULL, "Model '%V' has no chat "
                                        "template.", &m->alias);

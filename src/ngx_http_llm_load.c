@@ -82,9 +82,8 @@ ngx_http_llm_model_load(ngx_conf_t *cf, ngx_http_llm_model_t *m)
 static char *
 ngx_http_llm_model_load_engine(ngx_conf_t *cf, ngx_http_llm_model_t *m)
 {
-    char                  *path, err[512], why[256], file[NGX_MAX_PATH];
+    char                  *path, err[512], why[256];
     const char            *tool, *reasoning;
-    ngx_file_info_t        fi;
     const llm_model_info  *info;
 
     path = (char *) m->path.data;
@@ -103,25 +102,20 @@ ngx_http_llm_model_load_engine(ngx_conf_t *cf, ngx_http_llm_model_t *m)
         m->context_length = NGX_HTTP_LLM_DEFAULT_CTX;
     }
 
-    /* a model folder without tokenizer.json serves token-id prompts only */
-    ngx_snprintf((u_char *) file, sizeof(file), "%s/tokenizer.json%Z", path);
+    /* text in and out needs the tokenizer: a model folder must have one */
+    m->tokenizer = llm_tokenizer_load(path, err, sizeof(err));
+    if (m->tokenizer == NULL) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "llm_model \"%V\": tokenizer: %s", &m->alias, err);
+        return NGX_CONF_ERROR;
+    }
 
-    if (ngx_file_info(file, &fi) != NGX_FILE_ERROR) {
-        m->tokenizer = llm_tokenizer_load(path, err, sizeof(err));
-        if (m->tokenizer == NULL) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "llm_model \"%V\": tokenizer: %s",
-                               &m->alias, err);
-            return NGX_CONF_ERROR;
-        }
-
-        m->chat = llm_chat_load(path, m->tokenizer, err, sizeof(err));
-        if (m->chat == NULL) {
-            ngx_conf_log_error(NGX_LOG_WARN, cf, 0,
-                               "llm_model \"%V\": no usable chat template "
-                               "(%s): chat and messages requests are "
-                               "refused", &m->alias, err);
-        }
+    m->chat = llm_chat_load(path, m->tokenizer, err, sizeof(err));
+    if (m->chat == NULL) {
+        ngx_conf_log_error(NGX_LOG_WARN, cf, 0,
+                           "llm_model \"%V\": no usable chat template (%s): "
+                           "chat and messages requests are refused",
+                           &m->alias, err);
     }
 
     llm_parsers_auto(m->chat ? llm_chat_source(m->chat) : NULL,

@@ -194,3 +194,14 @@ location = /health { llm_api health; }
 GET /health
 --- error_code: 200
 --- response_body_like: "parallel":3
+
+
+
+=== TEST 17: a model folder without tokenizer.json is rejected
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/mistral_sw_bf16;
+--- config
+location = /health { llm_api health; }
+--- must_die
+--- error_log eval
+qr/llm_model "tiny": tokenizer: .*tokenizer\.json.* in .*nginx\.conf:\d+/

@@ -16,8 +16,13 @@ model="$top/$build/bench/$(basename "$config" .json)-$dtype"
 
 if [ ! -f "$model/model.safetensors" ]; then
     echo "synthesising $model"
+    mkdir -p "$(dirname "$model")"
     "$build/llm" synth --config "$config" --out "$model" --dtype "$dtype"
 fi
+
+# the server needs a tokenizer: Qwen's real one fits this vocabulary
+bash t/fetch-tokenizers.sh >/dev/null
+cp t/.cache/tokenizers/qwen3/tokenizer.json t/.cache/tokenizers/qwen3/tokenizer_config.json "$model/"
 
 echo "== engine alone (build/llm bench)"
 for b in 1 4 16; do
