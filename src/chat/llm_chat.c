@@ -323,6 +323,9 @@ llm_chat_render(const llm_chat *c, const llm_request *req, char **prompt, size_t
         json_object_set(ctx, "tools", req->tools);
         if (c->tool_tmpl) t = c->tool_tmpl;
     }
+    /* transformers always passes tools and documents, None when absent */
+    if (json_object_get(ctx, "tools") == NULL) json_object_set_new(ctx, "tools", json_null());
+    json_object_set_new(ctx, "documents", json_null());
     json_object_set_new(ctx, "messages", msgs);
     json_object_set_new(ctx, "add_generation_prompt", json_boolean(req->add_generation_prompt));
     json_object_set_new(ctx, "bos_token", json_string(c->bos));

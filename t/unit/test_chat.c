@@ -104,6 +104,24 @@ tools_and_kwargs(void)
     llm_chat_free(p);
 }
 
+/* as transformers: tools and documents are always defined (None when absent) */
+static void
+defined_vars(void)
+{
+    char        err[256];
+    llm_chat   *c = llm_chat_from_template("{{ tools is defined }}/{{ tools is none }}/{{ documents is none }}", NULL, NULL, err, sizeof(err));
+    llm_request r;
+    char       *out;
+    int         rc;
+
+    req_init(&r, "[{\"role\":\"user\",\"content\":\"x\"}]");
+    out = c ? render(c, &r, &rc, err, sizeof(err)) : NULL;
+    is_str(out, "True/True/True", "tools and documents defined as none without tools");
+    free(out);
+    llm_request_free(&r);
+    llm_chat_free(c);
+}
+
 static void
 errors(void)
 {
@@ -267,6 +285,7 @@ int
 main(void)
 {
     tools_and_kwargs();
+    defined_vars();
     errors();
     loading();
     project_template();
