@@ -152,7 +152,7 @@ main(void)
         llm_chat_free(chat);
     }
     /* chat_template_kwargs cannot replace the validated messages / tools */
-    chat = llm_chat_from_template("{% for m in messages %}{{ m.content }}{% endfor %}|{{ tools | length }}|{{ x }}",
+    chat = llm_chat_from_template("{% for m in messages %}{{ m.content }}{% endfor %}|{{ tools | length if tools else 0 }}|{{ x }}",
                                   "", "", err, sizeof(err));
     ok(chat != NULL, "kwargs: template compiles");
     if (chat) {
