@@ -17,6 +17,7 @@ struct llm_chat {
     llm_jinja *tool_tmpl;     /* "tool_use" template, NULL if none */
     char      *source;
     char      *bos, *eos;
+    json_t    *special;       /* other special tokens of the config (unk, pad, additional), as transformers passes them */
     int        uses_tools;    /* template reads `tools` */
     int        tool_prompt;   /* describe tools ourselves when the template does not */
     int        args_retry;    /* retry with tool-call arguments as JSON text */
@@ -87,6 +88,7 @@ make(const char *source, const char *tool_source, const char *bos, const char *e
     c->source = dupz(source);
     c->bos = dupz(bos ? bos : "");
     c->eos = dupz(eos ? eos : "");
+    c->special = json_object();
     c->tmpl = compile(source, NULL, err, errlen);
     if (c->tmpl && tool_source) c->tool_tmpl = compile(tool_source, "'tool_use'", err, errlen);
     if (c->source == NULL || c->bos == NULL || c->eos == NULL || c->tmpl == NULL || (tool_source && c->tool_tmpl == NULL)) {
@@ -158,6 +160,24 @@ llm_chat_load(const char *model_dir, const llm_tokenizer *tok, char *err, size_t
     if (bos == NULL && tok && llm_tokenizer_bos(tok)) bos = dupz(llm_tokenizer_bos(tok));
     if (eos == NULL && tok && llm_tokenizer_eos(tok)) eos = dupz(llm_tokenizer_eos(tok));
     c = make(src, tool_src && tool_src != src ? tool_src : NULL, bos, eos, err, errlen);
+    if (c != NULL) {
+        static const char *const keys[] = { "unk_token", "pad_token", NULL };
+        size_t i;
+        json_t *extra = json_object_get(cfg, "additional_special_tokens"), *list, *e;
+        for (i = 0; keys[i]; i++) {
+            char *v = token_string(cfg, keys[i]);
+            if (v && *v) json_object_set_new(c->special, keys[i], json_string(v));
+            free(v);
+        }
+        if (json_is_array(extra)) {
+            list = json_array();
+            json_array_foreach(extra, i, e) {
+                if (json_is_object(e)) e = json_object_get(e, "content");
+                if (json_is_string(e)) json_array_append(list, e);
+            }
+            json_object_set_new(c->special, "additional_special_tokens", list);
+        }
+    }
     free(bos);
     free(eos);
     free(file_src);
@@ -174,6 +194,7 @@ llm_chat_free(llm_chat *c)
     free(c->source);
     free(c->bos);
     free(c->eos);
+    json_decref(c->special);
     free(c);
 }
 
@@ -328,8 +349,10 @@ llm_chat_render(const llm_chat *c, const llm_request *req, char **prompt, size_t
     json_object_set_new(ctx, "documents", json_null());
     json_object_set_new(ctx, "messages", msgs);
     json_object_set_new(ctx, "add_generation_prompt", json_boolean(req->add_generation_prompt));
-    json_object_set_new(ctx, "bos_token", json_string(c->bos));
-    json_object_set_new(ctx, "eos_token", json_string(c->eos));
+    /* like transformers' special_tokens_map: only tokens that are set */
+    if (*c->bos) json_object_set_new(ctx, "bos_token", json_string(c->bos));
+    if (*c->eos) json_object_set_new(ctx, "eos_token", json_string(c->eos));
+    json_object_update(ctx, c->special);
     if (req->reasoning >= 0) json_object_set_new(ctx, "enable_thinking", json_boolean(req->reasoning));
     if (json_is_object(req->template_kwargs)) {
         /* messages and tools reach the template only as validated (and

@@ -44,7 +44,10 @@ void llm_chat_free(llm_chat *chat);
  * Render req->messages (HF template shape), req->tools (dropped when
  * tool_choice is none), add_generation_prompt, every key of
  * req->template_kwargs at top level (e.g. enable_thinking; req->reasoning
- * 0/1 sets enable_thinking when the kwargs do not), bos_token, eos_token.
+ * 0/1 sets enable_thinking when the kwargs do not), and as transformers
+ * does: tools and documents (None when absent), the special tokens that the
+ * config sets (bos_token, eos_token, unk_token, pad_token,
+ * additional_special_tokens).
  * When tools are delivered but the template never mentions `tools`, a
  * Hermes-style system prompt describing them and the
  * <tool_call>{"name": ..., "arguments": ...}</tool_call> format is put in
