@@ -78,7 +78,7 @@ to_str(llm_jstate *st, json_t *v)
 {
     llm_jbuf b = { 0 };
     json_t  *r;
-    if (llm_jv_str(v, &b)) { free(b.p); llm_jfail(st, 0, "out of memory"); return NULL; }
+    if (llm_jv_str_ex(v, &b, st->tuples)) { free(b.p); llm_jfail(st, 0, "out of memory"); return NULL; }
     r = mkstr(b.p, b.n);
     free(b.p);
     return r;
@@ -597,7 +597,7 @@ llm_jmethod(llm_jstate *st, int line, json_t *obj, const char *name, json_t **ar
             if (items == NULL) return NULL;
             json_array_foreach(items, i, x) {
                 if (i) llm_jbuf_add(&b, s, n);
-                llm_jv_str(x, &b);
+                llm_jv_str_ex(x, &b, st->tuples);
             }
             json_decref(items);
             r = mkstr(b.p, b.n);
@@ -670,7 +670,11 @@ llm_jmethod(llm_jstate *st, int line, json_t *obj, const char *name, json_t **ar
             json_t     *r = json_array(), *x;
             const char *k;
             json_object_foreach(obj, k, x) {
-                if (name[0] == 'i') json_array_append_new(r, json_pack("[sO]", k, x));
+                if (name[0] == 'i') {
+                    json_t *pair = json_pack("[sO]", k, x);
+                    llm_jtuple(st, pair);
+                    json_array_append_new(r, pair);
+                }
                 else if (name[0] == 'k') json_array_append_new(r, json_string(k));
                 else json_array_append(r, x);
             }
@@ -844,10 +848,10 @@ llm_jfilter(llm_jstate *st, int line, const char *name, json_t *v, json_t **args
             if (i && sep) llm_jv_str(sep, &b);
             if (attr && json_is_string(attr)) {
                 json_t *y = attr_path(st, line, x, json_string_value(attr));
-                llm_jv_str(y, &b);
+                llm_jv_str_ex(y, &b, st->tuples);
                 json_decref(y);
             } else {
-                llm_jv_str(x, &b);
+                llm_jv_str_ex(x, &b, st->tuples);
             }
         }
         json_decref(l);

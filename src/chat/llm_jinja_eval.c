@@ -117,6 +117,14 @@ find_obj(llm_jstate *st, json_t *o)
     return -1;
 }
 
+void
+llm_jtuple(llm_jstate *st, json_t *arr)
+{
+    if (arr == NULL) return;
+    if (st->tuples == NULL && (st->tuples = json_array()) == NULL) return;
+    json_array_append(st->tuples, arr);
+}
+
 /* 1 for namespaces, macros and loop objects made by the renderer (not Python dicts) */
 int
 llm_jis_ours(llm_jstate *st, json_t *o)
@@ -145,7 +153,7 @@ str_of(llm_jstate *st, json_t *v)
     llm_jbuf b = { 0 };
     json_t  *s;
 
-    if (llm_jv_str(v, &b)) {
+    if (llm_jv_str_ex(v, &b, st->tuples)) {
         free(b.p);
         llm_jfail(st, 0, "out of memory");
         return NULL;
@@ -161,7 +169,7 @@ arith(llm_jstate *st, int line, int op, json_t *a, json_t *b)
     if (op == JOP_CONCAT) {
         llm_jbuf buf = { 0 };
         json_t  *r;
-        if (llm_jv_str(a, &buf) || llm_jv_str(b, &buf)) { free(buf.p); llm_jfail(st, line, "out of memory"); return NULL; }
+        if (llm_jv_str_ex(a, &buf, st->tuples) || llm_jv_str_ex(b, &buf, st->tuples)) { free(buf.p); llm_jfail(st, line, "out of memory"); return NULL; }
         r = json_stringn_nocheck(buf.p ? buf.p : "", buf.n);
         free(buf.p);
         return r;
@@ -660,6 +668,7 @@ llm_jeval(llm_jstate *st, llm_jnode *e)
             json_array_append_new(r, a ? a : json_null());
         }
         if (st->failed) { json_decref(r); return NULL; }
+        if (e->kind == JN_TUPLE) llm_jtuple(st, r);
         return r;
     }
     case JN_DICT: {
@@ -803,7 +812,7 @@ llm_jexec(llm_jstate *st, llm_jnodes *body, llm_jbuf *out)
             break;
         case JN_OUT:
             v = llm_jeval(st, n->a);
-            if (!st->failed && llm_jv_str(v, out)) llm_jfail(st, n->line, "out of memory");
+            if (!st->failed && llm_jv_str_ex(v, out, st->tuples)) llm_jfail(st, n->line, "out of memory");
             json_decref(v);
             if (!st->failed && out->n > LLM_JINJA_MAX_OUTPUT) llm_jfail(st, n->line, "template output exceeds %lu bytes", LLM_JINJA_MAX_OUTPUT);
             break;
@@ -974,6 +983,7 @@ llm_jinja_render(const llm_jinja *t, json_t *ctx, char **out, size_t *outlen, ch
     }
     free(st.objs);
     free(st.obj_node);
+    json_decref(st.tuples);
     rc = st.failed;
     if (rc) {
         free(b.p);

@@ -103,6 +103,7 @@ typedef struct {
     int        brk, cont;     /* loop control */
     int        depth;
     unsigned long steps;      /* expressions evaluated: bounded by LLM_JINJA_MAX_STEPS */
+    json_t    *tuples;        /* arrays that are Python tuples (printed "(a, b)"); holds references */
     char      *err;
     size_t     errlen;
 } llm_jstate;
@@ -113,6 +114,9 @@ int  llm_jfail(llm_jstate *st, int line, const char *fmt, ...) __attribute__((fo
 int     llm_jv_truthy(json_t *v);
 int     llm_jv_str(json_t *v, llm_jbuf *out);           /* Python str() */
 int     llm_jv_repr(json_t *v, llm_jbuf *out);          /* Python repr() */
+int     llm_jv_str_ex(json_t *v, llm_jbuf *out, json_t *tuples);   /* same, knowing which arrays are tuples */
+int     llm_jv_repr_ex(json_t *v, llm_jbuf *out, json_t *tuples);
+void    llm_jtuple(llm_jstate *st, json_t *arr);       /* mark an array as a tuple */
 enum { LLM_JV_SORT_KEYS = 1, LLM_JV_ASCII = 2 };   /* tojson flags: sort_keys, ensure_ascii */
 int     llm_jv_tojson(json_t *v, int indent, const char *item_sep, const char *key_sep,
                       int flags, int level, llm_jbuf *out);

@@ -162,34 +162,60 @@ str_repr(const char *s, size_t n, llm_jbuf *out)
     return llm_jbuf_add(out, &q, 1);
 }
 
+static int
+is_tuple(json_t *v, json_t *tuples)
+{
+    size_t  i;
+    json_t *x;
+
+    json_array_foreach(tuples, i, x) if (x == v) return 1;
+    return 0;
+}
+
 int
-llm_jv_repr(json_t *v, llm_jbuf *out)
+llm_jv_repr_ex(json_t *v, llm_jbuf *out, json_t *tuples)
 {
     size_t      i;
     const char *k;
     json_t     *x;
-    int         first = 1;
+    int         first = 1, tup;
 
     if (v == NULL) return 0;
     switch (json_typeof(v)) {
     case JSON_STRING:
         return str_repr(json_string_value(v), json_string_length(v), out);
     case JSON_ARRAY:
-        if (addz(out, "[")) return -1;
+        tup = tuples && is_tuple(v, tuples);
+        if (addz(out, tup ? "(" : "[")) return -1;
         json_array_foreach(v, i, x) {
-            if ((i && addz(out, ", ")) || llm_jv_repr(x, out)) return -1;
+            if ((i && addz(out, ", ")) || llm_jv_repr_ex(x, out, tuples)) return -1;
         }
-        return addz(out, "]");
+        if (tup && json_array_size(v) == 1 && addz(out, ",")) return -1;
+        return addz(out, tup ? ")" : "]");
     case JSON_OBJECT:
         if (addz(out, "{")) return -1;
         json_object_foreach(v, k, x) {
-            if ((!first && addz(out, ", ")) || str_repr(k, strlen(k), out) || addz(out, ": ") || llm_jv_repr(x, out)) return -1;
+            if ((!first && addz(out, ", ")) || str_repr(k, strlen(k), out) || addz(out, ": ")
+                || llm_jv_repr_ex(x, out, tuples)) return -1;
             first = 0;
         }
         return addz(out, "}");
     default:
         return llm_jv_str(v, out);
     }
+}
+
+int
+llm_jv_repr(json_t *v, llm_jbuf *out)
+{
+    return llm_jv_repr_ex(v, out, NULL);
+}
+
+int
+llm_jv_str_ex(json_t *v, llm_jbuf *out, json_t *tuples)
+{
+    if (v != NULL && (json_is_array(v) || json_is_object(v))) return llm_jv_repr_ex(v, out, tuples);
+    return llm_jv_str(v, out);
 }
 
 int
