@@ -639,7 +639,8 @@ load_model(llm_tokenizer *t, json_t *root, char *err, size_t errlen)
             return -1;
         }
         if (set_piece(t, (int32_t) id, s, strlen(s))) return -1;
-        t->flags[id] |= LLM_TOKF_ADDED | (jbool(v, "special", 0) ? LLM_TOKF_SPECIAL : 0);
+        t->flags[id] |= LLM_TOKF_ADDED | (jbool(v, "special", 0) ? LLM_TOKF_SPECIAL : 0)
+                        | (jbool(v, "lstrip", 0) ? LLM_TOKF_LSTRIP : 0) | (jbool(v, "rstrip", 0) ? LLM_TOKF_RSTRIP : 0);
         strmap_put(t, &t->added, (int32_t) id);
         if (trie_insert(t, s, strlen(s), (int32_t) id)) return -1;
     }
@@ -935,6 +936,33 @@ encode_segment(const llm_tokenizer *t, const char *s, size_t n, int first,
     return rc;
 }
 
+/* length of a White_Space character (Rust char::is_whitespace) at s, or 0 */
+static size_t
+ws_at(const char *s, size_t n)
+{
+    uint32_t cp;
+    int      k = llm_utf8_decode((const unsigned char *) s, n, &cp);
+
+    if (k == 0) return 0;
+    if ((cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0x85 || cp == 0xA0 || cp == 0x1680
+        || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F
+        || cp == 0x205F || cp == 0x3000)
+    {
+        return (size_t) k;
+    }
+    return 0;
+}
+
+/* length of a whitespace character ending at s + n, or 0 */
+static size_t
+ws_before(const char *s, size_t n)
+{
+    size_t k = 1;
+
+    while (k < n && k < 4 && ((unsigned char) s[n - k] & 0xC0) == 0x80) k++;
+    return ws_at(s + n - k, k) == k ? k : 0;
+}
+
 int
 llm_tokenizer_encode(const llm_tokenizer *t, const char *text, size_t len,
                      int add_special, int32_t **ids, size_t *n_ids)
@@ -980,12 +1008,23 @@ llm_tokenizer_encode(const llm_tokenizer *t, const char *text, size_t len,
             i++;
             continue;
         }
-        if (encode_segment(t, text + seg, i - seg, seg == 0, &words, wc, &out, &n, &cap)
-            || push_ids(&out, &n, &cap, &best, 1))
         {
-            goto fail;
+            size_t before = i;   /* end of the text before the token */
+            if (t->flags[best] & LLM_TOKF_LSTRIP) {
+                size_t k;
+                while (before > seg && (k = ws_before(text + seg, before - seg)) > 0) before -= k;
+            }
+            if (encode_segment(t, text + seg, before - seg, seg == 0, &words, wc, &out, &n, &cap)
+                || push_ids(&out, &n, &cap, &best, 1))
+            {
+                goto fail;
+            }
         }
         i += best_len;
+        if (t->flags[best] & LLM_TOKF_RSTRIP) {
+            size_t k;
+            while (i < len && (k = ws_at(text + i, len - i)) > 0) i += k;
+        }
         seg = i;
     }
     if (encode_segment(t, text + seg, len - seg, seg == 0, &words, wc, &out, &n, &cap)) goto fail;

@@ -109,7 +109,10 @@ struct llm_tokenizer {
     size_t          n_meta_glue;
 };
 
-enum { LLM_TOKF_SPECIAL = 1, LLM_TOKF_ADDED = 2 };
+enum {
+    LLM_TOKF_SPECIAL = 1, LLM_TOKF_ADDED = 2,
+    LLM_TOKF_LSTRIP = 4, LLM_TOKF_RSTRIP = 8   /* added token absorbs whitespace on that side */
+};
 
 /* hashing */
 uint64_t llm_tok_hash(const char *s, size_t n);

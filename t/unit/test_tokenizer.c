@@ -104,7 +104,7 @@ byte_level(int pair_merges)
                     " s:{s:s, s:[{s:s, s:{s:s}, s:s, s:b}, {s:s, s:b, s:b}]},"
                     " s:{s:s},"
                     " s:{s:s, s:[{s:{s:s}}, {s:{s:s}}], s:{s:{s:s, s:[i], s:[s]}}},"
-                    " s:[{s:i, s:s, s:b}, {s:i, s:s, s:b}, {s:i, s:s, s:b}]}",
+                    " s:[{s:i, s:s, s:b}, {s:i, s:s, s:b}, {s:i, s:s, s:b}, {s:i, s:s, s:b, s:b, s:b}]}",
                     "model", "type", "BPE", "vocab", vocab, "merges", m,
                     "normalizer",
                     "pre_tokenizer", "type", "Sequence", "pretokenizers",
@@ -116,7 +116,8 @@ byte_level(int pair_merges)
                     "special_tokens", "<|start|>", "id", "<|start|>", "ids", 300, "tokens", "<|start|>",
                     "added_tokens", "id", 300, "content", "<|start|>", "special", 1,
                     "id", 301, "content", "<|end|>", "special", 1,
-                    "id", 302, "content", "<x>", "special", 0);
+                    "id", 302, "content", "<x>", "special", 0,
+                    "id", 303, "content", "<|sep|>", "special", 1, "lstrip", 1, "rstrip", 1);
     cfg = json_pack("{s:s, s:{s:s}, s:f}", "bos_token", "<|start|>", "eos_token", "content", "<|end|>", "model_max_length", 1e30);
     if (!ok(tok && cfg && save("tokenizer.json", tok) == 0 && save("tokenizer_config.json", cfg) == 0, "byte-level files written")) return;
     t = load(err, sizeof(err));
@@ -134,7 +135,11 @@ byte_level(int pair_merges)
         ok(ids_are(t, "hello", 1, c2, 2), "add_special follows TemplateProcessing");
         ok(ids_are(t, "hello<|end|><|end|><<|end|>", 0, d, 5), "adjacent added tokens, partial prefix");
     }
-    is_int((long long) llm_tokenizer_n_vocab(t), 303, "n_vocab counts added tokens");
+    {
+        static const int32_t e[] = { 259, 303, 259, 264 };
+        ok(ids_are(t, "hello \n <|sep|>\t \u3000hello world", 0, e, 4), "lstrip/rstrip added token absorbs whitespace");
+    }
+    is_int((long long) llm_tokenizer_n_vocab(t), 304, "n_vocab counts added tokens");
     is_int(llm_tokenizer_token_id(t, "<|end|>"), 301, "token_id of a special token");
     is_int(llm_tokenizer_token_id(t, "hello"), 259, "token_id of a vocabulary token");
     is_int(llm_tokenizer_token_id(t, "<|nope|>"), -1, "token_id of an absent token");
