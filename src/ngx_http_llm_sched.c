@@ -15,9 +15,18 @@
  */
 #include "ngx_http_llm_sched.h"
 
+#include <time.h>
 
-/* Prefill tokens per step across all sequences: bounds decode latency. */
-#define NGX_HTTP_LLM_STEP_PREFILL  256
+
+/*
+ * Prefill tokens per step across all sequences.  With nobody decoding, a
+ * prompt goes in large chunks (big GEMMs are efficient).  While sequences
+ * decode, the chunk is sized from measured step times so that a step with
+ * prefill takes about twice a decode-only step: running streams keep a
+ * steady pace while new prompts are read.
+ */
+#define NGX_HTTP_LLM_PREFILL_MAX   512
+#define NGX_HTTP_LLM_PREFILL_MIN   16
 
 
 struct ngx_http_llm_sched_s {
@@ -47,8 +56,15 @@ struct ngx_http_llm_sched_s {
     llm_batch_item           *items;
     ngx_http_llm_seq_t      **item_seq;
     int                       n_items;
+    int                       n_decode;      /* items that are decode tokens */
+    int                       n_prefill;     /* prompt tokens in the step */
     int                       rc;
     char                      err[256];
+    double                    step_ms;       /* measured in the thread */
+
+    /* moving averages for sizing prefill chunks */
+    double                    decode_ms;     /* a decode-only step */
+    double                    prefill_token_ms;
 
     /* counters for /health */
     ngx_uint_t                live;          /* sequences allocated */
@@ -434,6 +450,62 @@ ngx_http_llm_admit(ngx_http_llm_sched_t *s)
 }
 
 
+static size_t
+ngx_http_llm_prefill_budget(ngx_http_llm_sched_t *s)
+{
+    double               room;
+    ngx_uint_t           i, decoding;
+    ngx_http_llm_seq_t  *seq;
+
+    decoding = 0;
+    for (i = 0; i < s->n_slots; i++) {
+        seq = s->slot_seq[i];
+        if (seq && seq->n_done == seq->n_prompt) {
+            decoding = 1;
+            break;
+        }
+    }
+
+    if (!decoding || s->decode_ms <= 0 || s->prefill_token_ms <= 0) {
+        return NGX_HTTP_LLM_PREFILL_MAX;
+    }
+
+    /* a step with prefill may take about two decode-only steps */
+    room = s->decode_ms / s->prefill_token_ms;
+
+    if (room < NGX_HTTP_LLM_PREFILL_MIN) {
+        return NGX_HTTP_LLM_PREFILL_MIN;
+    }
+
+    return room > NGX_HTTP_LLM_PREFILL_MAX ? NGX_HTTP_LLM_PREFILL_MAX
+                                           : (size_t) room;
+}
+
+
+/* Updates the step-time averages from the step that just completed. */
+static void
+ngx_http_llm_step_timing(ngx_http_llm_sched_t *s)
+{
+    double  per_token;
+
+    if (s->n_prefill == 0) {
+        s->decode_ms = s->decode_ms > 0 ? 0.8 * s->decode_ms + 0.2 * s->step_ms
+                                        : s->step_ms;
+        return;
+    }
+
+    /* the prompt tokens' share of the step, beyond its decode tokens */
+    per_token = (s->step_ms - (s->n_decode ? s->decode_ms : 0)) / s->n_prefill;
+    if (per_token <= 0) {
+        return;
+    }
+
+    s->prefill_token_ms = s->prefill_token_ms > 0
+                          ? 0.8 * s->prefill_token_ms + 0.2 * per_token
+                          : per_token;
+}
+
+
 static void
 ngx_http_llm_sched_kick(ngx_http_llm_sched_t *s)
 {
@@ -460,7 +532,9 @@ ngx_http_llm_sched_kick(ngx_http_llm_sched_t *s)
     ngx_http_llm_admit(s);
 
     s->n_items = 0;
-    budget = NGX_HTTP_LLM_STEP_PREFILL;
+    s->n_decode = 0;
+    s->n_prefill = 0;
+    budget = ngx_http_llm_prefill_budget(s);
 
     for (k = 0; k < s->n_slots; k++) {
         i = (s->rr + k) % s->n_slots;
@@ -485,6 +559,7 @@ ngx_http_llm_sched_kick(ngx_http_llm_sched_t *s)
 
             it->tokens = seq->prompt + seq->n_done;
             it->n_tokens = (int) n;
+            s->n_prefill += (int) n;
             it->want_logits = !seq->embedding
                               && seq->n_done + n == seq->n_prompt;
             it->want_embedding = seq->embedding;
@@ -494,6 +569,7 @@ ngx_http_llm_sched_kick(ngx_http_llm_sched_t *s)
             it->tokens = &seq->gen[seq->n_gen - 1];
             it->n_tokens = 1;
             it->want_logits = 1;
+            s->n_decode++;
         }
 
         s->item_seq[s->n_items++] = seq;
@@ -543,6 +619,9 @@ ngx_http_llm_step_thread(void *data, ngx_log_t *log)
     size_t               h, d;
     const float         *logits, *emb;
     ngx_http_llm_seq_t  *seq;
+    struct timespec      t0, t1;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
 
     s->rc = llm_forward(s->rt, s->items, s->n_items, s->err, sizeof(s->err));
     if (s->rc != 0) {
@@ -573,6 +652,9 @@ ngx_http_llm_step_thread(void *data, ngx_log_t *log)
                                        seq->n_top_logprobs);
         llm_sampler_accept(seq->sampler, seq->next);
     }
+
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    s->step_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
 }
 
 
@@ -596,6 +678,10 @@ ngx_http_llm_step_done(ngx_event_t *ev)
     if (s->exiting) {
         s->in_flight = 0;
         return;
+    }
+
+    if (s->rc == 0) {
+        ngx_http_llm_step_timing(s);
     }
 
     for (i = 0; i < s->n_items; i++) {
