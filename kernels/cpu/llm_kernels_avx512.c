@@ -12,8 +12,12 @@
 
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
+/* software prefetch of the next row block: distance in bytes and cache level */
 #ifndef PF_AHEAD
 #define PF_AHEAD 1024
+#endif
+#ifndef PF_HINT
+#define PF_HINT _MM_HINT_T1
 #endif
 
 /* ---- loads of 16 weights widened to f32 ---- */
@@ -63,7 +67,7 @@ tile(llm_wtype t, const int RB, const int TB, float *y, size_t ldy,
             /* first pass over these rows: memory bound; fetch the next block early */
 #pragma GCC unroll 8
             for (i = 0; i < RB; i++) {
-                _mm_prefetch((const char *) w + ((size_t) (r + RB + i) * k + kk) * (t == LLM_WT_F32 ? 4 : 2) + PF_AHEAD, _MM_HINT_T1);
+                _mm_prefetch((const char *) w + ((size_t) (r + RB + i) * k + kk) * (t == LLM_WT_F32 ? 4 : 2) + PF_AHEAD, PF_HINT);
             }
         }
 #pragma GCC unroll 8
@@ -123,7 +127,11 @@ matmul_t(llm_wtype t, float *y, size_t ldy, const float *x, size_t ldx,
 
     if (n == 1) {
         /* one token: purely a stream over the weights, 8 rows at a time */
+#ifndef LLM_DECODE_ROWS4
         for (r = r0; r + 8 <= r1; r += 8) tile(t, 8, 1, y, ldy, x, ldx, w, k, r, 0, acc, 1);
+#else
+        r = r0;
+#endif
         for (; r + 4 <= r1; r += 4) tile(t, 4, 1, y, ldy, x, ldx, w, k, r, 0, acc, 1);
         for (; r < r1; r++) tile(t, 1, 1, y, ldy, x, ldx, w, k, r, 0, acc, 1);
         return;
