@@ -36,7 +36,11 @@ t1=$(date +%s)
 # weights and model files first, so they come back even if the evaluation runs out of time
 cp $W/ngxllm-tiny/*.safetensors $OUT/
 tar -C $W -cf $OUT/results.tar res $(cd $W && ls ngxllm-tiny/* | grep -v '\.safetensors$')
-timeout ${EVAL_LIMIT:-150} python3 eval.py --model $W/ngxllm-tiny $eargs --prefix $W/res/eval_hf 2>&1 | tee $W/res/eval.log || echo "eval.py failed or ran out of time"
+# END_BY (epoch seconds): cut the evaluation so the whole command ends before the call's limit
+lim=${EVAL_LIMIT:-150}
+if [ -n "$END_BY" ]; then left=$((END_BY - $(date +%s))); [ $left -lt $lim ] && lim=$left; fi
+[ $lim -ge 20 ] || { echo "no time left for eval.py"; lim=1; }
+timeout $lim python3 eval.py --model $W/ngxllm-tiny $eargs --prefix $W/res/eval_hf 2>&1 | tee $W/res/eval.log || echo "eval.py failed or ran out of time"
 t2=$(date +%s)
 echo "train.py wall $((t1-t0))s, eval.py wall $((t2-t1))s" | tee $W/res/times.txt
 tar -C $W -cf $OUT/results.tar res $(cd $W && ls ngxllm-tiny/* | grep -v '\.safetensors$')
