@@ -219,6 +219,7 @@ ngx_http_llm_postconfiguration(ngx_conf_t *cf)
 
 /*
  * llm_model <alias> <path> [ctx=N] [parallel=N] [threads=N] [queue=N]
+ *           [kv=f32|f16]
  */
 static char *
 ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
@@ -308,11 +309,18 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
             }
             m->queue = n;
 
+        } else if (name.len == 2 && ngx_strncmp(name.data, "kv", 2) == 0) {
+            if (val.len == 3 && ngx_strncmp(val.data, "f16", 3) == 0) {
+                m->kv_f16 = 1;
+            } else if (!(val.len == 3 && ngx_strncmp(val.data, "f32", 3) == 0)) {
+                goto invalid;
+            }
+
         } else {
             ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                                "unknown llm_model option \"%V\" "
-                               "(known: ctx=, parallel=, threads=, queue=)",
-                               &value[i]);
+                               "(known: ctx=, parallel=, threads=, queue=, "
+                               "kv=)", &value[i]);
             return NGX_CONF_ERROR;
         }
     }

@@ -108,8 +108,10 @@ ngx_http_llm_sched_create(ngx_cycle_t *cycle, ngx_http_llm_model_t *m,
     s->n_ctx = m->context_length;
     ngx_queue_init(&s->waiting);
 
-    s->rt = llm_runtime_create(m->model, (int) m->threads, (int) s->n_ctx,
-                               (int) s->n_slots, err, sizeof(err));
+    s->rt = llm_runtime_create_kv(m->model, (int) m->threads, (int) s->n_ctx,
+                                  (int) s->n_slots,
+                                  m->kv_f16 ? LLM_KV_F16 : LLM_KV_F32,
+                                  err, sizeof(err));
     if (s->rt == NULL) {
         ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
                       "llm_model \"%V\": %s", &m->alias, err);

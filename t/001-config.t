@@ -76,7 +76,7 @@ llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 batch=4;
 location = /health { llm_api health; }
 --- must_die
 --- error_log eval
-qr/unknown llm_model option "batch=4" \(known: ctx=, parallel=, threads=, queue=\)/
+qr/unknown llm_model option "batch=4" \(known: ctx=, parallel=, threads=, queue=, kv=\)/
 
 
 
@@ -205,3 +205,30 @@ location = /health { llm_api health; }
 --- must_die
 --- error_log eval
 qr/llm_model "tiny": tokenizer: .*tokenizer\.json.* in .*nginx\.conf:\d+/
+
+
+
+=== TEST 18: kv=f16 halves the KV cache
+--- main_config
+thread_pool llm threads=1;
+--- http_config
+llm_model a $TEST_NGINX_FIXTURES/models/qwen3_f32 ctx=128 parallel=2;
+llm_model b $TEST_NGINX_FIXTURES/models/qwen3_f32 ctx=128 parallel=2 kv=f16;
+llm_thread_pool llm;
+--- config
+location = /health { llm_api health; }
+--- request
+GET /health
+--- error_code: 200
+--- response_body_like: "id":"a",.*"kv_cache_bytes":262144\}.*"id":"b",.*"kv_cache_bytes":131072\}
+
+
+
+=== TEST 19: kv accepts only f32 and f16
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 kv=q4;
+--- config
+location = /health { llm_api health; }
+--- must_die
+--- error_log eval
+qr/invalid llm_model option "kv=q4"/
