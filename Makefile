@@ -136,7 +136,7 @@ FUZZ_SECONDS ?= 60
 
 .PHONY: asan-build test-asan fuzz valgrind
 asan-build:
-	$(MAKE) BUILD=$(ASAN_BUILD) OPT=-O1 EXTRA_CFLAGS="$(SAN_FLAGS)" EXTRA_LDFLAGS="$(SAN_FLAGS)" \
+	$(MAKE) -j$(JOBS) BUILD=$(ASAN_BUILD) OPT=-O1 EXTRA_CFLAGS="$(SAN_FLAGS)" EXTRA_LDFLAGS="$(SAN_FLAGS)" \
 	    NGX_CC_OPT="-g -O1 -fPIC $(SAN_FLAGS)" cli unit module
 
 test-asan: deps-test asan-build
@@ -146,5 +146,5 @@ fuzz:
 	bash t/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 valgrind: deps-test
-	$(MAKE) BUILD=$(VG_BUILD) OPT="-O1 -fno-omit-frame-pointer" NGX_CC_OPT="-g -O1 -fPIC" cli unit module
+	$(MAKE) -j$(JOBS) BUILD=$(VG_BUILD) OPT="-O1 -fno-omit-frame-pointer" NGX_CC_OPT="-g -O1 -fPIC" cli unit module
 	bash t/valgrind/run.sh $(VG_BUILD)
