@@ -1,6 +1,7 @@
 'use strict';
 // Streaming load against /v1/completions: for each concurrency level, that
-// many clients send a prompt of random token ids and read the SSE stream.
+// many clients send a prompt of random token ids and read the SSE stream
+// (with logprobs, so that every generated token arrives as its own chunk).
 // Prints TTFT p50/p99, per-stream decode tok/s, aggregate tok/s and the p99
 // time between tokens.  usage: node load.js 1 4 16
 const base = process.env.LLM_BASE_URL;
@@ -21,6 +22,7 @@ async function one(seed) {
     body: JSON.stringify({
       prompt, max_tokens: gen, temperature: 0, stream: true,
       stream_options: { include_usage: true },
+      logprobs: 0,   // every token then sends a chunk, even one with no complete text
       logit_bias: { 151643: -100, 151645: -100 },   // keep going to max_tokens
     }),
   });
