@@ -73,9 +73,11 @@ def title_first(s):
 
 
 class Gen:
-    def __init__(self, split, seed, invented=0.35, refusal=0.10, variety=False, mirror=False):
+    def __init__(self, split, seed, invented=0.35, refusal=0.10, variety=False, mirror=False,
+                 contrast=0.0):
         self.split = split
         self.mirror = mirror
+        self.contrast = contrast
         self.refusal = refusal
         self.r = random.Random(seed)
         if split not in _POOLS:
@@ -191,6 +193,7 @@ class Gen:
         msgs.append(self.assistant(ans, think, self.think_answer(calls)))
         meta = {"kind": "parallel" if n > 1 else "single",
                 "expected": [{"name": c["name"], "arguments": c["args"]} for c in calls]}
+        self.last_calls = calls
         return msgs, names, meta
 
     def conv_no_tool(self, think, with_tools):
@@ -225,14 +228,9 @@ class Gen:
         why = "Simple arithmetic, %s %d and %d gives %d. No tool needed." % (word, a, b, v)
         return u, "%d %s %d = %d." % (a, op, b, v), why
 
-    def conv_refusal(self, think):
+    def refusal_turn(self, want, think):
+        """The assistant's refusal of a request whose tool (want) is not offered."""
         r = self.r
-        want = self.call(r.choice(TOOL_NAMES))
-        names = self.offered([], 4, 1)
-        names = [n for n in names if n != want["name"]]
-        if not names:
-            names = [r.choice([n for n in TOOL_NAMES if n != want["name"]])]
-        user = self.user_for([want])
         topic = TOOLS[want["name"]][2]
         a = r.choice([
             "I can't do that here: none of the available tools handles %s." % topic,
@@ -250,7 +248,21 @@ class Gen:
                 "%s is not among the offered tools, and no other one handles %s. I must not invent a call." % (
                     want["name"], topic),
             ])
-        msgs = [{"role": "user", "content": user}, self.assistant(a, think, why)]
+        return self.assistant(a, think, why)
+
+    def without_tool(self, names, name):
+        """The offered list with one tool taken out (another one offered if none is left)."""
+        names = [n for n in names if n != name]
+        if not names:
+            names = [self.r.choice([n for n in TOOL_NAMES if n != name])]
+        return names
+
+    def conv_refusal(self, think):
+        r = self.r
+        want = self.call(r.choice(TOOL_NAMES))
+        names = self.without_tool(self.offered([], 4, 1), want["name"])
+        user = self.user_for([want])
+        msgs = [{"role": "user", "content": user}, self.refusal_turn(want, think)]
         return msgs, names, {"kind": "refusal", "expected": []}
 
     def history(self):
@@ -263,6 +275,8 @@ class Gen:
         return [{"role": "user", "content": u}, {"role": "assistant", "content": a}]
 
     def conversation(self):
+        """One conversation, or with --contrast sometimes two: a one-call conversation and
+        its twin, the same request with its tool taken out of the offered list, refused."""
         r = self.r
         think = r.random() < 0.5
         k = r.random()
@@ -273,8 +287,13 @@ class Gen:
         else:
             one = 0.60 - self.refusal
             cuts = (one, one + 0.18, one + 0.30, one + 0.30 + self.refusal)
+        twin = None
         if k < cuts[0]:
             msgs, names, meta = self.conv_calls(1, think)
+            if self.contrast and r.random() < self.contrast:
+                want = self.last_calls[0]
+                twin = ([msgs[0], self.refusal_turn(want, think)],
+                        self.without_tool(names, want["name"]))
         elif k < cuts[1]:
             msgs, names, meta = self.conv_calls(2 if r.random() < 0.8 else 3, think)
         elif k < cuts[2]:
@@ -283,12 +302,17 @@ class Gen:
             msgs, names, meta = self.conv_refusal(think)
         else:
             msgs, names, meta = self.conv_no_tool(think, False)
+        front = []
         if r.random() < 0.15:
-            msgs = self.history() + msgs
+            front = self.history()
         if r.random() < 0.4:
-            msgs = [{"role": "system", "content": r.choice(SYSTEM_PROMPTS)}] + msgs
-        tools = [TOOLS[n][0] for n in names]
-        return {"messages": msgs, "tools": tools, "enable_thinking": think, "meta": meta}
+            front = [{"role": "system", "content": r.choice(SYSTEM_PROMPTS)}] + front
+        out = {"messages": front + msgs, "tools": [TOOLS[n][0] for n in names],
+               "enable_thinking": think, "meta": meta}
+        if twin is None:
+            return out
+        return [out, {"messages": front + twin[0], "tools": [TOOLS[n][0] for n in twin[1]],
+                      "enable_thinking": think, "meta": {"kind": "refusal", "expected": []}}]
 
 
 def is_heldout_combo(names):
@@ -296,17 +320,21 @@ def is_heldout_combo(names):
     return zlib.crc32(key.encode()) % 4 == 0
 
 
-def generate(split, n, seed, start=0, invented=0.35, refusal=0.10, variety=False, mirror=False):
+def generate(split, n, seed, start=0, invented=0.35, refusal=0.10, variety=False, mirror=False,
+             contrast=0.0):
     """Conversations start..start+n-1 of a split; each one seeded by its index.
     invented: share of training values replaced by invented ones (pools.AugPools);
     refusal: share of conversations asking for a tool that is not offered;
     variety: invented values in several styles (pools.VariedAugPools);
-    mirror: refusal reasoning opens like call reasoning (Gen.conv_refusal)."""
+    mirror: refusal reasoning opens like call reasoning (Gen.conv_refusal);
+    contrast: share of one-call conversations followed by their refused twin (the same
+    request without its tool offered), so only the tool list tells a call from a refusal."""
     out = []
     base = zlib.crc32(split.encode()) ^ (seed * 1000003)
     for i in range(start, start + n):
-        g = Gen(split, base + i * 7919, invented, refusal, variety, mirror)
-        out.append(g.conversation())
+        g = Gen(split, base + i * 7919, invented, refusal, variety, mirror, contrast)
+        c = g.conversation()
+        out.extend(c if isinstance(c, list) else [c])
     return out
 
 
@@ -322,8 +350,11 @@ def main():
                     help="invented values in several styles: syllables, vocabulary pieces, random characters")
     ap.add_argument("--mirror-refusal-think", action="store_true",
                     help="refusal reasoning opens in the three ways call reasoning does")
+    ap.add_argument("--contrast", type=float, default=0.0,
+                    help="share of one-call conversations followed by their refused twin")
     a = ap.parse_args()
-    rows = generate(a.split, a.n, a.seed, 0, a.invented, a.refusal, a.variety, a.mirror_refusal_think)
+    rows = generate(a.split, a.n, a.seed, 0, a.invented, a.refusal, a.variety, a.mirror_refusal_think,
+                    a.contrast)
     f = open(a.out, "w", encoding="utf-8") if a.out != "-" else None
     for row in rows:
         line = json.dumps(row, ensure_ascii=False)

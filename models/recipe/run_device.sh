@@ -1,6 +1,6 @@
 #!/bin/bash
 # Train and evaluate on the accelerator machine; results go to $OUT.
-#   bash models/recipe/run_device.sh smoke|full|long|varied|finetune|next
+#   bash models/recipe/run_device.sh smoke|full|long|varied|finetune|next|copyft
 # $OUT gets: the safetensors shards (each <= 12 MB) and results.tar holding the
 # rest of the model folder, the training log and the evaluation files.
 set -e -o pipefail
@@ -27,6 +27,11 @@ elif [ "$mode" = finetune ]; then
 elif [ "$mode" = next ]; then
   # prepared, not run: refusal reasoning that opens like call reasoning, refusals unweighted
   targs="--tokenizer ../ngxllm-tiny/tokenizer.json --variety --mirror-refusal-think --call-weight 3 --refusal-weight 1 --invented 0.7 --refusal 0.12 --n-train 300000 --steps ${STEPS:-2800} --batch-tokens 98304 --max-seconds ${MAXS:-380}"; eargs="--n 400"
+elif [ "$mode" = copyft ]; then
+  # continue the shipped weights at a lower peak lr on fresh data (seed 777): more invented
+  # (copy-only) values, call tokens weigh 4x, and contrast twins (a one-call request again
+  # without its tool, refused) in place of half of the plain refusals
+  targs="--tokenizer ../ngxllm-tiny/tokenizer.json --init ../ngxllm-tiny --variety --mirror-refusal-think --contrast 0.15 --call-weight 4 --refusal-weight 1 --invented 0.8 --refusal 0.06 --n-train 240000 --steps ${STEPS:-2400} --warmup 50 --lr 8e-4 --seed 777 --batch-tokens 98304 --max-seconds ${MAXS:-330}"; eargs="--n 400"
 else
   targs="--n-train ${NTRAIN:-200000} --n-tok 30000 --steps ${STEPS:-1500} --batch-tokens 98304"; eargs="--n 400"
 fi

@@ -31,14 +31,15 @@ MODEL_SHAPE = dict(hidden_size=384, intermediate_size=768, num_hidden_layers=8,
 
 
 def _segments_chunk(job):
-    split, start, n, seed, invented, refusal, variety, mirror = job
+    split, start, n, seed, invented, refusal, variety, mirror, contrast = job
     return [(chatfmt.segments(conv), conv["meta"]["kind"])
-            for conv in gen_data.generate(split, n, seed, start, invented, refusal, variety, mirror)]
+            for conv in gen_data.generate(split, n, seed, start, invented, refusal, variety, mirror,
+                                          contrast)]
 
 
-def make_segments(split, n, seed, procs, invented, refusal, variety=False, mirror=False):
+def make_segments(split, n, seed, procs, invented, refusal, variety=False, mirror=False, contrast=0.0):
     chunk = 2000
-    jobs = [(split, s, min(chunk, n - s), seed, invented, refusal, variety, mirror)
+    jobs = [(split, s, min(chunk, n - s), seed, invented, refusal, variety, mirror, contrast)
             for s in range(0, n, chunk)]
     with mp.Pool(procs) as pool:
         parts = pool.map(_segments_chunk, jobs)
@@ -172,6 +173,9 @@ def main():
                     help="loss weight of trained refusal turns (default: --call-weight)")
     ap.add_argument("--mirror-refusal-think", action="store_true",
                     help="refusal reasoning opens like call reasoning (gen_data.Gen.conv_refusal)")
+    ap.add_argument("--contrast", type=float, default=0.0,
+                    help="share of one-call conversations followed by their refused twin "
+                    "(gen_data.Gen.conversation)")
     ap.add_argument("--init", help="model folder to start from instead of random weights")
     ap.add_argument("--procs", type=int, default=max(1, min(16, os.cpu_count() or 1)))
     a = ap.parse_args()
@@ -207,7 +211,7 @@ def main():
         print("tokenizer: vocab %d, %.1fs" % (tok.get_vocab_size(), time.time() - t0), flush=True)
 
     convs = make_segments("train", a.n_train, a.seed, a.procs, a.invented, a.refusal, a.variety,
-                          a.mirror_refusal_think)
+                          a.mirror_refusal_think, a.contrast)
     if a.refusal_weight is None:
         a.refusal_weight = a.call_weight
     examples, dropped = encode_convs(tok, convs, a.max_len, a.call_weight, a.refusal_weight)
@@ -331,7 +335,7 @@ def main():
     model.save_pretrained(a.out, max_shard_size="12MB")
     write_generation_config(a.out, tok)
     summary = {"variety": a.variety, "call_weight": a.call_weight, "tokenizer": a.tokenizer,
-               "refusal_weight": a.refusal_weight, "mirror_refusal_think": a.mirror_refusal_think, "init": a.init, "warmup": a.warmup,
+               "refusal_weight": a.refusal_weight, "mirror_refusal_think": a.mirror_refusal_think, "contrast": a.contrast, "init": a.init, "warmup": a.warmup,
                "invented": a.invented, "refusal": a.refusal, "batch_tokens": a.batch_tokens, "lr": a.lr, "steps": steps_done, "steps_planned": steps_planned, "steps_scheduled": a.steps, "seed": a.seed, "n_train_conversations": a.n_train,
                "examples": len(examples), "tokens": n_tok, "trained_tokens": n_lab,
                "parameters": n_params, "train_seconds": round(train_s, 1),
