@@ -358,3 +358,32 @@ llm_api_sse(llm_buf *b, const char *event, json_t *v)
     json_decref(v);
     return (rc != 0 || b->failed) ? -1 : 0;
 }
+
+
+int
+llm_api_messages_array(const json_t *ms, const llm_api_limits *lim,
+    llm_api_error *err)
+{
+    size_t  max;
+
+    max = lim && lim->max_messages ? lim->max_messages
+                                   : LLM_API_DEFAULT_MAX_MESSAGES;
+    if (ms == NULL || json_is_null(ms)) {
+        return llm_api_bad_request(err, "missing_required_parameter",
+            "messages", "Missing required parameter: 'messages'.");
+    }
+    if (!json_is_array(ms)) {
+        return llm_api_type_error(err, "messages", "an array", ms);
+    }
+    if (json_array_size(ms) == 0) {
+        return llm_api_bad_request(err, "invalid_value", "messages",
+            "Invalid value for 'messages': expected a non-empty array of "
+            "messages, but got an empty array.");
+    }
+    if (json_array_size(ms) > max) {
+        return llm_api_bad_request(err, "too_many_messages", "messages",
+            "Invalid value for 'messages': at most %zu messages are allowed, "
+            "but got %zu.", max, json_array_size(ms));
+    }
+    return 0;
+}

@@ -29,6 +29,10 @@ const char *llm_api_path(char *out, size_t outlen, const char *fmt, ...)
 int llm_api_type_error(llm_api_error *err, const char *param,
     const char *expected, const json_t *got);
 
+/* "messages" is present, an array, not empty and within lim->max_messages. */
+int llm_api_messages_array(const json_t *ms, const llm_api_limits *lim,
+    llm_api_error *err);
+
 /*
  * Optional-field readers.  A missing key or JSON null counts as absent.
  * Return 1 when the value was read into *out, 0 when absent, -1 on a

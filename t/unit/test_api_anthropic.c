@@ -25,7 +25,7 @@ static const struct {
     { "{\"max_tokens\":\"5\"," MSG "}", "max_tokens", "expected an integer" },
     { "{" MT "\"model\":1," MSG "}", "model", "expected a string" },
     { "{" MT "\"x\":1}", "messages", "Missing required parameter: 'messages'" },
-    { "{" MT "\"messages\":[]}", "messages", "at least one message" },
+    { "{" MT "\"messages\":[]}", "messages", "non-empty array of messages" },
     { "{" MT "\"messages\":[{\"role\":\"system\",\"content\":\"x\"}]}", "messages[0].role", "top-level 'system'" },
     { "{" MT "\"messages\":[{\"content\":\"x\"}]}", "messages[0].role", "Missing required" },
     { "{" MT "\"messages\":[{\"role\":\"user\"}]}", "messages[0].content", "Missing required" },
