@@ -190,7 +190,14 @@ ngx_http_llm_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
                              "auto");
     ngx_conf_merge_value(conf->max_tokens, prev->max_tokens, 4096);
 
-    /* llm_api is not inherited: it makes one location a content handler */
+    /*
+     * The content handler is set only where llm_api is written; nested
+     * locations and "if" blocks inherit the kind so that their errors (a
+     * "return 401" for a bad API key) get the protocol's shape too.
+     */
+    if (conf->api == NGX_CONF_UNSET) {
+        conf->api = prev->api;
+    }
 
     return NGX_CONF_OK;
 }
