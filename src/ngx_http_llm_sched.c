@@ -332,7 +332,7 @@ ngx_http_llm_seq_release(ngx_http_llm_seq_t *seq)
 
     seq->owner = NULL;
 
-    if (!seq->finished) {
+    if (!seq->finished && (seq->queued || seq->running)) {
         seq->cancelled = 1;
         s->cancelled++;
     }
@@ -366,13 +366,6 @@ ngx_uint_t
 ngx_http_llm_sched_ctx(ngx_http_llm_sched_t *s)
 {
     return s->n_ctx;
-}
-
-
-const llm_model *
-ngx_http_llm_sched_model(ngx_http_llm_sched_t *s)
-{
-    return s->engine;
 }
 
 

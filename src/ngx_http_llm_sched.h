@@ -81,6 +81,5 @@ void ngx_http_llm_seq_release(ngx_http_llm_seq_t *seq);
 void ngx_http_llm_seq_finish(ngx_http_llm_seq_t *seq);
 
 ngx_uint_t ngx_http_llm_sched_ctx(ngx_http_llm_sched_t *s);
-const llm_model *ngx_http_llm_sched_model(ngx_http_llm_sched_t *s);
 
 #endif
