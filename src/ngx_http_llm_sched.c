@@ -792,6 +792,11 @@ ngx_http_llm_sched_health(ngx_http_llm_sched_t *s, json_t *out)
     json_object_set_new(out, "generated_tokens",
                         json_integer(s->generated_tokens));
     json_object_set_new(out, "steps", json_integer(s->steps));
+    json_object_set_new(out, "decode_step_ms",
+                        json_real((double) (long) (s->decode_ms * 100) / 100));
+    json_object_set_new(out, "prefill_token_ms",
+                        json_real((double) (long) (s->prefill_token_ms * 1000)
+                                  / 1000));
     json_object_set_new(out, "kv_cache_bytes",
                         json_integer(llm_runtime_kv_bytes(s->rt)));
 }
