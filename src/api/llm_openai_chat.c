@@ -323,7 +323,7 @@ tools_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
     const json_t *t, *type, *fn, *name, *desc, *params;
     json_t       *f, *tool;
     char          path[128];
-    size_t        i, j, max;
+    size_t        i, max;
 
     max = lim && lim->max_tools ? lim->max_tools : LLM_API_DEFAULT_MAX_TOOLS;
     if (ts == NULL || json_is_null(ts)) {
@@ -362,23 +362,8 @@ tools_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
         }
         llm_api_path(path, sizeof(path), "tools[%zu].function.name", i);
         name = json_object_get(fn, "name");
-        if (!json_is_string(name)) {
-            return llm_api_type_error(err, path, "a string", name);
-        }
-        if (!llm_api_valid_tool_name(json_string_value(name))) {
-            return llm_api_bad_request(err, "invalid_value", path,
-                "Invalid value for '%s': expected a name of 1 to 64 "
-                "characters from a-z, A-Z, 0-9, '_' and '-', but got "
-                "'%.80s'.", path, json_string_value(name));
-        }
-        for (j = 0; j < i; j++) {
-            const json_t *prev = json_object_get(json_object_get(
-                json_array_get(req->tools, j), "function"), "name");
-            if (json_equal((json_t *) prev, (json_t *) name)) {
-                return llm_api_bad_request(err, "invalid_value", path,
-                    "Invalid value for '%s': the tool name '%s' is already "
-                    "used by tools[%zu].", path, json_string_value(name), j);
-            }
+        if (llm_api_tool_name(name, path, req->tools, i, err) != 0) {
+            return -1;
         }
         llm_api_path(path, sizeof(path), "tools[%zu].function.description",
                      i);

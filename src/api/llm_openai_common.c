@@ -35,6 +35,34 @@ llm_api_valid_tool_name(const char *name)
     return i >= 1 && i <= 64;
 }
 
+int
+llm_api_tool_name(const json_t *name, const char *path, const json_t *tools,
+    size_t n, llm_api_error *err)
+{
+    size_t        j;
+    const json_t *prev;
+
+    if (!json_is_string(name)) {
+        return llm_api_type_error(err, path, "a string", name);
+    }
+    if (!llm_api_valid_tool_name(json_string_value(name))) {
+        return llm_api_bad_request(err, "invalid_value", path,
+            "Invalid value for '%s': expected a name of 1 to 64 "
+            "characters from a-z, A-Z, 0-9, '_' and '-', but got "
+            "'%.80s'.", path, json_string_value(name));
+    }
+    for (j = 0; j < n; j++) {
+        prev = json_object_get(json_object_get(json_array_get(tools, j),
+                                               "function"), "name");
+        if (json_equal((json_t *) prev, (json_t *) name)) {
+            return llm_api_bad_request(err, "invalid_value", path,
+                "Invalid value for '%s': the tool name '%s' is already "
+                "used by tools[%zu].", path, json_string_value(name), j);
+        }
+    }
+    return 0;
+}
+
 json_t *
 llm_api_parse_arguments(const char *text, size_t len, const char *param,
     const llm_api_limits *lim, llm_api_error *err)

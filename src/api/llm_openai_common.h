@@ -29,6 +29,11 @@ json_t *llm_api_parse_arguments(const char *text, size_t len,
 /* ^[a-zA-Z0-9_-]{1,64}$ */
 int llm_api_valid_tool_name(const char *name);
 
+/* A tool name at `path`: a string, a valid name, unique among the first n
+ * entries of tools (already in the canonical {"function":{"name"}} shape). */
+int llm_api_tool_name(const json_t *name, const char *path,
+    const json_t *tools, size_t n, llm_api_error *err);
+
 /* Copy a string; NULL on allocation failure (err filled). */
 char *llm_api_strdup(const char *s, llm_api_error *err);
 
