@@ -244,7 +244,7 @@ def main():
     ap.add_argument("--engine", help="path of build/llm: evaluate through our engine instead")
     ap.add_argument("--batch", type=int, default=512)
     ap.add_argument("--jobs", type=int, default=2, help="engine mode: prompts run at once")
-    ap.add_argument("--max-new", type=int, default=200)
+    ap.add_argument("--max-new", type=int, default=320)
     ap.add_argument("--prefix", default="eval_hf", help="output files: PREFIX.json .md .jsonl")
     ap.add_argument("--compare", help="raw outputs JSONL of another engine: report identical outputs")
     a = ap.parse_args()

@@ -20,8 +20,8 @@ import json
 import random
 import zlib
 
-from pools import AugPools, Pools, VariedAugPools
-from tools import TOOLS, TOOL_NAMES
+from pools import AugPools, CoverAugPools, Pools, VariedAugPools
+from tools import TOOLS, TOOL_NAMES, schema_variant
 
 SYSTEM_PROMPTS = [
     "You are a helpful assistant.",
@@ -74,8 +74,9 @@ def title_first(s):
 
 class Gen:
     def __init__(self, split, seed, invented=0.35, refusal=0.10, variety=False, mirror=False,
-                 contrast=0.0):
+                 contrast=0.0, coverage=False, schema_variety=0.0):
         self.split = split
+        self.schema_variety = schema_variety
         self.mirror = mirror
         self.contrast = contrast
         self.refusal = refusal
@@ -84,7 +85,8 @@ class Gen:
             _POOLS[split] = Pools(split)
         self.P = _POOLS[split]
         if split == "train":
-            self.P = (VariedAugPools if variety else AugPools)(self.P, self.r, invented)
+            self.P = (CoverAugPools if coverage else VariedAugPools if variety else AugPools)(
+                self.P, self.r, invented)
 
     # ---- pieces ----
     def call(self, name):
@@ -194,6 +196,9 @@ class Gen:
         meta = {"kind": "parallel" if n > 1 else "single",
                 "expected": [{"name": c["name"], "arguments": c["args"]} for c in calls]}
         self.last_calls = calls
+        self.used = {}
+        for c in calls:
+            self.used.setdefault(c["name"], set()).update(c["args"])
         return msgs, names, meta
 
     def conv_no_tool(self, think, with_tools):
@@ -288,6 +293,7 @@ class Gen:
             one = 0.60 - self.refusal
             cuts = (one, one + 0.18, one + 0.30, one + 0.30 + self.refusal)
         twin = None
+        self.used = {}
         if k < cuts[0]:
             msgs, names, meta = self.conv_calls(1, think)
             if self.contrast and r.random() < self.contrast:
@@ -307,12 +313,20 @@ class Gen:
             front = self.history()
         if r.random() < 0.4:
             front = [{"role": "system", "content": r.choice(SYSTEM_PROMPTS)}] + front
-        out = {"messages": front + msgs, "tools": [TOOLS[n][0] for n in names],
+        out = {"messages": front + msgs, "tools": self.schemas(names),
                "enable_thinking": think, "meta": meta}
         if twin is None:
             return out
-        return [out, {"messages": front + twin[0], "tools": [TOOLS[n][0] for n in twin[1]],
+        return [out, {"messages": front + twin[0], "tools": self.schemas(twin[1]),
                       "enable_thinking": think, "meta": {"kind": "refusal", "expected": []}}]
+
+    def schemas(self, names):
+        """The offered schemas; with --schema-variety a share of them reworded
+        (tools.schema_variant), never dropping a property the turn's calls use."""
+        if not self.schema_variety:
+            return [TOOLS[n][0] for n in names]
+        return [schema_variant(self.r, TOOLS[n][0], self.used.get(n, ()))
+                if self.r.random() < self.schema_variety else TOOLS[n][0] for n in names]
 
 
 def is_heldout_combo(names):
@@ -321,18 +335,22 @@ def is_heldout_combo(names):
 
 
 def generate(split, n, seed, start=0, invented=0.35, refusal=0.10, variety=False, mirror=False,
-             contrast=0.0):
+             contrast=0.0, coverage=False, schema_variety=0.0):
     """Conversations start..start+n-1 of a split; each one seeded by its index.
     invented: share of training values replaced by invented ones (pools.AugPools);
     refusal: share of conversations asking for a tool that is not offered;
     variety: invented values in several styles (pools.VariedAugPools);
     mirror: refusal reasoning opens like call reasoning (Gen.conv_refusal);
     contrast: share of one-call conversations followed by their refused twin (the same
-    request without its tool offered), so only the tool list tells a call from a refusal."""
+    request without its tool offered), so only the tool list tells a call from a refusal;
+    coverage: invented values over the whole vocabulary and plain-English free text
+    (pools.CoverAugPools);
+    schema_variety: share of offered schemas reworded (tools.schema_variant)."""
     out = []
     base = zlib.crc32(split.encode()) ^ (seed * 1000003)
     for i in range(start, start + n):
-        g = Gen(split, base + i * 7919, invented, refusal, variety, mirror, contrast)
+        g = Gen(split, base + i * 7919, invented, refusal, variety, mirror, contrast, coverage,
+                schema_variety)
         c = g.conversation()
         out.extend(c if isinstance(c, list) else [c])
     return out
@@ -352,9 +370,13 @@ def main():
                     help="refusal reasoning opens in the three ways call reasoning does")
     ap.add_argument("--contrast", type=float, default=0.0,
                     help="share of one-call conversations followed by their refused twin")
+    ap.add_argument("--coverage", action="store_true",
+                    help="invented values over the whole vocabulary, plain-English free text")
+    ap.add_argument("--schema-variety", type=float, default=0.0,
+                    help="share of offered tool schemas reworded")
     a = ap.parse_args()
     rows = generate(a.split, a.n, a.seed, 0, a.invented, a.refusal, a.variety, a.mirror_refusal_think,
-                    a.contrast)
+                    a.contrast, a.coverage, a.schema_variety)
     f = open(a.out, "w", encoding="utf-8") if a.out != "-" else None
     for row in rows:
         line = json.dumps(row, ensure_ascii=False)

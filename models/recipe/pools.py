@@ -418,18 +418,19 @@ class AugPools:
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 ALNUM = LETTERS + LETTERS.upper() + "0123456789"
 _PIECES = None
+_DECODED = None
 
 
-def vocab_pieces():
-    """Alphabetic pieces of models/ngxllm-tiny/tokenizer.json (ByteLevel-decoded), cached;
-    the syllable words stand in when the file is missing."""
-    global _PIECES
-    if _PIECES is None:
+def decoded_vocab():
+    """The tokens of models/ngxllm-tiny/tokenizer.json as text (ByteLevel-decoded, leading
+    space kept), cached; empty when the file is missing or a token is not UTF-8 alone."""
+    global _DECODED
+    if _DECODED is None:
         import json
         import os
         path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ngxllm-tiny",
                             "tokenizer.json")
-        pieces = set()
+        out = []
         try:
             with open(path, encoding="utf-8") as f:
                 vocab = json.load(f)["model"]["vocab"]
@@ -442,17 +443,36 @@ def vocab_pieces():
                     cs.append(256 + n)
                     n += 1
             dec = {chr(c): b for b, c in zip(bs, cs)}
-            for tok in vocab:
+            for tok in sorted(vocab, key=vocab.get):
                 try:
-                    w = bytes(dec[ch] for ch in tok).decode("utf-8").strip()
+                    out.append(bytes(dec[ch] for ch in tok).decode("utf-8"))
                 except (KeyError, UnicodeDecodeError):
                     continue
-                if w.isascii() and w.isalpha() and 2 <= len(w) <= 8:
-                    pieces.add(w.lower())
         except (OSError, ValueError, KeyError):
             pass
+        _DECODED = out
+    return _DECODED
+
+
+def vocab_pieces():
+    """Alphabetic pieces (2-8 letters, lower case) of the tokenizer's vocabulary, less the
+    words of held-out values; the syllable words stand in when the file is missing."""
+    global _PIECES
+    if _PIECES is None:
+        pieces = set()
+        for t in decoded_vocab():
+            w = t.strip()
+            if w.isascii() and w.isalpha() and 2 <= len(w) <= 8:
+                pieces.add(w.lower())
         _PIECES = sorted(pieces - heldout_words())
     return _PIECES
+
+
+# the split pools and their salts (Pools.__init__)
+HELD_POOLS = [(CITIES, ""), (FIRST_NAMES, "f"), (LAST_NAMES, "l"), (DIRS, ""), (FILE_STEMS, ""),
+              (TIMEZONES, ""), (LANGUAGES, ""), (CUISINES, ""), (TOPICS, ""), (SEARCH_SUBJECTS, ""),
+              (EMAIL_SUBJECTS, ""), (MESSAGE_BODIES, ""), (PHRASES, ""), (SONGS, ""), (WORDS, ""),
+              (TASKS, ""), (SHELL_COMMANDS, ""), (COUNTRIES, "c")]
 
 
 def heldout_words():
@@ -460,11 +480,7 @@ def heldout_words():
     so that no evaluation value is trained as an argument by way of the vocabulary."""
     import re
     out = set()
-    for values, salt in [(CITIES, ""), (FIRST_NAMES, "f"), (LAST_NAMES, "l"), (DIRS, ""),
-                         (FILE_STEMS, ""), (TIMEZONES, ""), (LANGUAGES, ""), (CUISINES, ""),
-                         (TOPICS, ""), (SEARCH_SUBJECTS, ""), (EMAIL_SUBJECTS, ""),
-                         (MESSAGE_BODIES, ""), (PHRASES, ""), (SONGS, ""), (WORDS, ""),
-                         (TASKS, ""), (SHELL_COMMANDS, ""), (COUNTRIES, "c")]:
+    for values, salt in HELD_POOLS:
         for v in split_pool(values, "eval", salt):
             out.update(w.lower() for w in re.findall(r"[A-Za-z]+", str(v)) if len(w) >= 4)
     return out
@@ -571,6 +587,186 @@ class VariedAugPools:
         for name, make in AUGMENT.items():
             vmake = AUGMENT_VARIED[name]
             pick = (lambda m, v: lambda rr: m(rr) if rr.random() < 0.33 else v(rr))(make, vmake)
+            setattr(self, name, MixPool(getattr(base, name), r, pick, rate))
+
+    def __getattr__(self, name):
+        return getattr(self.base, name)
+
+
+# ---- invented values over the whole vocabulary (--coverage) -------------------
+# The styles above leave part of the vocabulary out (pieces that are words of held-out
+# values, capitalised and non-alphabetic pieces), and a token never trained cannot be
+# copied: its embedding stays at its random start.  --coverage glues invented words from
+# every token of letters, digits and ._-/ (case kept), and writes free text in plain
+# English (real words, and training sentences with words swapped), so that a
+# familiar-looking sentence is no longer a safe guess and copying is the only thing that
+# works.  Held-out values stay out: an invented value (or word) equal to a held-out value,
+# case aside, is drawn again.
+
+COMMON_WORDS = """about above across act add after again against age ago air all almost alone along already also always amount and animal another answer any anything apple april area arm around art ask at aunt away baby back bad bag bake ball bank bar base basket bath be beach bean bear beautiful bed bee before begin behind believe bell belt below bench best better between bicycle big bill bird birthday bit black blanket blue board boat body book boot bottle bottom box boy brain bread break breakfast brick bridge bright bring brother brown brush build bus busy butter button buy cake call camera camp can candle cap car card care carpet carry case cat catch chair chalk chance change charge cheap check cheese chicken child choose church circle city class clean clear climb clock close cloth cloud coat coffee cold collect color come common cook cool copy corner cotton count country cousin cover cow crowd cup cut daily dance dark date daughter day dear decide deep desk dinner dirty dish doctor dog door double down draw dream dress drink drive drop dry duck during early earth east easy eat edge egg empty end engine enough enter evening event every exact example eye face fact fair fall family far farm fast father feel fence few field fill film find fine finger finish fire first fish fit flag floor flower fly fold food foot forest forget fork form free fresh friend front fruit full fun funny game garden gate gift girl give glad glass go gold good grass great green ground group grow guess hair half hall hand happy hard hat have head hear heart heavy help here high hill hold hole home hope horse hot hour house hungry ice idea inside iron island jacket job join juice jump keep key kind king kitchen kite knee knife know ladder lake lamp land large last late laugh lazy leaf learn leave left leg lemon letter light like line lion list little live long look lose loud love low lunch machine make map market match meal meat meet milk minute mirror money month moon morning mother mountain mouth move music name narrow near neck need nest never new next nice night noise north nose note number nurse ocean offer office old open orange order outside page paint pair paper parent park party pass pay pen pencil people pepper piano picture piece pig pink place plane plant plate play please pocket point pool poor potato power present pretty price print problem pull push quick quiet rabbit race rain read ready red remember rest rice rich ride right ring river road rock roof room root rope round rule run safe salt same sand save school sea season seat second see seed sell send shape share sheep shelf ship shirt shoe shop short show sick side sign silver simple sing sister sit size skirt sky sleep slow small smell smile snow soap sock soft soil song soon sound soup south space speak spoon spring square stair stamp star start station stay step stick stone stop store story street strong study sugar summer sun supper sweet swim table tail take talk tall taste tea teach team tell test thank thick thin thing think ticket tiger time tired today together tomorrow tonight tooth top towel town toy train tree trip true try turn umbrella uncle under up use valley very visit voice wait walk wall want warm wash watch water wave way weak wear week welcome west wet wheel white wide wife wind window winter wish wood word work world write yard year yellow young zoo""".split()
+
+_COVER = None
+_HELD_VALUES = None
+
+
+def heldout_values():
+    """Every held-out value of every pool, lower case."""
+    global _HELD_VALUES
+    if _HELD_VALUES is None:
+        _HELD_VALUES = {str(v).lower() for values, salt in HELD_POOLS
+                        for v in split_pool(values, "eval", salt)}
+    return _HELD_VALUES
+
+
+def cover_tables():
+    """(pieces, words, sentences, tasks): every token of letters, digits and ._-/ (1-12
+    characters, case kept); plain English words (COMMON_WORDS and the words of the training sentences, less
+    the held-out one-word values); the training split's sentences and to-do tasks."""
+    global _COVER
+    if _COVER is None:
+        import re
+        held = heldout_values()
+        pieces, words = set(), set()
+        for t in decoded_vocab():
+            w = t.strip()
+            if (w.isascii() and 1 <= len(w) <= 12 and sum(c.isalnum() for c in w) >= 1
+                    and all(c.isalnum() or c in "._-/" for c in w)):
+                pieces.add(w)
+        sentences = [s for vals in (MESSAGE_BODIES, PHRASES) for s in split_pool(vals, "train")]
+        tasks = split_pool(TASKS, "train")
+        for s in sentences + tasks + split_pool(TOPICS, "train") + split_pool(SEARCH_SUBJECTS, "train"):
+            words.update(w.lower() for w in re.findall(r"[A-Za-z]+", s) if len(w) >= 2)
+        words.update(COMMON_WORDS)
+        _COVER = (sorted(pieces), sorted(words - held), sentences, tasks)
+    return _COVER
+
+
+def cover_word(r, kind):
+    """One invented word: 1-3 vocabulary tokens glued (60%), a plain English word (20%),
+    syllables or random characters; 'name' capitalises the first letter most of the time."""
+    pieces, words, _, _ = cover_tables()
+    held = heldout_values()
+    while True:
+        k = r.random()
+        if k < 0.6 and pieces:
+            w = "".join(r.choice(pieces) for _ in range(r.choice([1, 1, 2, 2, 3])))
+        elif k < 0.8 and words:
+            w = r.choice(words)
+        elif k < 0.9:
+            w = pseudo_word(r)
+        else:
+            return char_word(r)
+        if kind == "name" and r.random() < 0.85:
+            w = w[:1].upper() + w[1:]
+        if w.lower() not in held:
+            return w
+
+
+def cover_phrase(r, lo=1, hi=4):
+    _, words, _, _ = cover_tables()
+    return " ".join(r.choice(words) if r.random() < 0.6 else cover_word(r, "word")
+                    for _ in range(r.randint(lo, hi)))
+
+
+def swap_words(r, text, k_max=2):
+    """A sentence with 1..k_max of its words replaced by other words (punctuation kept)."""
+    toks = text.split(" ")
+    for _ in range(r.randint(1, k_max)):
+        i = r.randrange(len(toks))
+        tail = ""
+        while toks[i] and not toks[i][-1].isalnum():
+            tail = toks[i][-1] + tail
+            toks[i] = toks[i][:-1]
+        w = cover_phrase(r, 1, 1)
+        if i == 0:
+            w = w[:1].upper() + w[1:]
+        toks[i] = w + tail
+    return " ".join(toks)
+
+
+def cover_sentence(r):
+    """Plain-English free text: a training sentence with words swapped, or new words."""
+    _, _, sentences, _ = cover_tables()
+    if sentences and r.random() < 0.5:
+        return swap_words(r, r.choice(sentences))
+    s = cover_phrase(r, 2, 8)
+    return s[:1].upper() + s[1:] + r.choice([".", ".", "!", "?", ""])
+
+
+def cover_task(r):
+    _, _, _, tasks = cover_tables()
+    if tasks and r.random() < 0.5:
+        return swap_words(r, r.choice(tasks))
+    return r.choice(["buy ", "call ", "fix ", "send ", "check ", "clean ", "book ", "renew ",
+                     "pay ", "order ", "email ", "finish ", "review ", "update "]) + cover_phrase(r, 1, 4)
+
+
+def cover_place(r):
+    k = r.random()
+    w = cover_word(r, "name")
+    if k < 0.55:
+        return w
+    if k < 0.75:
+        return w + " " + cover_word(r, "name")
+    if k < 0.9:
+        return r.choice(["San ", "Port ", "New ", "Lake ", "Saint ", "Fort ", "El ", "Las ", "Rio de "]) + w
+    return w + r.choice([" City", " Springs", " Bay", " Falls", " Heights", " Town"])
+
+
+def cover_dir(r):
+    parts = []
+    for _ in range(r.randint(1, 4)):
+        w = cover_word(r, "word")
+        if r.random() < 0.2:
+            w += r.choice(["_", "-", "."]) + str(r.randint(0, 2030))
+        parts.append(w)
+    root = r.choice(["/home/", "/srv/", "/data/", "", "", "/var/", "~/", "./", "/opt/", "/mnt/"])
+    return root + "/".join(parts)
+
+
+def cover_stem(r):
+    s = cover_word(r, "word")
+    if r.random() < 0.5:
+        s += r.choice(["_", "-", ".", ""]) + r.choice([cover_word(r, "word"), str(r.randint(0, 2030))])
+    return s
+
+
+AUGMENT_COVER = {
+    "cities": cover_place, "first": lambda r: cover_word(r, "name"),
+    "last": lambda r: cover_word(r, "name"),
+    "dirs": cover_dir, "stems": cover_stem,
+    "timezones": lambda r: r.choice(["Europe", "America", "Asia", "Africa", "Pacific", "Australia",
+                                     "Atlantic", "Indian", "Antarctica"]) + "/" + cover_word(r, "name")
+    + ("_" + cover_word(r, "name") if r.random() < 0.3 else ""),
+    "languages": lambda r: cover_word(r, "name") + r.choice(["ish", "ese", "ian", "i", "", "ic", ""]),
+    "cuisines": lambda r: cover_phrase(r, 1, 2) + r.choice(["", "", "ian", " street food", " grill"]),
+    "topics": lambda r: cover_phrase(r, 1, 3),
+    "search": lambda r: r.choice(["how to ", "what is ", "", "", "best ", "why ", "cheap "]) + cover_phrase(r, 1, 5),
+    "subjects": lambda r: cover_phrase(r, 1, 4).capitalize(),
+    "bodies": cover_sentence, "phrases": cover_sentence,
+    "songs": lambda r: cover_phrase(r, 1, 3).title() if r.random() < 0.6 else cover_phrase(r, 1, 3),
+    "words": lambda r: cover_word(r, "word"),
+    "tasks": cover_task,
+    "commands": lambda r: r.choice(["ls ", "cat ", "du -sh ", "wc -l ", "rm -i ", "touch ", "grep -r ",
+                                    "head -n 5 ", "tail ", "mkdir -p ", "git log ", ""]) + cover_dir(r),
+}
+
+
+class CoverAugPools:
+    """Like VariedAugPools, with a third family of invented values: an invented value comes
+    from AUGMENT (15%), AUGMENT_VARIED (25%) or AUGMENT_COVER (60%)."""
+
+    def __init__(self, base, r, rate=0.7):
+        self.base = base
+        for name, make in AUGMENT.items():
+            vmake, cmake = AUGMENT_VARIED[name], AUGMENT_COVER[name]
+
+            def pick(rr, m=make, v=vmake, c=cmake):
+                while True:
+                    k = rr.random()
+                    val = m(rr) if k < 0.15 else (v(rr) if k < 0.4 else c(rr))
+                    if val.lower() not in heldout_values():
+                        return val
             setattr(self, name, MixPool(getattr(base, name), r, pick, rate))
 
     def __getattr__(self, name):

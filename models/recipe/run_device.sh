@@ -1,6 +1,6 @@
 #!/bin/bash
 # Train and evaluate on the accelerator machine; results go to $OUT.
-#   bash models/recipe/run_device.sh smoke|full|long|varied|finetune|next|copyft
+#   bash models/recipe/run_device.sh smoke|full|long|varied|finetune|next|copyft|cover|cover2
 # $OUT gets: the safetensors shards (each <= 12 MB) and results.tar holding the
 # rest of the model folder, the training log and the evaluation files.
 set -e -o pipefail
@@ -32,6 +32,14 @@ elif [ "$mode" = copyft ]; then
   # (copy-only) values, call tokens weigh 4x, and contrast twins (a one-call request again
   # without its tool, refused) in place of half of the plain refusals
   targs="--tokenizer ../ngxllm-tiny/tokenizer.json --init ../ngxllm-tiny --variety --mirror-refusal-think --contrast 0.15 --call-weight 4 --refusal-weight 1 --invented 0.8 --refusal 0.06 --n-train 240000 --steps ${STEPS:-2400} --warmup 50 --lr 8e-4 --seed 777 --batch-tokens 98304 --max-seconds ${MAXS:-330}"; eargs="--n 400"
+elif [ "$mode" = cover ]; then
+  # invented values over the whole vocabulary and plain-English free text (--coverage),
+  # reworded schemas (--schema-variety) so that contrast twins teach the tool list and not
+  # its exact text; logits only at trained positions (about twice the pace)
+  targs="--tokenizer ../ngxllm-tiny/tokenizer.json --variety --coverage --mirror-refusal-think --contrast 0.15 --schema-variety 0.5 --call-weight 3 --refusal-weight 1 --invented 0.8 --refusal 0.06 --n-train ${NTRAIN:-320000} --steps ${STEPS:-8000} --batch-tokens 98304 --max-seconds ${MAXS:-420}"; eargs="--n 400"
+elif [ "$mode" = cover2 ]; then
+  # a second stage from the 'cover' weights (carried in models/stage1): fresh data, lower lr
+  targs="--tokenizer ../ngxllm-tiny/tokenizer.json --init ../stage1 --variety --coverage --mirror-refusal-think --contrast 0.15 --schema-variety 0.5 --call-weight 3 --refusal-weight 1 --invented 0.8 --refusal 0.06 --n-train ${NTRAIN:-300000} --steps ${STEPS:-8000} --warmup 50 --lr 1e-3 --seed 4242 --batch-tokens 98304 --max-seconds ${MAXS:-360}"; eargs="--n 400"
 else
   targs="--n-train ${NTRAIN:-200000} --n-tok 30000 --steps ${STEPS:-1500} --batch-tokens 98304"; eargs="--n 400"
 fi
@@ -42,9 +50,9 @@ t1=$(date +%s)
 cp $W/ngxllm-tiny/*.safetensors $OUT/
 tar -C $W -cf $OUT/results.tar res $(cd $W && ls ngxllm-tiny/* | grep -v '\.safetensors$')
 # END_BY (epoch seconds): cut the evaluation so the whole command ends before the call's limit
-lim=${EVAL_LIMIT:-150}
+lim=${EVAL_LIMIT:-150}   # EVAL_LIMIT=0: no evaluation here
 if [ -n "$END_BY" ]; then left=$((END_BY - $(date +%s))); [ $left -lt $lim ] && lim=$left; fi
-[ $lim -ge 20 ] || { echo "no time left for eval.py"; lim=1; }
+[ $lim -ge 20 ] || { echo "no time left for eval.py (or EVAL_LIMIT=0)"; lim=1; }
 timeout $lim python3 eval.py --model $W/ngxllm-tiny $eargs --prefix $W/res/eval_hf 2>&1 | tee $W/res/eval.log || echo "eval.py failed or ran out of time"
 t2=$(date +%s)
 echo "train.py wall $((t1-t0))s, eval.py wall $((t2-t1))s" | tee $W/res/times.txt

@@ -682,3 +682,45 @@ TOOLS = {
 }
 
 TOOL_NAMES = sorted(TOOLS)
+
+
+# ---- schema variants (--schema-variety) ---------------------------------------
+# Clients describe the same tool in their own words.  A model that has only ever seen
+# one text per tool learns to match that text, and refuses a get_weather whose
+# description lost its final period.  Variants keep the name, the meaning and every
+# property the call uses; they change punctuation and case, drop examples and
+# property descriptions, and drop optional properties the call does not use.
+
+def _vary_text(r, text):
+    k = r.random()
+    if k < 0.3:
+        return text.rstrip(".")
+    if k < 0.4:
+        return text[:1].lower() + text[1:]
+    if k < 0.5 and "," in text:
+        return text.split(",")[0].rstrip(".")
+    return text
+
+
+def schema_variant(r, schema, used):
+    """A copy of schema (fn() shape) reworded; used: the argument names the call fills."""
+    f = schema["function"]
+    props = {}
+    for name, p in f["parameters"]["properties"].items():
+        if name not in used and name not in f["parameters"]["required"] and r.random() < 0.5:
+            continue
+        p = dict(p)
+        k = r.random()
+        if k < 0.15:
+            del p["description"]
+        elif k < 0.6:
+            p["description"] = _vary_text(r, p["description"].split(", e.g.")[0]
+                                          if r.random() < 0.5 else p["description"])
+        props[name] = p
+    params = {"type": "object", "properties": props,
+              "required": [n for n in f["parameters"]["required"] if n in props]}
+    if r.random() < 0.1:
+        del params["required"]
+    return {"type": "function", "function": {"name": f["name"],
+                                             "description": _vary_text(r, f["description"]),
+                                             "parameters": params}}

@@ -31,16 +31,15 @@ MODEL_SHAPE = dict(hidden_size=384, intermediate_size=768, num_hidden_layers=8,
 
 
 def _segments_chunk(job):
-    split, start, n, seed, invented, refusal, variety, mirror, contrast = job
+    split, start, n, seed, opts = job
     return [(chatfmt.segments(conv), conv["meta"]["kind"])
-            for conv in gen_data.generate(split, n, seed, start, invented, refusal, variety, mirror,
-                                          contrast)]
+            for conv in gen_data.generate(split, n, seed, start, **opts)]
 
 
-def make_segments(split, n, seed, procs, invented, refusal, variety=False, mirror=False, contrast=0.0):
+def make_segments(split, n, seed, procs, **opts):
+    """Conversations cut into pieces, made by procs processes; opts go to gen_data.generate."""
     chunk = 2000
-    jobs = [(split, s, min(chunk, n - s), seed, invented, refusal, variety, mirror, contrast)
-            for s in range(0, n, chunk)]
+    jobs = [(split, s, min(chunk, n - s), seed, opts) for s in range(0, n, chunk)]
     with mp.Pool(procs) as pool:
         parts = pool.map(_segments_chunk, jobs)
     return [c for part in parts for c in part]
@@ -176,6 +175,11 @@ def main():
     ap.add_argument("--contrast", type=float, default=0.0,
                     help="share of one-call conversations followed by their refused twin "
                     "(gen_data.Gen.conversation)")
+    ap.add_argument("--coverage", action="store_true",
+                    help="invented values over the whole vocabulary, plain-English free text "
+                    "(pools.CoverAugPools)")
+    ap.add_argument("--schema-variety", type=float, default=0.0,
+                    help="share of offered tool schemas reworded (tools.schema_variant)")
     ap.add_argument("--init", help="model folder to start from instead of random weights")
     ap.add_argument("--procs", type=int, default=max(1, min(16, os.cpu_count() or 1)))
     a = ap.parse_args()
@@ -210,8 +214,9 @@ def main():
         build_tokenizer.save(tok, a.out)
         print("tokenizer: vocab %d, %.1fs" % (tok.get_vocab_size(), time.time() - t0), flush=True)
 
-    convs = make_segments("train", a.n_train, a.seed, a.procs, a.invented, a.refusal, a.variety,
-                          a.mirror_refusal_think, a.contrast)
+    convs = make_segments("train", a.n_train, a.seed, a.procs, invented=a.invented, refusal=a.refusal,
+                          variety=a.variety, mirror=a.mirror_refusal_think, contrast=a.contrast,
+                          coverage=a.coverage, schema_variety=a.schema_variety)
     if a.refusal_weight is None:
         a.refusal_weight = a.call_weight
     examples, dropped = encode_convs(tok, convs, a.max_len, a.call_weight, a.refusal_weight)
@@ -269,22 +274,29 @@ def main():
             if weighted:
                 for s0, s1, w in spans:
                     wgt[r, s0:s1] = w
-        ids, lab = ids.to(dev, non_blocking=True), lab.to(dev, non_blocking=True)
+        # the trained positions, found on the CPU so the GPU never waits for a count
+        tgt = lab[:, 1:]
+        flat = (tgt != -100).reshape(-1).nonzero().squeeze(1)
+        tgt = tgt.reshape(-1)[flat]
+        w = wgt[:, 1:].reshape(-1)[flat] if weighted else None
+        # pinned copies are asynchronous; a copy from pageable memory waits for the GPU
+        ids, flat, tgt = (t.pin_memory().to(dev, non_blocking=True) for t in (ids, flat, tgt))
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
-        # right padding needs no attention mask: causal attention never looks ahead
+        # right padding needs no attention mask: causal attention never looks ahead.
+        # Logits only where a label is trained (about a fifth of the tokens): the
+        # 8k-wide head over every position would cost more than the whole body.
         with torch.autocast("cuda", dtype=torch.bfloat16):
-            if not weighted:
-                loss = model(input_ids=ids, labels=lab).loss
-            else:
+            hidden = model.model(input_ids=ids).last_hidden_state[:, :-1]
+            hidden = hidden.reshape(-1, hidden.size(-1)).index_select(0, flat)
+            logits = model.lm_head(hidden).float()
+            ce = torch.nn.functional.cross_entropy(logits, tgt, reduction="none")
+            if weighted:
                 # token i predicts label i+1; the weight belongs to the predicted token
-                logits = model(input_ids=ids).logits[:, :-1].float()
-                tgt = lab[:, 1:]
-                w = wgt.to(dev, non_blocking=True)[:, 1:] * (tgt != -100)
-                ce = torch.nn.functional.cross_entropy(
-                    logits.reshape(-1, logits.size(-1)), tgt.reshape(-1),
-                    ignore_index=-100, reduction="none")
-                loss = (ce * w.reshape(-1)).sum() / w.sum().clamp(min=1.0)
+                w = w.pin_memory().to(dev, non_blocking=True)
+                loss = (ce * w).sum() / w.sum().clamp(min=1.0)
+            else:
+                loss = ce.mean()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
@@ -335,7 +347,8 @@ def main():
     model.save_pretrained(a.out, max_shard_size="12MB")
     write_generation_config(a.out, tok)
     summary = {"variety": a.variety, "call_weight": a.call_weight, "tokenizer": a.tokenizer,
-               "refusal_weight": a.refusal_weight, "mirror_refusal_think": a.mirror_refusal_think, "contrast": a.contrast, "init": a.init, "warmup": a.warmup,
+               "refusal_weight": a.refusal_weight, "mirror_refusal_think": a.mirror_refusal_think, "contrast": a.contrast, "coverage": a.coverage,
+               "schema_variety": a.schema_variety, "init": a.init, "warmup": a.warmup,
                "invented": a.invented, "refusal": a.refusal, "batch_tokens": a.batch_tokens, "lr": a.lr, "steps": steps_done, "steps_planned": steps_planned, "steps_scheduled": a.steps, "seed": a.seed, "n_train_conversations": a.n_train,
                "examples": len(examples), "tokens": n_tok, "trained_tokens": n_lab,
                "parameters": n_params, "train_seconds": round(train_s, 1),
