@@ -82,14 +82,16 @@ def pairs(conv):
 
 def segments(conv):
     """The whole conversation as (text, trained) pieces: every assistant turn after the last
-    user message is trained, the rest is context.  Joined, the pieces equal each turn's
-    prompt followed by its completion, so one sequence trains all turns at once."""
+    user message is trained, the rest is context; a turn marked "train": false (a history
+    written the way clients send it back, gen_data.Gen.vary_history) is context too.  Joined,
+    the pieces equal each turn's prompt followed by its completion, so one sequence trains
+    all turns at once."""
     out, done = [], ""
-    for prompt, completion, _ in pairs(conv):
+    for prompt, completion, i in pairs(conv):
         if not prompt.startswith(done):
             raise ValueError("turn prompts do not extend each other")
         out.append((prompt[len(done):], False))
-        out.append((completion, True))
+        out.append((completion, conv["messages"][i].get("train", True)))
         done = prompt + completion
     return out
 

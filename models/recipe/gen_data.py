@@ -74,8 +74,9 @@ def title_first(s):
 
 class Gen:
     def __init__(self, split, seed, invented=0.35, refusal=0.10, variety=False, mirror=False,
-                 contrast=0.0, coverage=False, schema_variety=0.0):
+                 contrast=0.0, coverage=False, schema_variety=0.0, history_variety=0.0):
         self.split = split
+        self.history_variety = history_variety
         self.schema_variety = schema_variety
         self.mirror = mirror
         self.contrast = contrast
@@ -193,6 +194,8 @@ class Gen:
         msgs += results
         ans = " ".join(c["answer"] for c in calls)
         msgs.append(self.assistant(ans, think, self.think_answer(calls)))
+        if self.history_variety and r.random() < self.history_variety:
+            self.vary_history(msgs, think)
         meta = {"kind": "parallel" if n > 1 else "single",
                 "expected": [{"name": c["name"], "arguments": c["args"]} for c in calls]}
         self.last_calls = calls
@@ -200,6 +203,33 @@ class Gen:
         for c in calls:
             self.used.setdefault(c["name"], set()).update(c["args"])
         return msgs, names, meta
+
+    def vary_history(self, msgs, think):
+        """The call turn and tool results the way clients send them back: arguments as the
+        server returned them (compact JSON), reasoning and content dropped, results in other
+        shapes (compact, keys renamed, unquoted keys dropped, wrapped, no name).  The call
+        turn becomes context (not trained); only the answer after it is trained."""
+        r = self.r
+        call, answer = msgs[1], msgs[-1]["content"]
+        call["train"] = False
+        if r.random() < 0.6:
+            for tc in call["tool_calls"]:
+                args = json.loads(tc["function"]["arguments"])
+                tc["function"]["arguments"] = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+        if think and r.random() < 0.5:
+            del call["reasoning_content"]
+        if r.random() < 0.5:
+            call["content"] = None
+        for m in msgs:
+            if m["role"] != "tool":
+                continue
+            res = json.loads(m["content"])
+            if isinstance(res, dict) and r.random() < 0.6:
+                res = vary_result(r, res, answer)
+            sep = (",", ":") if r.random() < 0.6 else (", ", ": ")
+            m["content"] = json.dumps(res, ensure_ascii=False, separators=sep)
+            if r.random() < 0.5:
+                del m["name"]
 
     def conv_no_tool(self, think, with_tools):
         r = self.r
@@ -329,13 +359,32 @@ class Gen:
                 if self.r.random() < self.schema_variety else TOOLS[n][0] for n in names]
 
 
+def vary_result(r, res, answer):
+    """A tool result in another client's shape: keys renamed, keys whose value the answer
+    does not quote dropped, sometimes wrapped in one more object."""
+    out = {}
+    for k, v in res.items():
+        if not (json.dumps(v, ensure_ascii=False) in answer or str(v) in answer) and r.random() < 0.4:
+            continue
+        if r.random() < 0.4:
+            parts = k.split("_")
+            k = r.choice([k + r.choice(["_c", "_value", "_now", "_text"]),
+                          parts[0] + "".join(p.title() for p in parts[1:]), k.upper(), k.replace("_", "")])
+        out[k] = v
+    if not out:
+        out = res
+    if r.random() < 0.15:
+        out = {r.choice(["result", "data", "output"]): out}
+    return out
+
+
 def is_heldout_combo(names):
     key = "+".join(sorted(names))
     return zlib.crc32(key.encode()) % 4 == 0
 
 
 def generate(split, n, seed, start=0, invented=0.35, refusal=0.10, variety=False, mirror=False,
-             contrast=0.0, coverage=False, schema_variety=0.0):
+             contrast=0.0, coverage=False, schema_variety=0.0, history_variety=0.0):
     """Conversations start..start+n-1 of a split; each one seeded by its index.
     invented: share of training values replaced by invented ones (pools.AugPools);
     refusal: share of conversations asking for a tool that is not offered;
@@ -345,12 +394,14 @@ def generate(split, n, seed, start=0, invented=0.35, refusal=0.10, variety=False
     request without its tool offered), so only the tool list tells a call from a refusal;
     coverage: invented values over the whole vocabulary and plain-English free text
     (pools.CoverAugPools);
-    schema_variety: share of offered schemas reworded (tools.schema_variant)."""
+    schema_variety: share of offered schemas reworded (tools.schema_variant);
+    history_variety: share of tool conversations whose call turn and results are written
+    the way clients send them back, the call turn then context only (Gen.vary_history)."""
     out = []
     base = zlib.crc32(split.encode()) ^ (seed * 1000003)
     for i in range(start, start + n):
         g = Gen(split, base + i * 7919, invented, refusal, variety, mirror, contrast, coverage,
-                schema_variety)
+                schema_variety, history_variety)
         c = g.conversation()
         out.extend(c if isinstance(c, list) else [c])
     return out
@@ -374,9 +425,11 @@ def main():
                     help="invented values over the whole vocabulary, plain-English free text")
     ap.add_argument("--schema-variety", type=float, default=0.0,
                     help="share of offered tool schemas reworded")
+    ap.add_argument("--history-variety", type=float, default=0.0,
+                    help="share of tool conversations with a client-style history (context only)")
     a = ap.parse_args()
     rows = generate(a.split, a.n, a.seed, 0, a.invented, a.refusal, a.variety, a.mirror_refusal_think,
-                    a.contrast, a.coverage, a.schema_variety)
+                    a.contrast, a.coverage, a.schema_variety, a.history_variety)
     f = open(a.out, "w", encoding="utf-8") if a.out != "-" else None
     for row in rows:
         line = json.dumps(row, ensure_ascii=False)
