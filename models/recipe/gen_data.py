@@ -74,8 +74,10 @@ def title_first(s):
 
 class Gen:
     def __init__(self, split, seed, invented=0.35, refusal=0.10, variety=False, mirror=False,
-                 contrast=0.0, coverage=False, schema_variety=0.0, history_variety=0.0):
+                 contrast=0.0, coverage=False, schema_variety=0.0, history_variety=0.0,
+                 schema_bare=0.0):
         self.split = split
+        self.schema_bare = schema_bare
         self.history_variety = history_variety
         self.schema_variety = schema_variety
         self.mirror = mirror
@@ -355,7 +357,7 @@ class Gen:
         (tools.schema_variant), never dropping a property the turn's calls use."""
         if not self.schema_variety:
             return [TOOLS[n][0] for n in names]
-        return [schema_variant(self.r, TOOLS[n][0], self.used.get(n, ()))
+        return [schema_variant(self.r, TOOLS[n][0], self.used.get(n, ()), self.schema_bare)
                 if self.r.random() < self.schema_variety else TOOLS[n][0] for n in names]
 
 
@@ -384,7 +386,8 @@ def is_heldout_combo(names):
 
 
 def generate(split, n, seed, start=0, invented=0.35, refusal=0.10, variety=False, mirror=False,
-             contrast=0.0, coverage=False, schema_variety=0.0, history_variety=0.0):
+             contrast=0.0, coverage=False, schema_variety=0.0, history_variety=0.0,
+             schema_bare=0.0):
     """Conversations start..start+n-1 of a split; each one seeded by its index.
     invented: share of training values replaced by invented ones (pools.AugPools);
     refusal: share of conversations asking for a tool that is not offered;
@@ -396,12 +399,13 @@ def generate(split, n, seed, start=0, invented=0.35, refusal=0.10, variety=False
     (pools.CoverAugPools);
     schema_variety: share of offered schemas reworded (tools.schema_variant);
     history_variety: share of tool conversations whose call turn and results are written
-    the way clients send them back, the call turn then context only (Gen.vary_history)."""
+    the way clients send them back, the call turn then context only (Gen.vary_history);
+    schema_bare: share of reworded schemas that also lose their function description."""
     out = []
     base = zlib.crc32(split.encode()) ^ (seed * 1000003)
     for i in range(start, start + n):
         g = Gen(split, base + i * 7919, invented, refusal, variety, mirror, contrast, coverage,
-                schema_variety, history_variety)
+                schema_variety, history_variety, schema_bare)
         c = g.conversation()
         out.extend(c if isinstance(c, list) else [c])
     return out
@@ -427,9 +431,11 @@ def main():
                     help="share of offered tool schemas reworded")
     ap.add_argument("--history-variety", type=float, default=0.0,
                     help="share of tool conversations with a client-style history (context only)")
+    ap.add_argument("--schema-bare", type=float, default=0.0,
+                    help="share of reworded schemas without a function description")
     a = ap.parse_args()
     rows = generate(a.split, a.n, a.seed, 0, a.invented, a.refusal, a.variety, a.mirror_refusal_think,
-                    a.contrast, a.coverage, a.schema_variety, a.history_variety)
+                    a.contrast, a.coverage, a.schema_variety, a.history_variety, a.schema_bare)
     f = open(a.out, "w", encoding="utf-8") if a.out != "-" else None
     for row in rows:
         line = json.dumps(row, ensure_ascii=False)

@@ -39,8 +39,8 @@ elif [ "$mode" = cover ]; then
   targs="--tokenizer ../ngxllm-tiny/tokenizer.json --variety --coverage --mirror-refusal-think --contrast 0.15 --schema-variety 0.5 --call-weight 3 --refusal-weight 1 --invented 0.8 --refusal 0.06 --n-train ${NTRAIN:-320000} --steps ${STEPS:-8000} --batch-tokens 98304 --max-seconds ${MAXS:-420}"; eargs="--n 400"
 elif [ "$mode" = cover2 ]; then
   # a further stage from the weights carried in models/stage1: fresh data (SEED), lower lr (LR),
-  # client-style histories (HIST, --history-variety)
-  targs="--tokenizer ../ngxllm-tiny/tokenizer.json --init ../stage1 --variety --coverage --mirror-refusal-think --contrast 0.15 --schema-variety 0.5 --call-weight 3 --refusal-weight 1 --invented 0.8 --refusal 0.06 --n-train ${NTRAIN:-300000} --steps ${STEPS:-8000} --history-variety ${HIST:-0} --warmup 50 --lr ${LR:-1e-3} --seed ${SEED:-4242} --batch-tokens 98304 --max-seconds ${MAXS:-360}"; eargs="--n 400"
+  # client-style histories (HIST, --history-variety), schemas without a description (BARE)
+  targs="--tokenizer ../ngxllm-tiny/tokenizer.json --init ../stage1 --variety --coverage --mirror-refusal-think --contrast 0.15 --schema-variety 0.5 --call-weight 3 --refusal-weight 1 --invented 0.8 --refusal 0.06 --n-train ${NTRAIN:-300000} --steps ${STEPS:-8000} --history-variety ${HIST:-0} --schema-bare ${BARE:-0} --warmup 50 --lr ${LR:-1e-3} --seed ${SEED:-4242} --batch-tokens 98304 --max-seconds ${MAXS:-360}"; eargs="--n 400"
 else
   targs="--n-train ${NTRAIN:-200000} --n-tok 30000 --steps ${STEPS:-1500} --batch-tokens 98304"; eargs="--n 400"
 fi

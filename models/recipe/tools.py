@@ -702,8 +702,9 @@ def _vary_text(r, text):
     return text
 
 
-def schema_variant(r, schema, used):
-    """A copy of schema (fn() shape) reworded; used: the argument names the call fills."""
+def schema_variant(r, schema, used, bare=0.0):
+    """A copy of schema (fn() shape) reworded; used: the argument names the call fills;
+    bare: chance that the function loses its description (clients that send only names)."""
     f = schema["function"]
     props = {}
     for name, p in f["parameters"]["properties"].items():
@@ -721,6 +722,7 @@ def schema_variant(r, schema, used):
               "required": [n for n in f["parameters"]["required"] if n in props]}
     if r.random() < 0.1:
         del params["required"]
-    return {"type": "function", "function": {"name": f["name"],
-                                             "description": _vary_text(r, f["description"]),
-                                             "parameters": params}}
+    out = {"name": f["name"], "description": _vary_text(r, f["description"]), "parameters": params}
+    if bare and r.random() < bare:
+        del out["description"]
+    return {"type": "function", "function": out}

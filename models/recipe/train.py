@@ -183,6 +183,8 @@ def main():
     ap.add_argument("--history-variety", type=float, default=0.0,
                     help="share of tool conversations whose call turn and results are written as "
                     "clients send them back, the call turn context only (gen_data.Gen.vary_history)")
+    ap.add_argument("--schema-bare", type=float, default=0.0,
+                    help="share of reworded schemas that lose their function description")
     ap.add_argument("--init", help="model folder to start from instead of random weights")
     ap.add_argument("--procs", type=int, default=max(1, min(16, os.cpu_count() or 1)))
     a = ap.parse_args()
@@ -220,7 +222,7 @@ def main():
     convs = make_segments("train", a.n_train, a.seed, a.procs, invented=a.invented, refusal=a.refusal,
                           variety=a.variety, mirror=a.mirror_refusal_think, contrast=a.contrast,
                           coverage=a.coverage, schema_variety=a.schema_variety,
-                          history_variety=a.history_variety)
+                          history_variety=a.history_variety, schema_bare=a.schema_bare)
     if a.refusal_weight is None:
         a.refusal_weight = a.call_weight
     examples, dropped = encode_convs(tok, convs, a.max_len, a.call_weight, a.refusal_weight)
@@ -352,7 +354,7 @@ def main():
     write_generation_config(a.out, tok)
     summary = {"variety": a.variety, "call_weight": a.call_weight, "tokenizer": a.tokenizer,
                "refusal_weight": a.refusal_weight, "mirror_refusal_think": a.mirror_refusal_think, "contrast": a.contrast, "coverage": a.coverage,
-               "schema_variety": a.schema_variety, "history_variety": a.history_variety,
+               "schema_variety": a.schema_variety, "history_variety": a.history_variety, "schema_bare": a.schema_bare,
                "init": a.init, "warmup": a.warmup,
                "invented": a.invented, "refusal": a.refusal, "batch_tokens": a.batch_tokens, "lr": a.lr, "steps": steps_done, "steps_planned": steps_planned, "steps_scheduled": a.steps, "seed": a.seed, "n_train_conversations": a.n_train,
                "examples": len(examples), "tokens": n_tok, "trained_tokens": n_lab,
