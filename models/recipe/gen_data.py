@@ -75,7 +75,7 @@ def title_first(s):
 class Gen:
     def __init__(self, split, seed, invented=0.35, refusal=0.10, variety=False, mirror=False,
                  contrast=0.0, coverage=False, schema_variety=0.0, history_variety=0.0,
-                 schema_bare=0.0):
+                 schema_bare=0.0):  # the options of DATA_OPTIONS
         self.split = split
         self.schema_bare = schema_bare
         self.history_variety = history_variety
@@ -385,27 +385,49 @@ def is_heldout_combo(names):
     return zlib.crc32(key.encode()) % 4 == 0
 
 
-def generate(split, n, seed, start=0, invented=0.35, refusal=0.10, variety=False, mirror=False,
-             contrast=0.0, coverage=False, schema_variety=0.0, history_variety=0.0,
-             schema_bare=0.0):
-    """Conversations start..start+n-1 of a split; each one seeded by its index.
-    invented: share of training values replaced by invented ones (pools.AugPools);
-    refusal: share of conversations asking for a tool that is not offered;
-    variety: invented values in several styles (pools.VariedAugPools);
-    mirror: refusal reasoning opens like call reasoning (Gen.conv_refusal);
-    contrast: share of one-call conversations followed by their refused twin (the same
-    request without its tool offered), so only the tool list tells a call from a refusal;
-    coverage: invented values over the whole vocabulary and plain-English free text
-    (pools.CoverAugPools);
-    schema_variety: share of offered schemas reworded (tools.schema_variant);
-    history_variety: share of tool conversations whose call turn and results are written
-    the way clients send them back, the call turn then context only (Gen.vary_history);
-    schema_bare: share of reworded schemas that also lose their function description."""
+# The data options: (flag, keyword of generate() and Gen, argparse settings).  gen_data.py
+# and train.py take the same flags; defaults write the first weights' data.
+DATA_OPTIONS = [
+    ("--invented", "invented", dict(type=float, default=0.35,
+     help="share of training values replaced by invented ones (pools.AugPools)")),
+    ("--refusal", "refusal", dict(type=float, default=0.10,
+     help="share of conversations asking for a tool that is not offered")),
+    ("--variety", "variety", dict(action="store_true",
+     help="invented values in several styles (pools.VariedAugPools)")),
+    ("--mirror-refusal-think", "mirror", dict(action="store_true",
+     help="refusal reasoning opens like call reasoning (Gen.refusal_turn)")),
+    ("--contrast", "contrast", dict(type=float, default=0.0,
+     help="share of one-call conversations followed by their refused twin (the same request "
+     "without its tool offered), so only the tool list tells a call from a refusal")),
+    ("--coverage", "coverage", dict(action="store_true",
+     help="invented values over the whole vocabulary, plain-English free text (pools.CoverAugPools)")),
+    ("--schema-variety", "schema_variety", dict(type=float, default=0.0,
+     help="share of offered schemas reworded (tools.schema_variant)")),
+    ("--history-variety", "history_variety", dict(type=float, default=0.0,
+     help="share of tool conversations whose call turn and results are written the way clients "
+     "send them back, the call turn then context only (Gen.vary_history)")),
+    ("--schema-bare", "schema_bare", dict(type=float, default=0.0,
+     help="share of reworded schemas that also lose their function description")),
+]
+
+
+def add_data_args(ap):
+    for flag, _, kw in DATA_OPTIONS:
+        ap.add_argument(flag, dest=flag[2:].replace("-", "_"), **kw)
+
+
+def data_opts(a):
+    """The parsed data options as keywords for generate()."""
+    return {key: getattr(a, flag[2:].replace("-", "_")) for flag, key, _ in DATA_OPTIONS}
+
+
+def generate(split, n, seed, start=0, **opts):
+    """Conversations start..start+n-1 of a split; each one seeded by its index; opts are
+    the keywords of DATA_OPTIONS."""
     out = []
     base = zlib.crc32(split.encode()) ^ (seed * 1000003)
     for i in range(start, start + n):
-        g = Gen(split, base + i * 7919, invented, refusal, variety, mirror, contrast, coverage,
-                schema_variety, history_variety, schema_bare)
+        g = Gen(split, base + i * 7919, **opts)
         c = g.conversation()
         out.extend(c if isinstance(c, list) else [c])
     return out
@@ -417,25 +439,9 @@ def main():
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default="-")
-    ap.add_argument("--invented", type=float, default=0.35, help="share of invented training values")
-    ap.add_argument("--refusal", type=float, default=0.10, help="share of refusal conversations")
-    ap.add_argument("--variety", action="store_true",
-                    help="invented values in several styles: syllables, vocabulary pieces, random characters")
-    ap.add_argument("--mirror-refusal-think", action="store_true",
-                    help="refusal reasoning opens in the three ways call reasoning does")
-    ap.add_argument("--contrast", type=float, default=0.0,
-                    help="share of one-call conversations followed by their refused twin")
-    ap.add_argument("--coverage", action="store_true",
-                    help="invented values over the whole vocabulary, plain-English free text")
-    ap.add_argument("--schema-variety", type=float, default=0.0,
-                    help="share of offered tool schemas reworded")
-    ap.add_argument("--history-variety", type=float, default=0.0,
-                    help="share of tool conversations with a client-style history (context only)")
-    ap.add_argument("--schema-bare", type=float, default=0.0,
-                    help="share of reworded schemas without a function description")
+    add_data_args(ap)
     a = ap.parse_args()
-    rows = generate(a.split, a.n, a.seed, 0, a.invented, a.refusal, a.variety, a.mirror_refusal_think,
-                    a.contrast, a.coverage, a.schema_variety, a.history_variety, a.schema_bare)
+    rows = generate(a.split, a.n, a.seed, 0, **data_opts(a))
     f = open(a.out, "w", encoding="utf-8") if a.out != "-" else None
     for row in rows:
         line = json.dumps(row, ensure_ascii=False)

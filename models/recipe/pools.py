@@ -603,7 +603,44 @@ class VariedAugPools:
 # works.  Held-out values stay out: an invented value (or word) equal to a held-out value,
 # case aside, is drawn again.
 
-COMMON_WORDS = """about above across act add after again against age ago air all almost alone along already also always amount and animal another answer any anything apple april area arm around art ask at aunt away baby back bad bag bake ball bank bar base basket bath be beach bean bear beautiful bed bee before begin behind believe bell belt below bench best better between bicycle big bill bird birthday bit black blanket blue board boat body book boot bottle bottom box boy brain bread break breakfast brick bridge bright bring brother brown brush build bus busy butter button buy cake call camera camp can candle cap car card care carpet carry case cat catch chair chalk chance change charge cheap check cheese chicken child choose church circle city class clean clear climb clock close cloth cloud coat coffee cold collect color come common cook cool copy corner cotton count country cousin cover cow crowd cup cut daily dance dark date daughter day dear decide deep desk dinner dirty dish doctor dog door double down draw dream dress drink drive drop dry duck during early earth east easy eat edge egg empty end engine enough enter evening event every exact example eye face fact fair fall family far farm fast father feel fence few field fill film find fine finger finish fire first fish fit flag floor flower fly fold food foot forest forget fork form free fresh friend front fruit full fun funny game garden gate gift girl give glad glass go gold good grass great green ground group grow guess hair half hall hand happy hard hat have head hear heart heavy help here high hill hold hole home hope horse hot hour house hungry ice idea inside iron island jacket job join juice jump keep key kind king kitchen kite knee knife know ladder lake lamp land large last late laugh lazy leaf learn leave left leg lemon letter light like line lion list little live long look lose loud love low lunch machine make map market match meal meat meet milk minute mirror money month moon morning mother mountain mouth move music name narrow near neck need nest never new next nice night noise north nose note number nurse ocean offer office old open orange order outside page paint pair paper parent park party pass pay pen pencil people pepper piano picture piece pig pink place plane plant plate play please pocket point pool poor potato power present pretty price print problem pull push quick quiet rabbit race rain read ready red remember rest rice rich ride right ring river road rock roof room root rope round rule run safe salt same sand save school sea season seat second see seed sell send shape share sheep shelf ship shirt shoe shop short show sick side sign silver simple sing sister sit size skirt sky sleep slow small smell smile snow soap sock soft soil song soon sound soup south space speak spoon spring square stair stamp star start station stay step stick stone stop store story street strong study sugar summer sun supper sweet swim table tail take talk tall taste tea teach team tell test thank thick thin thing think ticket tiger time tired today together tomorrow tonight tooth top towel town toy train tree trip true try turn umbrella uncle under up use valley very visit voice wait walk wall want warm wash watch water wave way weak wear week welcome west wet wheel white wide wife wind window winter wish wood word work world write yard year yellow young zoo""".split()
+COMMON_WORDS = """
+about above across act add after again against age ago air all almost alone along already also
+always amount and animal another answer any anything apple april area arm around art ask at aunt
+away baby back bad bag bake ball bank bar base basket bath be beach bean bear beautiful bed bee
+before begin behind believe bell belt below bench best better between bicycle big bill bird
+birthday bit black blanket blue board boat body book boot bottle bottom box boy brain bread
+break breakfast brick bridge bright bring brother brown brush build bus busy butter button buy
+cake call camera camp can candle cap car card care carpet carry case cat catch chair chalk
+chance change charge cheap check cheese chicken child choose church circle city class clean
+clear climb clock close cloth cloud coat coffee cold collect color come common cook cool copy
+corner cotton count country cousin cover cow crowd cup cut daily dance dark date daughter day
+dear decide deep desk dinner dirty dish doctor dog door double down draw dream dress drink drive
+drop dry duck during early earth east easy eat edge egg empty end engine enough enter evening
+event every exact example eye face fact fair fall family far farm fast father feel fence few
+field fill film find fine finger finish fire first fish fit flag floor flower fly fold food foot
+forest forget fork form free fresh friend front fruit full fun funny game garden gate gift girl
+give glad glass go gold good grass great green ground group grow guess hair half hall hand happy
+hard hat have head hear heart heavy help here high hill hold hole home hope horse hot hour house
+hungry ice idea inside iron island jacket job join juice jump keep key kind king kitchen kite
+knee knife know ladder lake lamp land large last late laugh lazy leaf learn leave left leg lemon
+letter light like line lion list little live long look lose loud love low lunch machine make map
+market match meal meat meet milk minute mirror money month moon morning mother mountain mouth
+move music name narrow near neck need nest never new next nice night noise north nose note
+number nurse ocean offer office old open orange order outside page paint pair paper parent park
+party pass pay pen pencil people pepper piano picture piece pig pink place plane plant plate
+play please pocket point pool poor potato power present pretty price print problem pull push
+quick quiet rabbit race rain read ready red remember rest rice rich ride right ring river road
+rock roof room root rope round rule run safe salt same sand save school sea season seat second
+see seed sell send shape share sheep shelf ship shirt shoe shop short show sick side sign silver
+simple sing sister sit size skirt sky sleep slow small smell smile snow soap sock soft soil song
+soon sound soup south space speak spoon spring square stair stamp star start station stay step
+stick stone stop store story street strong study sugar summer sun supper sweet swim table tail
+take talk tall taste tea teach team tell test thank thick thin thing think ticket tiger time
+tired today together tomorrow tonight tooth top towel town toy train tree trip true try turn
+umbrella uncle under up use valley very visit voice wait walk wall want warm wash watch water
+wave way weak wear week welcome west wet wheel white wide wife wind window winter wish wood word
+work world write yard year yellow young zoo
+""".split()
 
 _COVER = None
 _HELD_VALUES = None
@@ -620,8 +657,8 @@ def heldout_values():
 
 def cover_tables():
     """(pieces, words, sentences, tasks): every token of letters, digits and ._-/ (1-12
-    characters, case kept); plain English words (COMMON_WORDS and the words of the training sentences, less
-    the held-out one-word values); the training split's sentences and to-do tasks."""
+    characters, case kept); plain English words (COMMON_WORDS and the words of the training
+    sentences, less the held-out one-word values); the training split's sentences and tasks."""
     global _COVER
     if _COVER is None:
         import re
@@ -632,9 +669,9 @@ def cover_tables():
             if (w.isascii() and 1 <= len(w) <= 12 and sum(c.isalnum() for c in w) >= 1
                     and all(c.isalnum() or c in "._-/" for c in w)):
                 pieces.add(w)
-        sentences = [s for vals in (MESSAGE_BODIES, PHRASES) for s in split_pool(vals, "train")]
-        tasks = split_pool(TASKS, "train")
-        for s in sentences + tasks + split_pool(TOPICS, "train") + split_pool(SEARCH_SUBJECTS, "train"):
+        train = Pools("train")
+        sentences, tasks = train.bodies + train.phrases, train.tasks
+        for s in sentences + tasks + train.topics + train.search:
             words.update(w.lower() for w in re.findall(r"[A-Za-z]+", s) if len(w) >= 2)
         words.update(COMMON_WORDS)
         _COVER = (sorted(pieces), sorted(words - held), sentences, tasks)

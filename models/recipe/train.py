@@ -158,33 +158,13 @@ def main():
     ap.add_argument("--max-seconds", type=float, default=0, help="safety stop of the loop")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--summary", default="train_summary.json")
-    ap.add_argument("--invented", type=float, default=0.35,
-                    help="share of training argument values invented on the fly (forces copying)")
-    ap.add_argument("--refusal", type=float, default=0.10,
-                    help="share of conversations asking for a tool that is not offered")
-    ap.add_argument("--variety", action="store_true",
-                    help="invented values in several styles (pools.VariedAugPools)")
     ap.add_argument("--tokenizer", help="reuse this tokenizer.json (its tokenizer_config.json "
                     "beside it is copied too) instead of training one")
     ap.add_argument("--call-weight", type=float, default=1.0,
                     help="loss weight of the tokens inside trained <tool_call> blocks")
     ap.add_argument("--refusal-weight", type=float, default=None,
                     help="loss weight of trained refusal turns (default: --call-weight)")
-    ap.add_argument("--mirror-refusal-think", action="store_true",
-                    help="refusal reasoning opens like call reasoning (gen_data.Gen.conv_refusal)")
-    ap.add_argument("--contrast", type=float, default=0.0,
-                    help="share of one-call conversations followed by their refused twin "
-                    "(gen_data.Gen.conversation)")
-    ap.add_argument("--coverage", action="store_true",
-                    help="invented values over the whole vocabulary, plain-English free text "
-                    "(pools.CoverAugPools)")
-    ap.add_argument("--schema-variety", type=float, default=0.0,
-                    help="share of offered tool schemas reworded (tools.schema_variant)")
-    ap.add_argument("--history-variety", type=float, default=0.0,
-                    help="share of tool conversations whose call turn and results are written as "
-                    "clients send them back, the call turn context only (gen_data.Gen.vary_history)")
-    ap.add_argument("--schema-bare", type=float, default=0.0,
-                    help="share of reworded schemas that lose their function description")
+    gen_data.add_data_args(ap)
     ap.add_argument("--init", help="model folder to start from instead of random weights")
     ap.add_argument("--procs", type=int, default=max(1, min(16, os.cpu_count() or 1)))
     a = ap.parse_args()
@@ -213,16 +193,14 @@ def main():
         print("tokenizer: reused %s, vocab %d" % (a.tokenizer, tok.get_vocab_size()), flush=True)
     else:
         # tokenizer, trained on full renders of its own conversations (seed a.seed + 1)
-        tok_convs = gen_data.generate("train", a.n_tok, a.seed + 1, 0, a.invented, a.refusal)
+        tok_convs = gen_data.generate("train", a.n_tok, a.seed + 1, 0, invented=a.invented,
+                                      refusal=a.refusal)
         texts = [chatfmt.render(c["messages"], c["tools"], False, c["enable_thinking"]) for c in tok_convs]
         tok = build_tokenizer.train(texts)
         build_tokenizer.save(tok, a.out)
         print("tokenizer: vocab %d, %.1fs" % (tok.get_vocab_size(), time.time() - t0), flush=True)
 
-    convs = make_segments("train", a.n_train, a.seed, a.procs, invented=a.invented, refusal=a.refusal,
-                          variety=a.variety, mirror=a.mirror_refusal_think, contrast=a.contrast,
-                          coverage=a.coverage, schema_variety=a.schema_variety,
-                          history_variety=a.history_variety, schema_bare=a.schema_bare)
+    convs = make_segments("train", a.n_train, a.seed, a.procs, **gen_data.data_opts(a))
     if a.refusal_weight is None:
         a.refusal_weight = a.call_weight
     examples, dropped = encode_convs(tok, convs, a.max_len, a.call_weight, a.refusal_weight)
@@ -262,7 +240,6 @@ def main():
     pad = tok.token_to_id("<|endoftext|>")
     losses, t_train, seen = [], time.time(), 0
     model.train()
-    weighted = a.call_weight != 1.0 or a.refusal_weight != 1.0
     step, steps_planned = 0, a.steps
     while step < a.steps:
         if bi == len(batches):
@@ -272,21 +249,20 @@ def main():
         L = (max(len(examples[i][0]) for i in idx) + 63) // 64 * 64  # fewer distinct shapes
         ids = torch.full((len(idx), L), pad, dtype=torch.long)
         lab = torch.full((len(idx), L), -100, dtype=torch.long)
-        wgt = torch.ones((len(idx), L), dtype=torch.float32) if weighted else None
+        wgt = torch.ones((len(idx), L), dtype=torch.float32)
         for r, i in enumerate(idx):
             seq, labels, spans = examples[i]
             ids[r, :len(seq)] = torch.tensor(seq)
             lab[r, :len(seq)] = torch.tensor(labels)
-            if weighted:
-                for s0, s1, w in spans:
-                    wgt[r, s0:s1] = w
+            for s0, s1, w in spans:
+                wgt[r, s0:s1] = w
         # the trained positions, found on the CPU so the GPU never waits for a count
         tgt = lab[:, 1:]
         flat = (tgt != -100).reshape(-1).nonzero().squeeze(1)
         tgt = tgt.reshape(-1)[flat]
-        w = wgt[:, 1:].reshape(-1)[flat] if weighted else None
+        w = wgt[:, 1:].reshape(-1)[flat]  # token i predicts label i+1: the weight of i+1
         # pinned copies are asynchronous; a copy from pageable memory waits for the GPU
-        ids, flat, tgt = (t.pin_memory().to(dev, non_blocking=True) for t in (ids, flat, tgt))
+        ids, flat, tgt, w = (t.pin_memory().to(dev, non_blocking=True) for t in (ids, flat, tgt, w))
         for g in opt.param_groups:
             g["lr"] = lr_at(step)
         # right padding needs no attention mask: causal attention never looks ahead.
@@ -297,12 +273,7 @@ def main():
             hidden = hidden.reshape(-1, hidden.size(-1)).index_select(0, flat)
             logits = model.lm_head(hidden).float()
             ce = torch.nn.functional.cross_entropy(logits, tgt, reduction="none")
-            if weighted:
-                # token i predicts label i+1; the weight belongs to the predicted token
-                w = w.pin_memory().to(dev, non_blocking=True)
-                loss = (ce * w).sum() / w.sum().clamp(min=1.0)
-            else:
-                loss = ce.mean()
+            loss = (ce * w).sum() / w.sum().clamp(min=1.0)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
