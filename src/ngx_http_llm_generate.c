@@ -257,7 +257,7 @@ ngx_http_llm_prompt(ngx_http_llm_gen_t *g, int32_t **ids, size_t *n_ids,
 {
     int                   rc;
     char                 *prompt, err[512];
-    size_t                len, i;
+    size_t                len;
     llm_request          *req = g->req;
     ngx_http_request_t   *r = g->r;
     ngx_http_llm_model_t *m = g->model;
@@ -270,21 +270,8 @@ ngx_http_llm_prompt(ngx_http_llm_gen_t *g, int32_t **ids, size_t *n_ids,
             if (*ids == NULL) {
                 return NGX_HTTP_INTERNAL_SERVER_ERROR;
             }
-            for (i = 0; i < req->n_prompt_ids; i++) {
-                if (req->prompt_ids[i] < 0 || (size_t) req->prompt_ids[i]
-                    >= (size_t) llm_model_get_info(m->model)->n_vocab)
-                {
-                    free(*ids);
-                    g->sent = ngx_http_llm_send_error(r,
-                                  NGX_HTTP_BAD_REQUEST, NULL, "prompt",
-                                  "invalid_value", "prompt token %D is "
-                                  "outside the vocabulary (0..%d).",
-                                  req->prompt_ids[i],
-                                  llm_model_get_info(m->model)->n_vocab - 1);
-                    return NGX_DECLINED;
-                }
-                (*ids)[i] = req->prompt_ids[i];
-            }
+            ngx_memcpy(*ids, req->prompt_ids,
+                       req->n_prompt_ids * sizeof(int32_t));
             *n_ids = req->n_prompt_ids;
 
             if (req->echo) {
@@ -370,7 +357,7 @@ ngx_http_llm_sampler_params(llm_request *req, ngx_uint_t index,
     if (req->sampling.logit_bias) {
         json_object_foreach(req->sampling.logit_bias, key, v) {
             if (*n_bias >= NGX_HTTP_LLM_MAX_BIAS) {
-                break;
+                break;    /* the protocol layer refused more */
             }
             bias[*n_bias].id = (int32_t) strtol(key, NULL, 10);
             bias[*n_bias].bias = (float) json_number_value(v);
@@ -393,6 +380,7 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
     ngx_int_t                 rc;
     ngx_uint_t                i, status;
     llm_logit_bias            bias[NGX_HTTP_LLM_MAX_BIAS];
+    llm_api_error             err;
     llm_usage                 usage;
     llm_stream_config         sc;
     llm_sampler_params        sp;
@@ -411,6 +399,14 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
         return ngx_http_llm_send_error(r, NGX_HTTP_SERVICE_UNAVAILABLE, NULL,
                                        NULL, NULL, "Model '%V' is not loaded "
                                        "in this worker.", &m->alias);
+    }
+
+    if (llm_api_check_token_ids(req, llm_model_get_info(m->model)->n_vocab,
+                                &err)
+        != 0)
+    {
+        return ngx_http_llm_send_error(r, err.status, err.type, err.param,
+                                       err.code, "%s", err.message);
     }
 
     g = ngx_pcalloc(r->pool, sizeof(ngx_http_llm_gen_t));

@@ -14,7 +14,7 @@
 #include "parsers/llm_parser.h"
 
 
-#define NGX_HTTP_LLM_MAX_BIAS     300
+#define NGX_HTTP_LLM_MAX_BIAS     LLM_API_DEFAULT_MAX_LOGIT_BIAS
 #define NGX_HTTP_LLM_FINGERPRINT  "fp_ngx_llm"
 
 

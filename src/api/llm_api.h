@@ -31,6 +31,8 @@ typedef struct {
     size_t  max_tools;      /* default 128 */
     size_t  max_stop;       /* stop strings; default 4 */
     int     max_n;          /* choices per request; default 8 */
+    size_t  max_logit_bias; /* logit_bias entries; default 300 */
+    size_t  max_tool_calls; /* tool calls in one assistant message; default 128 */
 } llm_api_limits;
 
 #define LLM_API_DEFAULT_MAX_DEPTH     64
@@ -38,6 +40,8 @@ typedef struct {
 #define LLM_API_DEFAULT_MAX_TOOLS     128
 #define LLM_API_DEFAULT_MAX_STOP      4
 #define LLM_API_DEFAULT_MAX_N         8
+#define LLM_API_DEFAULT_MAX_LOGIT_BIAS 300
+#define LLM_API_DEFAULT_MAX_TOOL_CALLS 128
 
 void llm_api_limits_default(llm_api_limits *lim);
 
@@ -93,6 +97,14 @@ int llm_api_error_context_length(llm_api_error *err, long prompt_tokens,
     long max_tokens, long context);
 int llm_api_error_overloaded(llm_api_error *err, llm_api_kind api);
 int llm_api_error_internal(llm_api_error *err, const char *what);
+
+/*
+ * Token ids a request names (logit_bias keys, /v1/completions prompt ids)
+ * against the model's vocabulary of n_vocab ids: 0, or -1 with a 400
+ * invalid_value naming the offending id.  Run once the model is known.
+ */
+int llm_api_check_token_ids(const llm_request *req, long n_vocab,
+    llm_api_error *err);
 
 /* ---- logprobs output ---- */
 

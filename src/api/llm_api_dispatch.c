@@ -1,4 +1,7 @@
-/* Request-kind dispatch and the errors every endpoint shares. */
+/* Request-kind dispatch and the errors and checks every endpoint shares. */
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "api/llm_anthropic.h"
 #include "api/llm_api_json.h"
 #include "api/llm_openai.h"
@@ -83,4 +86,33 @@ llm_api_error_internal(llm_api_error *err, const char *what)
 {
     return llm_api_error_set(err, 500, "api_error", "internal_error", NULL,
         "The server failed while %.400s.", what ? what : "handling the request");
+}
+
+int
+llm_api_check_token_ids(const llm_request *req, long n_vocab,
+    llm_api_error *err)
+{
+    const char *key;
+    json_t     *v;
+    size_t      i;
+    long        id;
+    char        path[128];
+
+    json_object_foreach(req->sampling.logit_bias, key, v) {
+        id = strtol(key, NULL, 10);    /* 0 .. INT32_MAX: checked at parse */
+        if (id >= n_vocab) {
+            snprintf(path, sizeof(path), "logit_bias.%.100s", key);
+            return llm_api_bad_request(err, "invalid_value", path,
+                "logit_bias token %ld is outside the vocabulary (0..%ld).",
+                id, n_vocab - 1);
+        }
+    }
+    for (i = 0; i < req->n_prompt_ids; i++) {
+        if (req->prompt_ids[i] < 0 || req->prompt_ids[i] >= n_vocab) {
+            return llm_api_bad_request(err, "invalid_value", "prompt",
+                "prompt token %ld is outside the vocabulary (0..%ld).",
+                (long) req->prompt_ids[i], n_vocab - 1);
+        }
+    }
+    return 0;
 }

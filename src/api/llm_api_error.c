@@ -13,6 +13,8 @@ llm_api_limits_default(llm_api_limits *lim)
     lim->max_tools = LLM_API_DEFAULT_MAX_TOOLS;
     lim->max_stop = LLM_API_DEFAULT_MAX_STOP;
     lim->max_n = LLM_API_DEFAULT_MAX_N;
+    lim->max_logit_bias = LLM_API_DEFAULT_MAX_LOGIT_BIAS;
+    lim->max_tool_calls = LLM_API_DEFAULT_MAX_TOOL_CALLS;
 }
 
 static int

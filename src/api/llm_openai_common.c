@@ -173,13 +173,20 @@ llm_api_parse_stop(const json_t *v, const char *param, size_t max,
     return 1;
 }
 
+/*
+ * logit_bias: keys are token ids written in decimal, 0 .. INT32_MAX (a
+ * larger key must not wrap around onto a real id), at most max entries,
+ * biases from -100 to 100.  Ids beyond the vocabulary are refused once the
+ * model is known (llm_api_check_token_ids).
+ */
 static int
-parse_logit_bias(const json_t *root, llm_request *req, llm_api_error *err)
+parse_logit_bias(const json_t *root, size_t max, llm_request *req,
+    llm_api_error *err)
 {
     const json_t *lb = json_object_get(root, "logit_bias");
-    const char   *key;
+    const char   *key, *p;
     json_t       *val;
-    char          path[128], *end;
+    char          path[128];
     double        d;
 
     if (lb == NULL || json_is_null(lb)) {
@@ -189,14 +196,21 @@ parse_logit_bias(const json_t *root, llm_request *req, llm_api_error *err)
         return llm_api_type_error(err, "logit_bias",
             "an object mapping token ids to biases", lb);
     }
+    if (json_object_size(lb) > max) {
+        return llm_api_bad_request(err, "invalid_value", "logit_bias",
+            "Invalid 'logit_bias': at most %zu entries are supported, but "
+            "got %zu.", max, json_object_size(lb));
+    }
     json_object_foreach((json_t *) lb, key, val) {
         llm_api_path(path, sizeof(path), "logit_bias.%.100s", key);
-        if (key[0] < '0' || key[0] > '9' || strtoll(key, &end, 10) < 0
-            || *end != '\0' || strlen(key) > 10)
+        for (p = key; *p >= '0' && *p <= '9'; p++) { /* void */ }
+        if (p == key || *p != '\0' || p - key > 10
+            || (p - key == 10 && strcmp(key, "2147483647") > 0))
         {
             return llm_api_bad_request(err, "invalid_value", "logit_bias",
                 "Invalid key in 'logit_bias': expected a token id written "
-                "as a decimal string, but got '%.100s'.", key);
+                "as a decimal string from 0 to 2147483647, but got "
+                "'%.100s'.", key);
         }
         if (!json_is_number(val)) {
             return llm_api_type_error(err, path, "a number", val);
@@ -210,6 +224,10 @@ parse_logit_bias(const json_t *root, llm_request *req, llm_api_error *err)
     }
     if (json_object_size(lb) > 0) {
         req->sampling.logit_bias = json_deep_copy(lb);
+        if (req->sampling.logit_bias == NULL) {
+            return llm_api_error_set(err, 500, "api_error", NULL, NULL,
+                "Out of memory while reading the request.");
+        }
     }
     return 1;
 }
@@ -342,7 +360,10 @@ llm_openai_parse_common(const json_t *root, const llm_api_limits *lim,
     if (rc) {
         req->sampling.frequency_penalty = d;
     }
-    if (parse_logit_bias(root, req, err) < 0) {
+    if (parse_logit_bias(root, lim && lim->max_logit_bias
+                         ? lim->max_logit_bias : LLM_API_DEFAULT_MAX_LOGIT_BIAS,
+                         req, err) < 0)
+    {
         return -1;
     }
     if (llm_api_opt_string(root, "user", "user", &s, err) < 0) {

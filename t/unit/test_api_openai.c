@@ -80,6 +80,12 @@ static const struct {
     { "{" MSG ",\"logit_bias\":{\"abc\":1}}", "logit_bias", "token id" },
     { "{" MSG ",\"logit_bias\":{\"-1\":1}}", "logit_bias", "token id" },
     { "{" MSG ",\"logit_bias\":{\"50\":101}}", "logit_bias.50", "from -100 to 100" },
+    /* ids that would wrap around in 32 bits onto a real token */
+    { "{" MSG ",\"logit_bias\":{\"4294967296\":1}}", "logit_bias", "from 0 to 2147483647, but got '4294967296'" },
+    { "{" MSG ",\"logit_bias\":{\"2147483648\":1}}", "logit_bias", "from 0 to 2147483647" },
+    { "{" MSG ",\"logit_bias\":{\"12345678901\":1}}", "logit_bias", "from 0 to 2147483647" },
+    { "{" MSG ",\"logit_bias\":{\"+5\":1}}", "logit_bias", "token id" },
+    { "{" MSG ",\"logit_bias\":{\"5 \":1}}", "logit_bias", "token id" },
     { "{" MSG ",\"logit_bias\":{\"50\":\"x\"}}", "logit_bias.50", "expected a number" },
     { "{" MSG ",\"logprobs\":1}", "logprobs", "expected a boolean" },
     { "{" MSG ",\"top_logprobs\":3}", "top_logprobs", "requires 'logprobs'" },
@@ -312,11 +318,46 @@ test_good(void)
     llm_request_free(&req);
 }
 
+/* logit_bias: how many entries, and ids against the vocabulary */
+static void
+test_logit_bias(void)
+{
+    llm_request   req;
+    llm_api_error err;
+    char          body[16384], *p;
+    int           i;
+
+    p = body + sprintf(body, "{" MSG ",\"logit_bias\":{");
+    for (i = 0; i < 301; i++) p += sprintf(p, "%s\"%d\":1", i ? "," : "", i);
+    strcpy(p, "}}");
+    ok(parse(body, &req, &err) == -1 && err.status == 400 && strcmp(err.param, "logit_bias") == 0
+       && strstr(err.message, "at most 300 entries") != NULL, "301 logit_bias entries are a 400: %s", err.message);
+    llm_request_free(&req);
+
+    p = strrchr(body, ',');
+    strcpy(p, "}}");    /* 300 entries */
+    ok(parse(body, &req, &err) == 0 && json_object_size(req.sampling.logit_bias) == 300, "300 entries are accepted");
+    llm_request_free(&req);
+
+    ok(parse("{" MSG ",\"logit_bias\":{\"2147483647\":1,\"255\":-1}}", &req, &err) == 0, "2147483647 parses");
+    memset(&err, 0, sizeof(err));
+    ok(llm_api_check_token_ids(&req, 256, &err) == -1 && err.status == 400
+       && strcmp(err.param, "logit_bias.2147483647") == 0 && strstr(err.message, "outside the vocabulary (0..255)") != NULL,
+       "an id beyond the vocabulary is a 400 once the model is known: %s", err.message);
+    llm_request_free(&req);
+
+    ok(parse("{" MSG ",\"logit_bias\":{\"255\":-1,\"0\":3}}", &req, &err) == 0
+       && llm_api_check_token_ids(&req, 256, &err) == 0, "ids inside the vocabulary pass");
+    ok(llm_api_check_token_ids(&req, 255, &err) == -1 && strcmp(err.param, "logit_bias.255") == 0, "255 is outside a 255-token vocabulary");
+    llm_request_free(&req);
+}
+
 int
 main(void)
 {
     llm_api_limits_default(&lim);
     test_bad();
+    test_logit_bias();
     test_limits();
     test_good();
     return done_testing();
