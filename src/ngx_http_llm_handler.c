@@ -135,6 +135,43 @@ ngx_http_llm_not_allowed(ngx_http_request_t *r, char *allowed)
 }
 
 
+/* NGX_OK when the request says its body is JSON (llm_api_content_type_is_json). */
+static ngx_int_t
+ngx_http_llm_json_body_declared(ngx_http_request_t *r)
+{
+    ngx_table_elt_t  *ct = r->headers_in.content_type;
+
+    if (ct && llm_api_content_type_is_json((char *) ct->value.data,
+                                           ct->value.len))
+    {
+        return NGX_OK;
+    }
+
+    return NGX_DECLINED;
+}
+
+
+/* 415 in the protocol's shape; the body is discarded unread. */
+static ngx_int_t
+ngx_http_llm_unsupported_media_type(ngx_http_request_t *r)
+{
+    ngx_int_t         rc;
+    llm_api_error     err;
+    ngx_table_elt_t  *ct = r->headers_in.content_type;
+
+    rc = ngx_http_discard_request_body(r);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    llm_api_error_content_type(&err, ct ? (char *) ct->value.data : NULL,
+                               ct ? ct->value.len : 0);
+
+    return ngx_http_llm_send_error(r, err.status, err.type, NULL, err.code,
+                                   "%s", err.message);
+}
+
+
 ngx_int_t
 ngx_http_llm_handler(ngx_http_request_t *r)
 {
@@ -166,6 +203,10 @@ ngx_http_llm_handler(ngx_http_request_t *r)
 
         return lcf->api == LLM_API_MODELS ? ngx_http_llm_models_handler(r)
                                           : ngx_http_llm_health_handler(r);
+    }
+
+    if (ngx_http_llm_json_body_declared(r) != NGX_OK) {
+        return ngx_http_llm_unsupported_media_type(r);
     }
 
     r->request_body_in_single_buf = 1;

@@ -1,10 +1,12 @@
 # Error statuses and shapes on inference endpoints.
 use Test::Nginx::Socket 'no_plan';
+use Test::LLM::Json qw(json_content_type);
 
 no_shuffle();
 
 add_block_preprocessor(sub {
     my $block = shift;
+    json_content_type($block);
     $block->set_value("main_config", "thread_pool llm threads=1;")
         unless defined $block->main_config;
     $block->set_value("http_config",

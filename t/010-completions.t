@@ -1,6 +1,7 @@
 # POST /v1/completions on a fixture model with a byte-level tokenizer
 # (token id N is byte N): greedy output equals transformers' golden tokens.
 use Test::Nginx::Socket 'no_plan';
+use Test::LLM::Json qw(json_content_type);
 use JSON::PP;
 
 our $ref = do {
@@ -25,6 +26,7 @@ no_shuffle();
 
 add_block_preprocessor(sub {
     my $block = shift;
+    json_content_type($block);
     $block->set_value("main_config", "thread_pool llm threads=1;")
         unless defined $block->main_config;
     $block->set_value("http_config",

@@ -1,11 +1,13 @@
 # Anthropic /v1/messages and /v1/messages/count_tokens on a fixture model:
 # shapes, the streaming event sequence, errors in Anthropic's shape.
 use Test::Nginx::Socket 'no_plan';
+use Test::LLM::Json qw(json_content_type);
 
 no_shuffle();
 
 add_block_preprocessor(sub {
     my $block = shift;
+    json_content_type($block);
     $block->set_value("main_config", "thread_pool llm threads=1;")
         unless defined $block->main_config;
     $block->set_value("http_config",

@@ -4,6 +4,7 @@
 # names the limit.  The template bounds use a copy of the fixture model with
 # a template whose loops follow request data (chat_template_kwargs "mode").
 use Test::Nginx::Socket 'no_plan';
+use Test::LLM::Json qw(json_content_type);
 use File::Temp qw(tempdir);
 use JSON::PP ();
 
@@ -40,6 +41,7 @@ no_shuffle();
 
 add_block_preprocessor(sub {
     my $block = shift;
+    json_content_type($block);
     $block->set_value("main_config", "thread_pool llm threads=1;")
         unless defined $block->main_config;
     $block->set_value("http_config",

@@ -3,6 +3,7 @@
 # bodies that are not declared as JSON, errors nginx answers before a
 # location is chosen, tool calls per message, embeddings token totals.
 use Test::Nginx::Socket 'no_plan';
+use Test::LLM::Json qw(json_content_type);
 
 sub chat_body { '{"model": "tiny", "max_tokens": 1, "messages": [{"role": "user", "content": "hi"}], ' . $_[0] . '}' }
 sub bias_entries { '{' . join(',', map { qq("$_": 1) } 0 .. $_[0] - 1) . '}' }
@@ -11,6 +12,7 @@ no_shuffle();
 
 add_block_preprocessor(sub {
     my $block = shift;
+    json_content_type($block);
     $block->set_value("main_config", "thread_pool llm threads=1;")
         unless defined $block->main_config;
     $block->set_value("http_config",
@@ -23,8 +25,6 @@ add_block_preprocessor(sub {
         . "location = /v1/embeddings { llm_api embeddings; }\n"
         . "location /v1/messages { llm_api messages; }")
         unless defined $block->config;
-    $block->set_value("more_headers", "Content-Type: application/json")
-        unless defined $block->more_headers;
     $block->set_value("no_error_log", "[alert]\n[crit]\n[emerg]")
         unless defined $block->no_error_log or defined $block->error_log;
 });
@@ -71,3 +71,59 @@ POST /v1/completions
 "POST /v1/chat/completions\n" . main::chat_body('"logit_bias": ' . main::bias_entries(255))
 --- error_code: 200
 --- response_body_like: "object":"chat.completion"
+
+
+
+=== TEST 6: a text/plain body (a browser's simple cross-origin POST) is a 415, not generation
+--- request eval
+"POST /v1/chat/completions\n" . main::chat_body('"stream": false')
+--- more_headers
+Content-Type: text/plain;charset=UTF-8
+--- error_code: 415
+--- response_headers
+Content-Type: application/json
+--- response_body_like: ^\{"error":\{"message":"Unsupported Content-Type 'text/plain;charset=UTF-8': this endpoint takes a JSON body sent as 'application/json'.","type":"invalid_request_error","param":null,"code":"unsupported_media_type","request_id":"[0-9a-f]{32}"\}\}$
+
+
+
+=== TEST 7: a form body on /v1/messages is a 415 in Anthropic's shape
+--- request
+POST /v1/messages
+{"model": "tiny", "max_tokens": 1, "messages": [{"role": "user", "content": "hi"}]}
+--- more_headers
+Content-Type: application/x-www-form-urlencoded
+--- error_code: 415
+--- response_body_like: ^\{"type":"error","error":\{"type":"invalid_request_error","message":"Unsupported Content-Type 'application/x-www-form-urlencoded'
+
+
+
+=== TEST 8: no Content-Type at all (an untyped Blob) is a 415 on every JSON endpoint
+--- request eval
+["POST /v1/chat/completions\n" . main::chat_body('"n": 1'),
+ "POST /v1/completions\n{\"prompt\": \"ab\", \"max_tokens\": 1}",
+ "POST /v1/embeddings\n{\"input\": \"ab\"}",
+ "POST /v1/messages\n{\"max_tokens\": 1, \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}",
+ "POST /v1/messages/count_tokens\n{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}"]
+--- more_headers eval
+[("# no Content-Type") x 5]
+--- error_code eval
+[415, 415, 415, 415, 415]
+--- response_body_like eval
+["\"message\":\"This endpoint takes a JSON body: send it with the header 'Content-Type: application/json'.\"",
+ "\"code\":\"unsupported_media_type\"", "\"code\":\"unsupported_media_type\"",
+ "^\\{\"type\":\"error\",\"error\":\\{\"type\":\"invalid_request_error\",\"message\":\"This endpoint takes a JSON body",
+ "^\\{\"type\":\"error\",\"error\":\\{\"type\":\"invalid_request_error\""]
+
+
+
+=== TEST 9: application/json in any case and with parameters is accepted
+--- request eval
+["POST /v1/messages/count_tokens\n{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}",
+ "POST /v1/messages/count_tokens\n{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}",
+ "POST /v1/messages/count_tokens\n{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}"]
+--- more_headers eval
+["Content-Type: application/json; charset=utf-8", "Content-Type: Application/JSON", "Content-Type: application/jsonx"]
+--- error_code eval
+[200, 200, 415]
+--- response_body_like eval
+["\"input_tokens\":\\d+", "\"input_tokens\":\\d+", "Unsupported Content-Type 'application/jsonx'"]

@@ -2,6 +2,7 @@
 # (models/ngxllm-tiny: trained to think in <think> and call tools in Hermes
 # <tool_call> blocks).  Parsers are auto-selected from its template.
 use Test::Nginx::Socket 'no_plan';
+use Test::LLM::Json qw(json_content_type);
 
 our $W = '{"type": "function", "function": {"name": "get_weather", "description": "Get the current weather for a city", "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]}}}';
 our $ASK = '{"role": "user", "content": "What is the weather in Paris?"}';
@@ -10,6 +11,7 @@ no_shuffle();
 
 add_block_preprocessor(sub {
     my $block = shift;
+    json_content_type($block);
     $block->set_value("main_config", "thread_pool llm threads=1;")
         unless defined $block->main_config;
     $block->set_value("http_config",

@@ -1,6 +1,7 @@
 # Anthropic messages with the shipped default model: every stop_reason, tool
 # use round trip, thinking on and off, streaming tool input.
 use Test::Nginx::Socket 'no_plan';
+use Test::LLM::Json qw(json_content_type);
 
 our $W = '{"name": "get_weather", "description": "Get the current weather for a city", "input_schema": {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]}}';
 our $ASK = '{"role": "user", "content": "What is the weather in Paris?"}';
@@ -9,6 +10,7 @@ no_shuffle();
 
 add_block_preprocessor(sub {
     my $block = shift;
+    json_content_type($block);
     $block->set_value("main_config", "thread_pool llm threads=1;")
         unless defined $block->main_config;
     $block->set_value("http_config",

@@ -106,6 +106,20 @@ int llm_api_error_internal(llm_api_error *err, const char *what);
 int llm_api_check_token_ids(const llm_request *req, long n_vocab,
     llm_api_error *err);
 
+/*
+ * 1 when a Content-Type header value declares a JSON body: the media type
+ * application/json in any case, optionally followed by parameters
+ * ("; charset=utf-8").  0 for anything else, and for no header (NULL).
+ * The JSON endpoints refuse other bodies with 415, so that a browser's
+ * "simple" cross-origin POST (text/plain, a form, an untyped Blob) cannot
+ * start work on a deployment without authentication.
+ */
+int llm_api_content_type_is_json(const char *value, size_t len);
+
+/* The 415 for a body that is not declared as JSON (value NULL: no header). */
+int llm_api_error_content_type(llm_api_error *err, const char *value,
+    size_t len);
+
 /* ---- logprobs output ---- */
 
 /*

@@ -1,6 +1,8 @@
 /* Request-kind dispatch and the errors and checks every endpoint shares. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 
 #include "api/llm_anthropic.h"
 #include "api/llm_api_json.h"
@@ -115,4 +117,41 @@ llm_api_check_token_ids(const llm_request *req, long n_vocab,
         }
     }
     return 0;
+}
+
+int
+llm_api_content_type_is_json(const char *value, size_t len)
+{
+    static const char  json[] = "application/json";
+    size_t             n = sizeof(json) - 1, i;
+
+    if (value == NULL) {
+        return 0;
+    }
+    while (len && (*value == ' ' || *value == '\t')) {
+        value++;
+        len--;
+    }
+    if (len < n || strncasecmp(value, json, n) != 0) {
+        return 0;
+    }
+    for (i = n; i < len && (value[i] == ' ' || value[i] == '\t'); i++) {
+        /* void */
+    }
+    return i == len || value[i] == ';';
+}
+
+int
+llm_api_error_content_type(llm_api_error *err, const char *value, size_t len)
+{
+    if (value == NULL) {
+        return llm_api_error_set(err, 415, "invalid_request_error",
+            "unsupported_media_type", NULL,
+            "This endpoint takes a JSON body: send it with the header "
+            "'Content-Type: application/json'.");
+    }
+    return llm_api_error_set(err, 415, "invalid_request_error",
+        "unsupported_media_type", NULL,
+        "Unsupported Content-Type '%.*s': this endpoint takes a JSON body "
+        "sent as 'application/json'.", (int) (len > 100 ? 100 : len), value);
 }
