@@ -173,6 +173,7 @@ ngx_http_llm_create_loc_conf(ngx_conf_t *cf)
 
     /* tool_parser, reasoning_parser: zero length = unset */
     lcf->api = NGX_CONF_UNSET;
+    lcf->server_api = NGX_CONF_UNSET;
     lcf->max_tokens = NGX_CONF_UNSET;
 
     return lcf;
@@ -419,6 +420,8 @@ ngx_http_llm_api(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     ngx_str_t                 *value;
     ngx_uint_t                 i;
+    ngx_http_llm_loc_conf_t   *slcf;
+    ngx_http_core_srv_conf_t  *cscf;
     ngx_http_core_loc_conf_t  *clcf;
 
     if (lcf->api != NGX_CONF_UNSET) {
@@ -447,6 +450,14 @@ ngx_http_llm_api(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     clcf = ngx_http_conf_get_module_loc_conf(cf, ngx_http_core_module);
     clcf->handler = ngx_http_llm_handler;
+
+    /* the server's own level answers errors that precede location matching */
+    cscf = ngx_http_conf_get_module_srv_conf(cf, ngx_http_core_module);
+    slcf = cscf->ctx->loc_conf[ngx_http_llm_module.ctx_index];
+    slcf->server_api = lcf->api == LLM_API_MESSAGES
+                       && (slcf->server_api == NGX_CONF_UNSET
+                           || slcf->server_api == LLM_API_MESSAGES)
+                       ? LLM_API_MESSAGES : LLM_API_CHAT;
 
     return NGX_CONF_OK;
 }

@@ -52,6 +52,13 @@ typedef struct {
 
 typedef struct {
     ngx_int_t                  api;          /* llm_api_kind, NGX_CONF_UNSET if none */
+    /*
+     * Server level only (not inherited): the error shape of a server with
+     * llm_api locations, for errors nginx answers before a location is
+     * chosen (TRACE, Content-Length with Transfer-Encoding): MESSAGES when
+     * every llm_api location of the server is Anthropic, else CHAT.
+     */
+    ngx_int_t                  server_api;
     ngx_str_t                  tool_parser;  /* "auto", "none" or an id */
     ngx_str_t                  reasoning_parser;
     ngx_int_t                  max_tokens;
@@ -91,6 +98,7 @@ u_char *ngx_http_llm_error_json(ngx_http_request_t *r, ngx_uint_t status,
 ngx_int_t ngx_http_llm_filter_init(ngx_conf_t *cf);
 ngx_int_t ngx_http_llm_add_header(ngx_http_request_t *r, const char *key,
     ngx_str_t *value);
+ngx_int_t ngx_http_llm_error_api(ngx_http_llm_loc_conf_t *lcf);
 
 /* Endpoints that need no inference (ngx_http_llm_info.c). */
 ngx_int_t ngx_http_llm_models_handler(ngx_http_request_t *r);

@@ -13,6 +13,18 @@ static ngx_http_output_header_filter_pt  ngx_http_next_header_filter;
 static ngx_http_output_body_filter_pt    ngx_http_next_body_filter;
 
 
+/*
+ * The protocol whose shape a response of this configuration takes: the
+ * location's llm_api kind, or, while no location is chosen yet (the
+ * server's own level), the server's; NGX_CONF_UNSET when neither has one.
+ */
+ngx_int_t
+ngx_http_llm_error_api(ngx_http_llm_loc_conf_t *lcf)
+{
+    return lcf->api != NGX_CONF_UNSET ? lcf->api : lcf->server_api;
+}
+
+
 /* OpenAI error types for statuses nginx itself produces. */
 static const char *
 ngx_http_llm_openai_error_type(ngx_uint_t status)
@@ -54,7 +66,7 @@ ngx_http_llm_error_json(ngx_http_request_t *r, ngx_uint_t status,
     }
 
     llm_buf_init(&b);
-    rc = lcf->api == LLM_API_MESSAGES
+    rc = ngx_http_llm_error_api(lcf) == LLM_API_MESSAGES
          ? llm_anthropic_error_json(&b, &err, rid[0] ? rid : NULL)
          : llm_openai_error_json(&b, &err, rid[0] ? rid : NULL);
 
@@ -204,7 +216,9 @@ ngx_http_llm_header_filter(ngx_http_request_t *r)
 
     lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
 
-    if (lcf == NULL || lcf->api == NGX_CONF_UNSET || r != r->main) {
+    if (lcf == NULL || ngx_http_llm_error_api(lcf) == NGX_CONF_UNSET
+        || r != r->main)
+    {
         return ngx_http_next_header_filter(r);
     }
 

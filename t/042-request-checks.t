@@ -127,3 +127,46 @@ Content-Type: application/x-www-form-urlencoded
 [200, 200, 415]
 --- response_body_like eval
 ["\"input_tokens\":\\d+", "\"input_tokens\":\\d+", "Unsupported Content-Type 'application/jsonx'"]
+
+
+
+=== TEST 10: TRACE, refused by nginx before any location is chosen, is a JSON 405 on an llm_api server
+--- raw_request eval
+"TRACE /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+--- error_code: 405
+--- response_headers
+Content-Type: application/json
+--- response_body_like: ^\{"error":\{"message":"Method not allowed.","type":"invalid_request_error","param":null,"code":null,"request_id":"[0-9a-f]{32}"\}\}$
+
+
+
+=== TEST 11: Content-Length with Transfer-Encoding is a JSON 400 on an llm_api server
+--- raw_request eval
+"POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+--- error_code: 400
+--- response_headers
+Content-Type: application/json
+--- response_body_like: ^\{"error":\{"message":"Bad request.","type":"invalid_request_error","param":null,"code":null,"request_id":"[0-9a-f]{32}"\}\}$
+
+
+
+=== TEST 12: a server whose llm_api locations are all Anthropic answers them in Anthropic's shape
+--- config
+location /v1/messages { llm_api messages; }
+--- raw_request eval
+"TRACE /v1/messages HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+--- error_code: 405
+--- response_body_like: ^\{"type":"error","error":\{"type":"invalid_request_error","message":"Method not allowed."\},"request_id":"[0-9a-f]{32}"\}$
+
+
+
+=== TEST 13: a location without llm_api in the same server keeps nginx's own pages
+--- config
+location = /v1/chat/completions { llm_api chat; }
+location = /static { return 404; }
+--- request
+GET /static
+--- error_code: 404
+--- response_headers
+Content-Type: text/html
+--- response_body_like: <title>404 Not Found</title>
