@@ -130,33 +130,7 @@ POST /v1/chat/completions
 
 
 
-=== TEST 10: API keys checked by nginx (map on Authorization or x-api-key): a wrong key gets a JSON 401
---- http_config
-llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32;
-llm_thread_pool llm;
-map "$http_authorization$http_x_api_key" $llm_key_ok {
-    default                0;
-    "Bearer sk-test-123"   1;
-    "sk-test-123"          1;
-}
---- config
-location /v1/messages {
-    if ($llm_key_ok = 0) { return 401; }
-    llm_api messages;
-}
---- request eval
-["POST /v1/messages\n{\"max_tokens\": 1, \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}",
- "POST /v1/messages\n{\"max_tokens\": 1, \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}"]
---- more_headers eval
-["x-api-key: wrong", "x-api-key: sk-test-123"]
---- error_code eval
-[401, 200]
---- response_body_like eval
-["^\\{\"type\":\"error\",\"error\":\\{\"type\":\"authentication_error\",\"message\":\"Authentication required.\"\\}", "\"type\":\"message\""]
-
-
-
-=== TEST 11: limit_req rejections are JSON 429s
+=== TEST 10: limit_req rejections are JSON 429s
 --- http_config
 llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32;
 llm_thread_pool llm;
