@@ -221,7 +221,7 @@ ngx_http_llm_handler(ngx_http_request_t *r)
 
 
 /* Collects the request body into one buffer, reading a temp file if needed. */
-static u_char *
+u_char *
 ngx_http_llm_collect_body(ngx_http_request_t *r, size_t *len)
 {
     u_char       *p, *body;

@@ -20,6 +20,8 @@ static char *ngx_http_llm_thread_pool(ngx_conf_t *cf, ngx_command_t *cmd,
 static char *ngx_http_llm_parser(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_llm_api(ngx_conf_t *cf, ngx_command_t *cmd, void *conf);
+static char *ngx_http_llm_errors(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
 
 
 static ngx_conf_num_bounds_t  ngx_http_llm_max_tokens_bounds = {
@@ -60,6 +62,13 @@ static ngx_command_t  ngx_http_llm_commands[] = {
     { ngx_string("llm_api"),
       NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_http_llm_api,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      0,
+      NULL },
+
+    { ngx_string("llm_errors"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_http_llm_errors,
       NGX_HTTP_LOC_CONF_OFFSET,
       0,
       NULL },
@@ -174,6 +183,7 @@ ngx_http_llm_create_loc_conf(ngx_conf_t *cf)
     /* tool_parser, reasoning_parser: zero length = unset */
     lcf->api = NGX_CONF_UNSET;
     lcf->server_api = NGX_CONF_UNSET;
+    lcf->errors = NGX_CONF_UNSET;
     lcf->max_tokens = NGX_CONF_UNSET;
 
     return lcf;
@@ -199,6 +209,8 @@ ngx_http_llm_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     if (conf->api == NGX_CONF_UNSET) {
         conf->api = prev->api;
     }
+
+    ngx_conf_merge_value(conf->errors, prev->errors, NGX_CONF_UNSET);
 
     return NGX_CONF_OK;
 }
@@ -474,4 +486,38 @@ static void
 ngx_http_llm_exit_process(ngx_cycle_t *cycle)
 {
     ngx_http_llm_workers_exit(cycle);
+}
+
+
+/* llm_errors openai | anthropic: the shape of nginx's own error pages in a
+ * location that is not an llm_api endpoint (a front proxying to nodes). */
+static char *
+ngx_http_llm_errors(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_llm_loc_conf_t *lcf = conf;
+
+    ngx_str_t  *value;
+
+    if (lcf->errors != NGX_CONF_UNSET) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+
+    if (value[1].len == 6 && ngx_strncmp(value[1].data, "openai", 6) == 0) {
+        lcf->errors = LLM_API_CHAT;
+
+    } else if (value[1].len == 9
+               && ngx_strncmp(value[1].data, "anthropic", 9) == 0)
+    {
+        lcf->errors = LLM_API_MESSAGES;
+
+    } else {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "unknown llm_errors \"%V\", expected openai or "
+                           "anthropic", &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    return NGX_CONF_OK;
 }

@@ -59,6 +59,9 @@ typedef struct {
      * every llm_api location of the server is Anthropic, else CHAT.
      */
     ngx_int_t                  server_api;
+    ngx_int_t                  errors;       /* llm_errors: LLM_API_CHAT (OpenAI
+                                                shape), LLM_API_MESSAGES
+                                                (Anthropic) or NGX_CONF_UNSET */
     ngx_str_t                  tool_parser;  /* "auto", "none" or an id */
     ngx_str_t                  reasoning_parser;
     ngx_int_t                  max_tokens;
@@ -117,6 +120,9 @@ const char *ngx_http_llm_parser_ids(ngx_uint_t kind);
 
 /* Content handler (ngx_http_llm_handler.c). */
 ngx_int_t ngx_http_llm_handler(ngx_http_request_t *r);
+/* The whole request body in one NUL-terminated buffer of r->pool (read from
+ * its temp file if needed); "" when there is none, NULL on failure. */
+u_char *ngx_http_llm_collect_body(ngx_http_request_t *r, size_t *len);
 
 /* Variables (ngx_http_llm_variables.c). */
 ngx_int_t ngx_http_llm_add_variables(ngx_conf_t *cf);

@@ -15,13 +15,16 @@ static ngx_http_output_body_filter_pt    ngx_http_next_body_filter;
 
 /*
  * The protocol whose shape a response of this configuration takes: the
- * location's llm_api kind, or, while no location is chosen yet (the
- * server's own level), the server's; NGX_CONF_UNSET when neither has one.
+ * location's llm_api kind, else its llm_errors, or, while no location is
+ * chosen yet (the server's own level), the server's; NGX_CONF_UNSET when
+ * none has one.
  */
 ngx_int_t
 ngx_http_llm_error_api(ngx_http_llm_loc_conf_t *lcf)
 {
-    return lcf->api != NGX_CONF_UNSET ? lcf->api : lcf->server_api;
+    return lcf->api != NGX_CONF_UNSET ? lcf->api
+           : lcf->errors != NGX_CONF_UNSET ? lcf->errors
+           : lcf->server_api;
 }
 
 
@@ -218,6 +221,17 @@ ngx_http_llm_header_filter(ngx_http_request_t *r)
 
     if (lcf == NULL || ngx_http_llm_error_api(lcf) == NGX_CONF_UNSET
         || r != r->main)
+    {
+        return ngx_http_next_header_filter(r);
+    }
+
+    /*
+     * llm_errors alone (a proxy location): responses from elsewhere, a
+     * node's own errors included, pass untouched; only nginx's own error
+     * pages (err_status set) are replaced.
+     */
+    if (lcf->api == NGX_CONF_UNSET && lcf->errors != NGX_CONF_UNSET
+        && (r->err_status < 400 || r->header_only))
     {
         return ngx_http_next_header_filter(r);
     }

@@ -1,6 +1,6 @@
 /*
  * $llm_model, $llm_prompt_tokens, $llm_completion_tokens, $llm_ttft_ms
- * for log_format.
+ * for log_format; $llm_request_id, the id this module answers with.
  */
 #include "ngx_http_llm_module.h"
 
@@ -59,6 +59,32 @@ ngx_http_llm_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v,
 }
 
 
+/*
+ * The client's X-Request-ID when valid, else $request_id: what responses of
+ * llm_api and llm_errors locations carry, and what a front passes on to the
+ * nodes (proxy_set_header X-Request-ID $llm_request_id) so both log one id.
+ */
+static ngx_int_t
+ngx_http_llm_request_id_variable(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, uintptr_t data)
+{
+    ngx_http_llm_ctx_t  *ctx;
+
+    ctx = ngx_http_llm_get_ctx(r->main);
+    if (ctx == NULL) {
+        return NGX_ERROR;
+    }
+
+    v->data = ctx->request_id.data;
+    v->len = ctx->request_id.len;
+    v->valid = 1;
+    v->no_cacheable = 0;
+    v->not_found = 0;
+
+    return NGX_OK;
+}
+
+
 static ngx_http_variable_t  ngx_http_llm_vars[] = {
 
     { ngx_string("llm_model"), NULL, ngx_http_llm_variable,
@@ -72,6 +98,9 @@ static ngx_http_variable_t  ngx_http_llm_vars[] = {
 
     { ngx_string("llm_ttft_ms"), NULL, ngx_http_llm_variable,
       NGX_HTTP_LLM_VAR_TTFT_MS, NGX_HTTP_VAR_NOCACHEABLE, 0 },
+
+    { ngx_string("llm_request_id"), NULL, ngx_http_llm_request_id_variable,
+      0, 0, 0 },
 
       ngx_http_null_variable
 };
