@@ -41,23 +41,32 @@ typedef struct {
     void  (*softmax)(float *x, int n);
     /* g = silu(g) * u */
     void  (*silu_mul)(float *g, const float *u, int n);
-    /* rotate-half RoPE of one head of size 2*half: (a, b) -> (a*c - b*s, b*c + a*s) */
+    /* g = gelu_tanh(g) * u, GELU with the tanh approximation (Gemma's GeGLU):
+     * 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))) */
+    void  (*gelu_tanh_mul)(float *g, const float *u, int n);
+    /* x = cap * tanh(x / cap): logit soft-capping (Gemma 2) */
+    void  (*softcap)(float *x, int n, float cap);
+    /* rotate-half RoPE of the first 2*half values of a head: (a, b) -> (a*c - b*s, b*c + a*s)
+     * with a = x[i], b = x[i + half] */
     void  (*rope)(float *x, const float *cos_, const float *sin_, int half);
+    /* the same with interleaved pairs a = x[2i], b = x[2i + 1] (GLM) */
+    void  (*rope_pairs)(float *x, const float *cos_, const float *sin_, int half);
     /* widen n weights of any dtype to f32 */
     void  (*to_f32)(float *y, const void *w, llm_wtype t, int n);
     /* streaming read of n bytes (multiple of 64) returning a value that depends on all */
     uint64_t (*read_stream)(const void *p, size_t n);
     /*
      * Attention of one query head over n cached positions:
-     *   s_j = scale * q.k_j,  p = softmax(s),  out = sum_j p_j v_j
+     *   s_j = scale * q.k_j,  s_j = cap * tanh(s_j / cap) when cap > 0,
+     *   p = softmax(s),  out = sum_j p_j v_j
      * k and v point at the first position; consecutive positions are
      * stride floats apart.  scores holds n floats of scratch.
      */
     void  (*attend)(float *out, const float *q, const float *k, const float *v,
-                    size_t stride, int n, int hd, float scale, float *scores);
+                    size_t stride, int n, int hd, float scale, float cap, float *scores);
     /* the same over a float16 cache */
     void  (*attend_f16)(float *out, const float *q, const uint16_t *k, const uint16_t *v,
-                        size_t stride, int n, int hd, float scale, float *scores);
+                        size_t stride, int n, int hd, float scale, float cap, float *scores);
     /* y = float16(x), round to nearest even */
     void  (*f32_to_f16)(uint16_t *y, const float *x, int n);
 } llm_kernels;

@@ -250,6 +250,61 @@ v_silu_mul(float *g, const float *u, int n)
     for (; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
 }
 
+/* tanh(y) = sign(y) (1 - 2 / (exp(2|y|) + 1)); absolute error ~1e-7 */
+AVX2 INLINE __m256
+tanh8(__m256 y)
+{
+    const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
+    __m256 a = _mm256_andnot_ps(sign, y);
+    __m256 e = exp8(_mm256_add_ps(a, a));
+    __m256 t = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
+    return _mm256_or_ps(t, _mm256_and_ps(sign, y));
+}
+
+/* 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)) */
+AVX2 static void
+v_gelu_tanh_mul(float *g, const float *u, int n)
+{
+    const __m256 one = _mm256_set1_ps(1.0f), c3 = _mm256_set1_ps(0.044715f);
+    const __m256 m2k = _mm256_set1_ps(-2.0f * 0.7978845608028654f);
+    int i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        __m256 x = _mm256_loadu_ps(g + i);
+        __m256 in = _mm256_fmadd_ps(_mm256_mul_ps(c3, x), _mm256_mul_ps(x, x), x);
+        __m256 y = _mm256_div_ps(x, _mm256_add_ps(one, exp8(_mm256_mul_ps(m2k, in))));
+        _mm256_storeu_ps(g + i, _mm256_mul_ps(y, _mm256_loadu_ps(u + i)));
+    }
+    for (; i < n; i++) {
+        float x = g[i];
+        g[i] = 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x))) * u[i];
+    }
+}
+
+AVX2 static void
+v_softcap(float *x, int n, float cap)
+{
+    const __m256 c = _mm256_set1_ps(cap), ic = _mm256_set1_ps(1.0f / cap);
+    int i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(x + i, _mm256_mul_ps(c, tanh8(_mm256_mul_ps(_mm256_loadu_ps(x + i), ic))));
+    }
+    for (; i < n; i++) x[i] = tanhf(x[i] / cap) * cap;
+}
+
+/* interleaved pairs; a few values per head, not worth vector shuffles */
+AVX2 static void
+v_rope_pairs(float *x, const float *c, const float *s, int half)
+{
+    int i;
+    for (i = 0; i < half; i++) {
+        float a = x[2 * i], b = x[2 * i + 1];
+        x[2 * i] = a * c[i] - b * s[i];
+        x[2 * i + 1] = b * c[i] + a * s[i];
+    }
+}
+
 AVX2 static void
 v_rope(float *x, const float *c, const float *s, int half)
 {
@@ -308,11 +363,12 @@ v_read_stream(const void *p, size_t n)
 
 AVX2 static void
 v_attend(float *out, const float *q, const float *k, const float *v,
-    size_t stride, int n, int hd, float scale, float *sc)
+    size_t stride, int n, int hd, float scale, float cap, float *sc)
 {
     int j;
 
     for (j = 0; j < n; j++) sc[j] = v_dot(q, k + (size_t) j * stride, hd) * scale;
+    if (cap > 0) v_softcap(sc, n, cap);
     v_softmax(sc, n);
     memset(out, 0, (size_t) hd * sizeof(float));
     for (j = 0; j < n; j++) v_axpy(out, sc[j], v + (size_t) j * stride, hd);
@@ -320,7 +376,7 @@ v_attend(float *out, const float *q, const float *k, const float *v,
 
 AVX2 static void
 v_attend_f16(float *out, const float *q, const uint16_t *k, const uint16_t *v,
-    size_t stride, int n, int hd, float scale, float *sc)
+    size_t stride, int n, int hd, float scale, float cap, float *sc)
 {
     int j, d;
 
@@ -335,6 +391,7 @@ v_attend_f16(float *out, const float *q, const uint16_t *k, const uint16_t *v,
         for (; d < hd; d++) t += q[d] * llm_f16_to_f32(kr[d]);
         sc[j] = (hsum(s) + t) * scale;
     }
+    if (cap > 0) v_softcap(sc, n, cap);
     v_softmax(sc, n);
     memset(out, 0, (size_t) hd * sizeof(float));
     for (j = 0; j < n; j++) {
@@ -363,8 +420,8 @@ v_f32_to_f16(uint16_t *y, const float *x, int n)
 static const llm_kernels avx2_table = {
     "avx2",
     { mm_f32, mm_f16, mm_bf16 },
-    v_dot, v_axpy, v_scale, v_rmsnorm, v_softmax, v_silu_mul, v_rope,
-    v_to_f32, v_read_stream, v_attend, v_attend_f16, v_f32_to_f16
+    v_dot, v_axpy, v_scale, v_rmsnorm, v_softmax, v_silu_mul, v_gelu_tanh_mul,
+    v_softcap, v_rope, v_rope_pairs, v_to_f32, v_read_stream, v_attend, v_attend_f16, v_f32_to_f16
 };
 
 /* F16C from CPUID leaf 1 (not every compiler's __builtin_cpu_supports knows it) */

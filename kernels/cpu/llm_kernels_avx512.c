@@ -296,6 +296,60 @@ v_silu_mul(float *g, const float *u, int n)
     }
 }
 
+/* tanh(y) = sign(y) (1 - 2 / (exp(2|y|) + 1)); absolute error ~1e-7 */
+AVX512 INLINE __m512
+tanh16(__m512 y)
+{
+    const __m512 one = _mm512_set1_ps(1.0f);
+    __m512 a = _mm512_abs_ps(y);
+    __m512 e = exp16(_mm512_add_ps(a, a));
+    __m512 t = _mm512_sub_ps(one, _mm512_div_ps(_mm512_set1_ps(2.0f), _mm512_add_ps(e, one)));
+    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(t),
+        _mm512_and_si512(_mm512_castps_si512(y), _mm512_set1_epi32((int) 0x80000000u))));
+}
+
+/* 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)) */
+AVX512 static void
+v_gelu_tanh_mul(float *g, const float *u, int n)
+{
+    const __m512 one = _mm512_set1_ps(1.0f), c3 = _mm512_set1_ps(0.044715f);
+    const __m512 m2k = _mm512_set1_ps(-2.0f * 0.7978845608028654f);
+    int i;
+
+    for (i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16) ((1u << (n - i)) - 1);
+        __m512 x = _mm512_maskz_loadu_ps(m, g + i);
+        __m512 in = _mm512_fmadd_ps(_mm512_mul_ps(c3, x), _mm512_mul_ps(x, x), x);
+        __m512 y = _mm512_div_ps(x, _mm512_add_ps(one, exp16(_mm512_mul_ps(m2k, in))));
+        _mm512_mask_storeu_ps(g + i, m, _mm512_mul_ps(y, _mm512_maskz_loadu_ps(m, u + i)));
+    }
+}
+
+AVX512 static void
+v_softcap(float *x, int n, float cap)
+{
+    const __m512 c = _mm512_set1_ps(cap), ic = _mm512_set1_ps(1.0f / cap);
+    int i;
+
+    for (i = 0; i < n; i += 16) {
+        __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16) ((1u << (n - i)) - 1);
+        __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+        _mm512_mask_storeu_ps(x + i, m, _mm512_mul_ps(c, tanh16(_mm512_mul_ps(v, ic))));
+    }
+}
+
+/* interleaved pairs; a few values per head, not worth vector shuffles */
+AVX512 static void
+v_rope_pairs(float *x, const float *c, const float *s, int half)
+{
+    int i;
+    for (i = 0; i < half; i++) {
+        float a = x[2 * i], b = x[2 * i + 1];
+        x[2 * i] = a * c[i] - b * s[i];
+        x[2 * i + 1] = b * c[i] + a * s[i];
+    }
+}
+
 AVX512 static void
 v_rope(float *x, const float *c, const float *s, int half)
 {
@@ -350,11 +404,12 @@ v_read_stream(const void *p, size_t n)
 
 AVX512 static void
 v_attend(float *out, const float *q, const float *k, const float *v,
-    size_t stride, int n, int hd, float scale, float *sc)
+    size_t stride, int n, int hd, float scale, float cap, float *sc)
 {
     int j;
 
     for (j = 0; j < n; j++) sc[j] = v_dot(q, k + (size_t) j * stride, hd) * scale;
+    if (cap > 0) v_softcap(sc, n, cap);
     v_softmax(sc, n);
     memset(out, 0, (size_t) hd * sizeof(float));
     for (j = 0; j < n; j++) v_axpy(out, sc[j], v + (size_t) j * stride, hd);
@@ -362,7 +417,7 @@ v_attend(float *out, const float *q, const float *k, const float *v,
 
 AVX512 static void
 v_attend_f16(float *out, const float *q, const uint16_t *k, const uint16_t *v,
-    size_t stride, int n, int hd, float scale, float *sc)
+    size_t stride, int n, int hd, float scale, float cap, float *sc)
 {
     int j, d;
 
@@ -376,6 +431,7 @@ v_attend_f16(float *out, const float *q, const uint16_t *k, const uint16_t *v,
         }
         sc[j] = _mm512_reduce_add_ps(s) * scale;
     }
+    if (cap > 0) v_softcap(sc, n, cap);
     v_softmax(sc, n);
     for (d = 0; d < hd; d += 16) {
         __mmask16 m = hd - d >= 16 ? 0xffff : (__mmask16) ((1u << (hd - d)) - 1);
@@ -403,8 +459,8 @@ v_f32_to_f16(uint16_t *y, const float *x, int n)
 static const llm_kernels avx512_table = {
     "avx512",
     { mm_f32, mm_f16, mm_bf16 },
-    v_dot, v_axpy, v_scale, v_rmsnorm, v_softmax, v_silu_mul, v_rope,
-    v_to_f32, v_read_stream, v_attend, v_attend_f16, v_f32_to_f16
+    v_dot, v_axpy, v_scale, v_rmsnorm, v_softmax, v_silu_mul, v_gelu_tanh_mul,
+    v_softcap, v_rope, v_rope_pairs, v_to_f32, v_read_stream, v_attend, v_attend_f16, v_f32_to_f16
 };
 
 /* F16C from CPUID leaf 1 (not every compiler's __builtin_cpu_supports knows it) */

@@ -230,6 +230,35 @@ sc_silu_mul(float *g, const float *u, int n)
     for (i = 0; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
 }
 
+/* as PyTorch's gelu(approximate="tanh") computes it */
+static void
+sc_gelu_tanh_mul(float *g, const float *u, int n)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        float x = g[i];
+        g[i] = 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x))) * u[i];
+    }
+}
+
+static void
+sc_softcap(float *x, int n, float cap)
+{
+    int i;
+    for (i = 0; i < n; i++) x[i] = tanhf(x[i] / cap) * cap;
+}
+
+static void
+sc_rope_pairs(float *x, const float *c, const float *s, int half)
+{
+    int i;
+    for (i = 0; i < half; i++) {
+        float a = x[2 * i], b = x[2 * i + 1];
+        x[2 * i] = a * c[i] - b * s[i];
+        x[2 * i + 1] = b * c[i] + a * s[i];
+    }
+}
+
 static void
 sc_rope(float *x, const float *c, const float *s, int half)
 {
@@ -253,11 +282,12 @@ sc_read_stream(const void *p, size_t n)
 
 static void
 sc_attend(float *out, const float *q, const float *k, const float *v,
-    size_t stride, int n, int hd, float scale, float *sc)
+    size_t stride, int n, int hd, float scale, float cap, float *sc)
 {
     int j;
 
     for (j = 0; j < n; j++) sc[j] = sc_dot(q, k + (size_t) j * stride, hd) * scale;
+    if (cap > 0) sc_softcap(sc, n, cap);
     sc_softmax(sc, n);
     memset(out, 0, (size_t) hd * sizeof(float));
     for (j = 0; j < n; j++) sc_axpy(out, sc[j], v + (size_t) j * stride, hd);
@@ -265,7 +295,7 @@ sc_attend(float *out, const float *q, const float *k, const float *v,
 
 static void
 sc_attend_f16(float *out, const float *q, const uint16_t *k, const uint16_t *v,
-    size_t stride, int n, int hd, float scale, float *sc)
+    size_t stride, int n, int hd, float scale, float cap, float *sc)
 {
     int j, d;
 
@@ -274,6 +304,7 @@ sc_attend_f16(float *out, const float *q, const uint16_t *k, const uint16_t *v,
         for (d = 0; d < hd; d++) s += q[d] * llm_f16_to_f32(k[(size_t) j * stride + d]);
         sc[j] = s * scale;
     }
+    if (cap > 0) sc_softcap(sc, n, cap);
     sc_softmax(sc, n);
     memset(out, 0, (size_t) hd * sizeof(float));
     for (j = 0; j < n; j++) {
@@ -291,8 +322,8 @@ sc_f32_to_f16(uint16_t *y, const float *x, int n)
 static const llm_kernels scalar_table = {
     "scalar",
     { sc_matmul_f32, sc_matmul_f16, sc_matmul_bf16 },
-    sc_dot, sc_axpy, sc_scale, sc_rmsnorm, sc_softmax, sc_silu_mul, sc_rope,
-    sc_to_f32, sc_read_stream, sc_attend, sc_attend_f16, sc_f32_to_f16
+    sc_dot, sc_axpy, sc_scale, sc_rmsnorm, sc_softmax, sc_silu_mul, sc_gelu_tanh_mul,
+    sc_softcap, sc_rope, sc_rope_pairs, sc_to_f32, sc_read_stream, sc_attend, sc_attend_f16, sc_f32_to_f16
 };
 
 const llm_kernels *

@@ -62,14 +62,26 @@ task_qkv(void *arg, int ith, int nth, int thread __attribute__((unused)))
     matmul_part(rt->k, &s->L->wv, rt->vn, rt->kv_dim, rt->xn, H, s->n, s->L->bv, 0, ith, nth);
 }
 
+/*
+ * Output projections add into the residual stream x directly, unless the
+ * block output is normed (post-norm) or scaled first: then they write xn and
+ * task_residual adds it.
+ */
+static int
+direct_residual(const llm_runtime *rt, const float *post_norm)
+{
+    return post_norm == NULL && rt->m->residual_scale == 1.0f;
+}
+
 static void
 task_o(void *arg, int ith, int nth, int thread __attribute__((unused)))
 {
     llm_step *s = arg;
     llm_runtime *rt = s->rt;
-    int H = rt->m->info.hidden;
+    int H = rt->m->info.hidden, direct = direct_residual(rt, s->L->attn_post_norm);
 
-    matmul_part(rt->k, &s->L->wo, rt->x, H, rt->att, rt->q_dim, s->n, s->L->bo, 1, ith, nth);
+    matmul_part(rt->k, &s->L->wo, direct ? rt->x : rt->xn, H, rt->att, rt->q_dim, s->n, s->L->bo,
+                direct, ith, nth);
 }
 
 static void
@@ -84,7 +96,13 @@ task_gate_up(void *arg, int ith, int nth, int thread __attribute__((unused)))
     /* this thread wrote columns [r0, r1) of gate and up for every token */
     split_rows(I, ith, nth, &r0, &r1);
     for (t = 0; t < s->n && r1 > r0; t++) {
-        rt->k->silu_mul(rt->gate + (size_t) t * I + r0, rt->up + (size_t) t * I + r0, r1 - r0);
+        float *g = rt->gate + (size_t) t * I + r0;
+        const float *u = rt->up + (size_t) t * I + r0;
+        if (rt->m->act == LLM_ACT_GELU_TANH) {
+            rt->k->gelu_tanh_mul(g, u, r1 - r0);
+        } else {
+            rt->k->silu_mul(g, u, r1 - r0);
+        }
     }
 }
 
@@ -95,7 +113,9 @@ task_down(void *arg, int ith, int nth, int thread __attribute__((unused)))
     llm_runtime *rt = s->rt;
     int H = rt->m->info.hidden, I = rt->m->info.intermediate;
 
-    matmul_part(rt->k, &s->L->w_down, rt->x, H, rt->gate, I, s->n, NULL, 1, ith, nth);
+    int direct = direct_residual(rt, s->L->ffn_post_norm);
+
+    matmul_part(rt->k, &s->L->w_down, direct ? rt->x : rt->xn, H, rt->gate, I, s->n, NULL, direct, ith, nth);
 }
 
 /* Query heads per attention work item: heads of one KV group run back to
@@ -113,7 +133,8 @@ task_attention(void *arg, int ith, int nth, int thread)
     int parts = (group + HEADS_PER_ITEM - 1) / HEADS_PER_ITEM;
     int per_token = in->n_kv_heads * parts, items = s->n * per_token, wi, h;
     float *sc = rt->scores + (size_t) thread * rt->n_ctx;
-    float scale = 1.0f / sqrtf((float) hd);
+    float scale = rt->m->attn_scale, cap = rt->m->attn_softcap;
+    int window = s->L->window;
 
     /* interleaved: later positions cost more, so contiguous ranges would be unbalanced */
     for (wi = ith; wi < items; wi += nth) {
@@ -121,8 +142,8 @@ task_attention(void *arg, int ith, int nth, int thread)
         int slot = rt->tslot[t], pos = rt->tpos[t], lo = 0, h0, h1;
         size_t at;
 
-        if (in->sliding_window > 0 && pos - in->sliding_window + 1 > 0) {
-            lo = pos - in->sliding_window + 1;
+        if (window > 0 && pos - window + 1 > 0) {
+            lo = pos - window + 1;
         }
         at = llm_kv_index(rt, l, slot, lo) + (size_t) g * hd;
         h0 = g * group + part * HEADS_PER_ITEM;
@@ -134,47 +155,68 @@ task_attention(void *arg, int ith, int nth, int thread)
             if (rt->kv_f16) {
                 rt->k->attend_f16(out, q, (const uint16_t *) rt->k_cache + at,
                                   (const uint16_t *) rt->v_cache + at,
-                                  (size_t) rt->kv_dim, pos - lo + 1, hd, scale, sc);
+                                  (size_t) rt->kv_dim, pos - lo + 1, hd, scale, cap, sc);
             } else {
                 rt->k->attend(out, q, (const float *) rt->k_cache + at, (const float *) rt->v_cache + at,
-                              (size_t) rt->kv_dim, pos - lo + 1, hd, scale, sc);
+                              (size_t) rt->kv_dim, pos - lo + 1, hd, scale, cap, sc);
             }
         }
     }
 }
 
+/* logits, then Granite's logits_scaling and Gemma 2's final soft-capping on this thread's rows */
 static void
 task_lm_head(void *arg, int ith, int nth, int thread __attribute__((unused)))
 {
     llm_step *s = arg;
     llm_runtime *rt = s->rt;
-    const llm_model_info *in = &rt->m->info;
+    const llm_model *m = rt->m;
+    const llm_model_info *in = &m->info;
+    int r0, r1, t;
 
-    matmul_part(rt->k, &rt->m->lm_head, s->out, (size_t) in->n_vocab, s->in, (size_t) in->hidden,
+    matmul_part(rt->k, &m->lm_head, s->out, (size_t) in->n_vocab, s->in, (size_t) in->hidden,
                 s->n, NULL, 0, ith, nth);
+    if (m->logit_scale == 1.0f && m->final_softcap == 0) return;
+    split_rows(in->n_vocab, ith, nth, &r0, &r1);
+    for (t = 0; t < s->n && r1 > r0; t++) {
+        float *y = s->out + (size_t) t * in->n_vocab + r0;
+        if (m->logit_scale != 1.0f) rt->k->scale(y, m->logit_scale, r1 - r0);
+        if (m->final_softcap > 0) rt->k->softcap(y, r1 - r0, m->final_softcap);
+    }
 }
 
-/* Per-head RMSNorm (Qwen3), RoPE, then K/V into the cache, for tokens [t0, t1). */
+/* q/k RMSNorm (per head or over all heads), RoPE, then K/V into the cache, for tokens [t0, t1). */
 static void
 rope_and_store(llm_runtime *rt, const llm_layer *L, int l, int t0, int t1)
 {
-    const llm_model_info *in = &rt->m->info;
+    const llm_model *m = rt->m;
+    const llm_model_info *in = &m->info;
     const llm_kernels *k = rt->k;
-    int hd = in->head_dim, half = hd / 2, t, h;
+    int hd = in->head_dim, half = m->rot_dim / 2, t, h;
     float eps = (float) in->rms_norm_eps;
+    int per_head = m->qk_norm == LLM_QK_NORM_HEAD;
+    void (*rot)(float *, const float *, const float *, int) = m->rope_pairs ? k->rope_pairs : k->rope;
 
     for (t = t0; t < t1; t++) {
         int pos = rt->tpos[t];
-        const float *c = rt->rope_cos + (size_t) pos * half, *sn = rt->rope_sin + (size_t) pos * half;
         float *q = rt->q + (size_t) t * rt->q_dim, *kk = rt->kn + (size_t) t * rt->kv_dim;
 
+        if (m->qk_norm == LLM_QK_NORM_ALL) {
+            k->rmsnorm(q, q, L->q_norm, rt->q_dim, eps);
+            k->rmsnorm(kk, kk, L->k_norm, rt->kv_dim, eps);
+        }
         for (h = 0; h < in->n_heads; h++) {
-            if (L->q_norm) k->rmsnorm(q + h * hd, q + h * hd, L->q_norm, hd, eps);
-            k->rope(q + h * hd, c, sn, half);
+            if (per_head) k->rmsnorm(q + h * hd, q + h * hd, L->q_norm, hd, eps);
         }
         for (h = 0; h < in->n_kv_heads; h++) {
-            if (L->k_norm) k->rmsnorm(kk + h * hd, kk + h * hd, L->k_norm, hd, eps);
-            k->rope(kk + h * hd, c, sn, half);
+            if (per_head) k->rmsnorm(kk + h * hd, kk + h * hd, L->k_norm, hd, eps);
+        }
+        if (L->rope >= 0) {
+            /* partial rotary: the first rot_dim values of each head turn, the rest pass */
+            const float *c = rt->rope_cos[L->rope] + (size_t) pos * half;
+            const float *sn = rt->rope_sin[L->rope] + (size_t) pos * half;
+            for (h = 0; h < in->n_heads; h++) rot(q + h * hd, c, sn, half);
+            for (h = 0; h < in->n_kv_heads; h++) rot(kk + h * hd, c, sn, half);
         }
         {
             size_t at = llm_kv_index(rt, l, rt->tslot[t], pos);
@@ -206,7 +248,7 @@ task_rope(void *arg, int ith, int nth, int thread __attribute__((unused)))
     rope_and_store(s->rt, s->L, (int) (s->L - s->rt->m->layers), t0, t1);
 }
 
-/* xn = rmsnorm(x) with the weight in s->in */
+/* xn = rmsnorm(x) with the weight in s->in; a copy of x where the block has no pre-norm (OLMo 2) */
 static void
 task_norm(void *arg, int ith, int nth, int thread __attribute__((unused)))
 {
@@ -215,7 +257,26 @@ task_norm(void *arg, int ith, int nth, int thread __attribute__((unused)))
     int H = rt->m->info.hidden, t0, t1, t;
     token_range(s->n, ith, nth, &t0, &t1);
     for (t = t0; t < t1; t++) {
-        rt->k->rmsnorm(rt->xn + (size_t) t * H, rt->x + (size_t) t * H, s->in, H, (float) rt->m->info.rms_norm_eps);
+        if (s->in) {
+            rt->k->rmsnorm(rt->xn + (size_t) t * H, rt->x + (size_t) t * H, s->in, H, (float) rt->m->info.rms_norm_eps);
+        } else {
+            memcpy(rt->xn + (size_t) t * H, rt->x + (size_t) t * H, (size_t) H * sizeof(float));
+        }
+    }
+}
+
+/* x += residual_scale * post_norm(xn), post_norm (in s->in) when the block has one */
+static void
+task_residual(void *arg, int ith, int nth, int thread __attribute__((unused)))
+{
+    llm_step *s = arg;
+    llm_runtime *rt = s->rt;
+    int H = rt->m->info.hidden, t0, t1, t;
+    token_range(s->n, ith, nth, &t0, &t1);
+    for (t = t0; t < t1; t++) {
+        float *o = rt->xn + (size_t) t * H;
+        if (s->in) rt->k->rmsnorm(o, o, s->in, H, (float) rt->m->info.rms_norm_eps);
+        rt->k->axpy(rt->x + (size_t) t * H, rt->m->residual_scale, o, H);
     }
 }
 
@@ -247,6 +308,7 @@ run_layers(llm_runtime *rt, int n)
         const llm_mat *e = &m->embed;
         const char *row = (const char *) e->data + (size_t) rt->tok[t] * e->cols * llm_wtype_size(e->type);
         rt->k->to_f32(rt->x + (size_t) t * H, row, e->type, H);
+        if (m->embed_scale != 1.0f) rt->k->scale(rt->x + (size_t) t * H, m->embed_scale, H);
     }
     for (l = 0; l < in->n_layers; l++) {
         s.L = &m->layers[l];
@@ -256,10 +318,18 @@ run_layers(llm_runtime *rt, int n)
         run_tokens(rt, task_rope, &s);
         llm_pool_run(rt->pool, task_attention, &s, CHUNKS(rt));
         llm_pool_run(rt->pool, task_o, &s, CHUNKS(rt));
+        if (!direct_residual(rt, s.L->attn_post_norm)) {
+            s.in = s.L->attn_post_norm;
+            run_tokens(rt, task_residual, &s);
+        }
         s.in = s.L->ffn_norm;
         run_tokens(rt, task_norm, &s);
         llm_pool_run(rt->pool, task_gate_up, &s, CHUNKS(rt));
         llm_pool_run(rt->pool, task_down, &s, CHUNKS(rt));
+        if (!direct_residual(rt, s.L->ffn_post_norm)) {
+            s.in = s.L->ffn_post_norm;
+            run_tokens(rt, task_residual, &s);
+        }
     }
 }
 

@@ -4,6 +4,7 @@
  * and the binding of every tensor with its dtype and shape checked.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
@@ -14,22 +15,32 @@
 
 #include "engine/llm_model_impl.h"
 
+/*
+ * Defaults of the transformers config classes, for keys a config.json leaves
+ * out, and the family that decides tensor names and the block shape.
+ */
 typedef struct {
     const char *architecture;
     const char *model_type;
+    llm_family  family;
     int vocab, hidden, intermediate, layers, heads, kv_heads, head_dim, max_pos;
     double eps, theta;
-    int qkv_bias;        /* q/k/v biases always present */
-    int qk_norm;         /* per-head q/k RMSNorm */
     int sliding;         /* default sliding window, 0 none */
+    int tie;             /* default tie_word_embeddings */
 } llm_arch_defaults;
 
-/* Defaults of the transformers config classes, for keys a config.json leaves out. */
 static const llm_arch_defaults arch_table[] = {
-    { "LlamaForCausalLM",   "llama",   32000,  4096, 11008, 32, 32, -1, -1, 2048,   1e-6, 10000.0, 0, 0, 0 },
-    { "MistralForCausalLM", "mistral", 32000,  4096, 14336, 32, 32,  8, -1, 131072, 1e-6, 10000.0, 0, 0, 4096 },
-    { "Qwen2ForCausalLM",   "qwen2",   151936, 4096, 22016, 32, 32, 32, -1, 32768,  1e-6, 10000.0, 1, 0, 0 },
-    { "Qwen3ForCausalLM",   "qwen3",   151936, 4096, 22016, 32, 32, 32, 128, 32768, 1e-6, 10000.0, 0, 1, 0 },
+    { "LlamaForCausalLM",   "llama",       LLM_FAM_LLAMA,   32000,  4096, 11008, 32, 32, -1, -1,  2048,   1e-6, 10000.0,   0,    0 },
+    { "MistralForCausalLM", "mistral",     LLM_FAM_MISTRAL, 32000,  4096, 14336, 32, 32,  8, -1,  131072, 1e-6, 10000.0,   4096, 0 },
+    { "Qwen2ForCausalLM",   "qwen2",       LLM_FAM_QWEN2,   151936, 4096, 22016, 32, 32, 32, -1,  32768,  1e-6, 10000.0,   0,    0 },
+    { "Qwen3ForCausalLM",   "qwen3",       LLM_FAM_QWEN3,   151936, 4096, 22016, 32, 32, 32, 128, 32768,  1e-6, 10000.0,   0,    0 },
+    { "Gemma2ForCausalLM",  "gemma2",      LLM_FAM_GEMMA2,  256000, 2304, 9216,  26, 8,  4,  256, 8192,   1e-6, 10000.0,   4096, 1 },
+    { "Gemma3ForCausalLM",  "gemma3_text", LLM_FAM_GEMMA3,  262208, 2304, 9216,  26, 8,  4,  256, 131072, 1e-6, 1000000.0, 4096, 1 },
+    { "Phi3ForCausalLM",    "phi3",        LLM_FAM_PHI3,    32064,  3072, 8192,  32, 32, -1, -1,  4096,   1e-5, 10000.0,   0,    0 },
+    { "SmolLM3ForCausalLM", "smollm3",     LLM_FAM_SMOLLM3, 128256, 2048, 11008, 36, 16, 4,  -1,  32768,  1e-6, 2000000.0, 0,    1 },
+    { "Glm4ForCausalLM",    "glm4",        LLM_FAM_GLM4,    151552, 4096, 13696, 40, 32, 2,  128, 131072, 1.5625e-7, 10000.0, 0,  0 },
+    { "GraniteForCausalLM", "granite",     LLM_FAM_GRANITE, 32000,  4096, 11008, 32, 32, -1, -1,  2048,   1e-6, 10000.0,   0,    0 },
+    { "Olmo2ForCausalLM",   "olmo2",       LLM_FAM_OLMO2,   50304,  4096, 11008, 32, 32, -1, -1,  2048,   1e-5, 10000.0,   0,    0 },
 };
 
 /* ---- small JSON helpers ---- */
@@ -80,6 +91,27 @@ jbool(json_t *o, const char *key, int def)
     return def;
 }
 
+/* A soft-capping value: absent gives the family default, null turns it off. */
+static int
+jcap(json_t *o, const char *key, double def, float *out, char *err, size_t errlen)
+{
+    json_t *v = json_object_get(o, key);
+    if (v == NULL) {
+        *out = (float) def;
+        return 0;
+    }
+    if (json_is_null(v)) {
+        *out = 0;
+        return 0;
+    }
+    if (json_is_number(v) && json_number_value(v) > 0 && json_number_value(v) < 1e30) {
+        *out = (float) json_number_value(v);
+        return 0;
+    }
+    snprintf(err, errlen, "config.json: \"%s\" must be a positive number or null", key);
+    return -1;
+}
+
 static json_t *
 load_json(const char *dir, const char *name, int required, char *err, size_t errlen)
 {
@@ -125,22 +157,43 @@ read_eos(json_t *v, llm_model_info *info)
 
 /* ---- RoPE configuration (old "rope_theta" + "rope_scaling", or "rope_parameters") ---- */
 
+/* longrope short_factor / long_factor: exactly rot_dim/2 numbers */
 static int
-parse_rope(llm_model *m, json_t *cfg, double theta_default, char *err, size_t errlen)
+read_factors(json_t *src, const char *key, int n, float *out, char *err, size_t errlen)
 {
-    json_t *rp = json_object_get(cfg, "rope_parameters");
-    json_t *sc = json_object_get(cfg, "rope_scaling");
-    json_t *src, *t;
+    json_t *a = json_object_get(src, key);
+    int i;
+
+    if (!json_is_array(a) || (int) json_array_size(a) != n) {
+        snprintf(err, errlen, "config.json: longrope \"%s\" must be a list of %d numbers (rotary dims / 2)", key, n);
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        json_t *v = json_array_get(a, (size_t) i);
+        if (!json_is_number(v) || !(json_number_value(v) > 0)) {
+            snprintf(err, errlen, "config.json: longrope \"%s\" holds a value that is not a positive number", key);
+            return -1;
+        }
+        out[i] = (float) json_number_value(v);
+    }
+    return 0;
+}
+
+/*
+ * One RoPE table from a rope_scaling / rope_parameters object (src may be
+ * NULL: default RoPE with theta).  cfg: the whole config, for the keys some
+ * families keep at the top level (Phi-3's original_max_position_embeddings).
+ */
+static int
+parse_rope_obj(llm_model *m, llm_rope_cfg *r, json_t *cfg, json_t *src, double theta, char *err, size_t errlen)
+{
+    json_t *t, *top_omax = json_object_get(cfg, "original_max_position_embeddings");
     const char *kind = "default";
-    llm_rope_cfg *r = &m->rope;
 
     memset(r, 0, sizeof(*r));
-    if (jnum(cfg, "rope_theta", theta_default, &r->theta, err, errlen) != 0) return -1;
-    src = json_is_object(rp) ? rp : (json_is_object(sc) ? sc : NULL);
-    if (src == NULL) {
-        r->kind = LLM_ROPE_DEFAULT;
-        return 0;
-    }
+    r->theta = theta;
+    r->kind = LLM_ROPE_DEFAULT;
+    if (src == NULL) return 0;
     if (jnum(src, "rope_theta", r->theta, &r->theta, err, errlen) != 0) return -1;
     t = json_object_get(src, "rope_type");
     if (!json_is_string(t)) t = json_object_get(src, "type");
@@ -173,8 +226,39 @@ parse_rope(llm_model *m, json_t *cfg, double theta_default, char *err, size_t er
         {
             return -1;
         }
+    } else if (strcmp(kind, "longrope") == 0 || strcmp(kind, "su") == 0) {
+        /* Phi-3: original_max_position_embeddings at the top level, and the
+         * attention scale from max_position_embeddings / that, as transformers does */
+        double factor = r->factor;
+        r->kind = LLM_ROPE_LONGROPE;
+        if (json_is_number(top_omax)) {
+            r->original_max_pos = json_number_value(top_omax);
+            factor = m->info.max_position_embeddings / r->original_max_pos;
+        } else if (jnum(src, "original_max_position_embeddings", m->info.max_position_embeddings,
+                        &r->original_max_pos, err, errlen) != 0)
+        {
+            return -1;
+        }
+        if (!(r->original_max_pos >= 2)) {
+            snprintf(err, errlen, "config.json: longrope needs original_max_position_embeddings >= 2");
+            return -1;
+        }
+        if (jnum(src, "attention_factor",
+                 factor <= 1.0 ? 1.0 : sqrt(1.0 + log(factor) / log(r->original_max_pos)),
+                 &r->attention_factor, err, errlen) != 0)
+        {
+            return -1;
+        }
+        r->n_factors = m->rot_dim / 2;
+        if (r->n_factors > LLM_ROPE_MAX_FACTORS
+            || read_factors(src, "short_factor", r->n_factors, r->short_factor, err, errlen) != 0
+            || read_factors(src, "long_factor", r->n_factors, r->long_factor, err, errlen) != 0)
+        {
+            return -1;
+        }
+        r->factor = factor;
     } else {
-        snprintf(err, errlen, "config.json: unsupported rope type \"%s\" (default, linear, llama3, yarn)", kind);
+        snprintf(err, errlen, "config.json: unsupported rope type \"%s\" (default, linear, llama3, yarn, longrope)", kind);
         return -1;
     }
     if ((r->kind == LLM_ROPE_LINEAR || r->kind == LLM_ROPE_LLAMA3 || r->kind == LLM_ROPE_YARN)
@@ -186,15 +270,55 @@ parse_rope(llm_model *m, json_t *cfg, double theta_default, char *err, size_t er
     return 0;
 }
 
-void
-llm_rope_inv_freq(const llm_rope_cfg *r, int head_dim, float *inv, float *mscale)
+/*
+ * rope[0] is the table of full-attention layers, rope[1] (Gemma 3 only) that
+ * of sliding-window layers.  transformers 5 writes "rope_parameters", per
+ * layer type when they differ ({"full_attention": {...}, "sliding_attention":
+ * {...}}); published checkpoints mostly have "rope_theta" + "rope_scaling"
+ * (+ Gemma 3's "rope_local_base_freq" for the sliding layers, which are
+ * never scaled).
+ */
+static int
+parse_rope(llm_model *m, json_t *cfg, double theta_default, int per_type, char *err, size_t errlen)
 {
-    int half = head_dim / 2, i;
+    json_t *rp = json_object_get(cfg, "rope_parameters");
+    json_t *sc = json_object_get(cfg, "rope_scaling");
+    json_t *full = NULL, *slide = NULL;
+    double theta, local;
+
+    if (jnum(cfg, "rope_theta", theta_default, &theta, err, errlen) != 0
+        || jnum(cfg, "rope_local_base_freq", 10000.0, &local, err, errlen) != 0)
+    {
+        return -1;
+    }
+    if (json_is_object(rp) && (json_is_object(json_object_get(rp, "full_attention"))
+                               || json_is_object(json_object_get(rp, "sliding_attention"))))
+    {
+        full = json_object_get(rp, "full_attention");
+        slide = json_object_get(rp, "sliding_attention");
+        if (!json_is_object(full) || (per_type && !json_is_object(slide))) {
+            snprintf(err, errlen, "config.json: \"rope_parameters\" per layer type lacks %s",
+                     json_is_object(full) ? "\"sliding_attention\"" : "\"full_attention\"");
+            return -1;
+        }
+    } else {
+        full = json_is_object(rp) ? rp : (json_is_object(sc) ? sc : NULL);
+    }
+    m->n_rope = per_type ? 2 : 1;
+    if (parse_rope_obj(m, &m->rope[0], cfg, full, theta, err, errlen) != 0) return -1;
+    if (per_type && parse_rope_obj(m, &m->rope[1], cfg, slide, local, err, errlen) != 0) return -1;
+    return 0;
+}
+
+void
+llm_rope_inv_freq(const llm_rope_cfg *r, int rot_dim, int n_ctx, float *inv, float *mscale)
+{
+    int half = rot_dim / 2, i;
 
     *mscale = 1.0f;
     for (i = 0; i < half; i++) {
         /* float32 as transformers computes it */
-        inv[i] = 1.0f / powf((float) r->theta, (float) (2 * i) / (float) head_dim);
+        inv[i] = 1.0f / powf((float) r->theta, (float) (2 * i) / (float) rot_dim);
     }
     if (r->kind == LLM_ROPE_LINEAR) {
         for (i = 0; i < half; i++) inv[i] = (float) (inv[i] / r->factor);
@@ -213,7 +337,7 @@ llm_rope_inv_freq(const llm_rope_cfg *r, int head_dim, float *inv, float *mscale
             inv[i] = (float) f;
         }
     } else if (r->kind == LLM_ROPE_YARN) {
-        double d = head_dim, base = r->theta, lo, hi;
+        double d = rot_dim, base = r->theta, lo, hi;
         lo = floor(d * log(r->original_max_pos / (r->beta_fast * 2 * M_PI)) / (2 * log(base)));
         hi = ceil(d * log(r->original_max_pos / (r->beta_slow * 2 * M_PI)) / (2 * log(base)));
         if (lo < 0) lo = 0;
@@ -225,6 +349,18 @@ llm_rope_inv_freq(const llm_rope_cfg *r, int head_dim, float *inv, float *mscale
             ramp = ramp < 0 ? 0 : ramp > 1 ? 1 : ramp;
             ex = 1 - ramp;
             inv[i] = (float) ((1.0 / (r->factor * pf)) * (1 - ex) + (1.0 / pf) * ex);
+        }
+        *mscale = (float) r->attention_factor;
+    } else if (r->kind == LLM_ROPE_LONGROPE) {
+        /*
+         * transformers switches factors by the length of the sequence in the
+         * forward call; a KV cache keeps keys rotated once, so the choice is
+         * made per runtime from its context: long factors when the context
+         * can exceed the original length (llama.cpp does the same).
+         */
+        const float *ext = n_ctx > r->original_max_pos ? r->long_factor : r->short_factor;
+        for (i = 0; i < half && i < r->n_factors; i++) {
+            inv[i] = 1.0f / (ext[i] * powf((float) r->theta, (float) (2 * i) / (float) rot_dim));
         }
         *mscale = (float) r->attention_factor;
     }
@@ -241,76 +377,6 @@ find_tensor(const llm_model *m, const char *name)
         if ((t = llm_st_find(&m->files[i], name)) != NULL) return t;
     }
     return NULL;
-}
-
-static int
-bind_mat(llm_model *m, llm_mat *out, const char *name, int rows, int cols, char *err, size_t errlen)
-{
-    const llm_st_tensor *t = find_tensor(m, name);
-
-    if (t == NULL) {
-        snprintf(err, errlen, "tensor \"%s\" is missing", name);
-        return -1;
-    }
-    if (t->type < 0) {
-        snprintf(err, errlen, "tensor \"%s\" has dtype %s (F32, F16 or BF16 expected)", name, t->dtype);
-        return -1;
-    }
-    if (t->ndim != 2 || t->shape[0] != rows || t->shape[1] != cols) {
-        snprintf(err, errlen, "tensor \"%s\" has shape [%lld, %lld] (%d dims), config says [%d, %d]",
-                 name, (long long) t->shape[0], (long long) (t->ndim > 1 ? t->shape[1] : 0),
-                 t->ndim, rows, cols);
-        return -1;
-    }
-    out->data = t->data;
-    out->type = (llm_wtype) t->type;
-    out->rows = rows;
-    out->cols = cols;
-    m->info.n_params += (uint64_t) rows * cols;
-    m->info.weight_bytes += t->nbytes;
-    return 0;
-}
-
-/* A vector widened to an f32 copy; *out stays NULL when optional and absent. */
-static int
-bind_vec(llm_model *m, float **out, const char *name, int n, int optional, char *err, size_t errlen)
-{
-    const llm_st_tensor *t = find_tensor(m, name);
-    float *v;
-
-    *out = NULL;
-    if (t == NULL) {
-        if (optional) return 0;
-        snprintf(err, errlen, "tensor \"%s\" is missing", name);
-        return -1;
-    }
-    if (t->type < 0) {
-        snprintf(err, errlen, "tensor \"%s\" has dtype %s (F32, F16 or BF16 expected)", name, t->dtype);
-        return -1;
-    }
-    if (t->ndim != 1 || t->shape[0] != n) {
-        snprintf(err, errlen, "tensor \"%s\" has shape [%lld] (%d dims), config says [%d]",
-                 name, (long long) (t->ndim ? t->shape[0] : 0), t->ndim, n);
-        return -1;
-    }
-    if (m->n_owned == m->cap_owned) {
-        int cap = m->cap_owned ? m->cap_owned * 2 : 64;
-        float **o = realloc(m->owned, (size_t) cap * sizeof(*o));
-        if (o == NULL) goto oom;
-        m->owned = o;
-        m->cap_owned = cap;
-    }
-    v = malloc((size_t) n * sizeof(float));
-    if (v == NULL) goto oom;
-    llm_kernels_scalar()->to_f32(v, t->data, (llm_wtype) t->type, n);
-    m->owned[m->n_owned++] = v;
-    m->info.n_params += (uint64_t) n;
-    m->info.weight_bytes += t->nbytes;
-    *out = v;
-    return 0;
-oom:
-    snprintf(err, errlen, "out of memory");
-    return -1;
 }
 
 static int
@@ -378,58 +444,226 @@ open_files(llm_model *m, const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-static int
-bind_all(llm_model *m, int qkv_bias, int o_bias, int qk_norm, char *err, size_t errlen)
-{
-    llm_model_info *in = &m->info;
-    int H = in->hidden, hd = in->head_dim, q = in->n_heads * hd, kv = in->n_kv_heads * hd, l;
-    char n[160];
+/* ---- the tensors of each family ---- */
 
-    if (bind_mat(m, &m->embed, "model.embed_tokens.weight", in->n_vocab, H, err, errlen) != 0) return -1;
-    if (in->tie_word_embeddings) {
-        m->lm_head = m->embed;
-    } else if (bind_mat(m, &m->lm_head, "lm_head.weight", in->n_vocab, H, err, errlen) != 0) {
-        return -1;
+typedef struct {
+    llm_model  *m;
+    int       (*fn)(void *ctx, const llm_tensor_spec *t);
+    void       *ctx;
+    int         layer;
+} tensor_walk;
+
+static int
+walk_emit(tensor_walk *w, llm_tensor_spec *t, const char *name)
+{
+    if (w->layer >= 0) {
+        snprintf(t->name, sizeof(t->name), "model.layers.%d.%s", w->layer, name);
+    } else {
+        snprintf(t->name, sizeof(t->name), "%s", name);
     }
-    if (bind_vec(m, &m->final_norm, "model.norm.weight", H, 0, err, errlen) != 0) return -1;
-    m->layers = calloc((size_t) in->n_layers, sizeof(*m->layers));
-    if (m->layers == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    return w->fn(w->ctx, t);
+}
+
+static int
+walk_mat(tensor_walk *w, const char *name, int rows, int cols, llm_mat *dst)
+{
+    llm_tensor_spec t;
+    memset(&t, 0, sizeof(t));
+    t.rows = rows;
+    t.cols = cols;
+    t.n_parts = 1;
+    t.part[0] = dst;
+    t.part_rows[0] = rows;
+    return walk_emit(w, &t, name);
+}
+
+/* one tensor holding several matrices one after the other (Phi-3 qkv_proj, gate_up_proj) */
+static int
+walk_fused(tensor_walk *w, const char *name, int cols, int n, llm_mat *d0, int r0, llm_mat *d1, int r1,
+    llm_mat *d2, int r2)
+{
+    llm_tensor_spec t;
+    memset(&t, 0, sizeof(t));
+    t.rows = r0 + r1 + (n > 2 ? r2 : 0);
+    t.cols = cols;
+    t.n_parts = n;
+    t.part[0] = d0; t.part_rows[0] = r0;
+    t.part[1] = d1; t.part_rows[1] = r1;
+    t.part[2] = d2; t.part_rows[2] = r2;
+    return walk_emit(w, &t, name);
+}
+
+static int
+walk_vec(tensor_walk *w, const char *name, int n, int is_norm, float **dst)
+{
+    llm_tensor_spec t;
+    memset(&t, 0, sizeof(t));
+    t.rows = n;
+    t.is_norm = is_norm;
+    t.vec = dst;
+    return walk_emit(w, &t, name);
+}
+
+int
+llm_model_tensors(llm_model *m, int (*fn)(void *ctx, const llm_tensor_spec *t), void *ctx)
+{
+    const llm_model_info *in = &m->info;
+    int H = in->hidden, I = in->intermediate, hd = in->head_dim;
+    int q = in->n_heads * hd, kv = in->n_kv_heads * hd, l, rc;
+    int qn = m->qk_norm == LLM_QK_NORM_ALL ? q : hd, kn = m->qk_norm == LLM_QK_NORM_ALL ? kv : hd;
+    llm_family f = m->family;
+    tensor_walk w = { m, fn, ctx, -1 };
+
+    if ((rc = walk_mat(&w, "model.embed_tokens.weight", in->n_vocab, H, &m->embed)) != 0) return rc;
     for (l = 0; l < in->n_layers; l++) {
         llm_layer *L = &m->layers[l];
-#define P(s) (snprintf(n, sizeof(n), "model.layers.%d.%s", l, s), n)
-        if (bind_mat(m, &L->wq, P("self_attn.q_proj.weight"), q, H, err, errlen) != 0
-            || bind_mat(m, &L->wk, P("self_attn.k_proj.weight"), kv, H, err, errlen) != 0
-            || bind_mat(m, &L->wv, P("self_attn.v_proj.weight"), kv, H, err, errlen) != 0
-            || bind_mat(m, &L->wo, P("self_attn.o_proj.weight"), H, q, err, errlen) != 0
-            || bind_mat(m, &L->w_gate, P("mlp.gate_proj.weight"), in->intermediate, H, err, errlen) != 0
-            || bind_mat(m, &L->w_up, P("mlp.up_proj.weight"), in->intermediate, H, err, errlen) != 0
-            || bind_mat(m, &L->w_down, P("mlp.down_proj.weight"), H, in->intermediate, err, errlen) != 0
-            || bind_vec(m, &L->attn_norm, P("input_layernorm.weight"), H, 0, err, errlen) != 0
-            || bind_vec(m, &L->ffn_norm, P("post_attention_layernorm.weight"), H, 0, err, errlen) != 0)
-        {
+        w.layer = l;
+        /* norms before the blocks: all but OLMo 2, which has post-norms only */
+        if (f != LLM_FAM_OLMO2
+            && (rc = walk_vec(&w, "input_layernorm.weight", H, 1, &L->attn_norm)) != 0) return rc;
+        if (f == LLM_FAM_PHI3) {
+            rc = walk_fused(&w, "self_attn.qkv_proj.weight", H, 3, &L->wq, q, &L->wk, kv, &L->wv, kv);
+        } else if ((rc = walk_mat(&w, "self_attn.q_proj.weight", q, H, &L->wq)) == 0
+                   && (rc = walk_mat(&w, "self_attn.k_proj.weight", kv, H, &L->wk)) == 0) {
+            rc = walk_mat(&w, "self_attn.v_proj.weight", kv, H, &L->wv);
+        }
+        if (rc != 0) return rc;
+        if (m->qkv_bias
+            && ((rc = walk_vec(&w, "self_attn.q_proj.bias", q, 0, &L->bq)) != 0
+                || (rc = walk_vec(&w, "self_attn.k_proj.bias", kv, 0, &L->bk)) != 0
+                || (rc = walk_vec(&w, "self_attn.v_proj.bias", kv, 0, &L->bv)) != 0)) return rc;
+        if (m->qk_norm != LLM_QK_NORM_NONE
+            && ((rc = walk_vec(&w, "self_attn.q_norm.weight", qn, 1, &L->q_norm)) != 0
+                || (rc = walk_vec(&w, "self_attn.k_norm.weight", kn, 1, &L->k_norm)) != 0)) return rc;
+        if ((rc = walk_mat(&w, "self_attn.o_proj.weight", H, q, &L->wo)) != 0) return rc;
+        if (m->o_bias && (rc = walk_vec(&w, "self_attn.o_proj.bias", H, 0, &L->bo)) != 0) return rc;
+        switch (f) {
+        case LLM_FAM_GEMMA2:
+        case LLM_FAM_GEMMA3:
+            if ((rc = walk_vec(&w, "post_attention_layernorm.weight", H, 1, &L->attn_post_norm)) != 0
+                || (rc = walk_vec(&w, "pre_feedforward_layernorm.weight", H, 1, &L->ffn_norm)) != 0
+                || (rc = walk_vec(&w, "post_feedforward_layernorm.weight", H, 1, &L->ffn_post_norm)) != 0) return rc;
+            break;
+        case LLM_FAM_GLM4:
+            if ((rc = walk_vec(&w, "post_self_attn_layernorm.weight", H, 1, &L->attn_post_norm)) != 0
+                || (rc = walk_vec(&w, "post_attention_layernorm.weight", H, 1, &L->ffn_norm)) != 0
+                || (rc = walk_vec(&w, "post_mlp_layernorm.weight", H, 1, &L->ffn_post_norm)) != 0) return rc;
+            break;
+        case LLM_FAM_OLMO2:
+            if ((rc = walk_vec(&w, "post_attention_layernorm.weight", H, 1, &L->attn_post_norm)) != 0
+                || (rc = walk_vec(&w, "post_feedforward_layernorm.weight", H, 1, &L->ffn_post_norm)) != 0) return rc;
+            break;
+        default:
+            if ((rc = walk_vec(&w, "post_attention_layernorm.weight", H, 1, &L->ffn_norm)) != 0) return rc;
+            break;
+        }
+        if (f == LLM_FAM_PHI3 || f == LLM_FAM_GLM4) {
+            /* gate rows first, then up rows */
+            rc = walk_fused(&w, "mlp.gate_up_proj.weight", H, 2, &L->w_gate, I, &L->w_up, I, NULL, 0);
+        } else if ((rc = walk_mat(&w, "mlp.gate_proj.weight", I, H, &L->w_gate)) == 0) {
+            rc = walk_mat(&w, "mlp.up_proj.weight", I, H, &L->w_up);
+        }
+        if (rc != 0 || (rc = walk_mat(&w, "mlp.down_proj.weight", H, I, &L->w_down)) != 0) return rc;
+    }
+    w.layer = -1;
+    if ((rc = walk_vec(&w, "model.norm.weight", H, 1, &m->final_norm)) != 0) return rc;
+    if (!in->tie_word_embeddings && (rc = walk_mat(&w, "lm_head.weight", in->n_vocab, H, &m->lm_head)) != 0) {
+        return rc;
+    }
+    return 0;
+}
+
+/* ---- binding the tensors of the files ---- */
+
+typedef struct {
+    llm_model *m;
+    char      *err;
+    size_t     errlen;
+} bind_ctx;
+
+static int
+keep_owned(llm_model *m, float *v)
+{
+    if (m->n_owned == m->cap_owned) {
+        int cap = m->cap_owned ? m->cap_owned * 2 : 64;
+        float **o = realloc(m->owned, (size_t) cap * sizeof(*o));
+        if (o == NULL) return -1;
+        m->owned = o;
+        m->cap_owned = cap;
+    }
+    m->owned[m->n_owned++] = v;
+    return 0;
+}
+
+/*
+ * Bind one tensor: matrices are used in place (a fused tensor as row ranges,
+ * one per part); vectors are widened to f32 copies, norm weights of
+ * families that store w - 1 with 1 added.
+ */
+static int
+bind_tensor(void *ctx, const llm_tensor_spec *s)
+{
+    bind_ctx *b = ctx;
+    llm_model *m = b->m;
+    const llm_st_tensor *t = find_tensor(m, s->name);
+    int i;
+
+    if (t == NULL) {
+        snprintf(b->err, b->errlen, "tensor \"%s\" is missing", s->name);
+        return -1;
+    }
+    if (t->type < 0) {
+        snprintf(b->err, b->errlen, "tensor \"%s\" has dtype %s (F32, F16 or BF16 expected)", s->name, t->dtype);
+        return -1;
+    }
+    if (s->cols == 0) {
+        float *v;
+        if (t->ndim != 1 || t->shape[0] != s->rows) {
+            snprintf(b->err, b->errlen, "tensor \"%s\" has shape [%lld] (%d dims), config says [%d]",
+                     s->name, (long long) (t->ndim ? t->shape[0] : 0), t->ndim, s->rows);
             return -1;
         }
-        if (qkv_bias) {
-            if (bind_vec(m, &L->bq, P("self_attn.q_proj.bias"), q, 0, err, errlen) != 0
-                || bind_vec(m, &L->bk, P("self_attn.k_proj.bias"), kv, 0, err, errlen) != 0
-                || bind_vec(m, &L->bv, P("self_attn.v_proj.bias"), kv, 0, err, errlen) != 0)
-            {
-                return -1;
-            }
+        v = malloc((size_t) s->rows * sizeof(float));
+        if (v == NULL || keep_owned(m, v) != 0) {
+            free(v);
+            snprintf(b->err, b->errlen, "out of memory");
+            return -1;
         }
-        if (o_bias && bind_vec(m, &L->bo, P("self_attn.o_proj.bias"), H, 0, err, errlen) != 0) return -1;
-        if (qk_norm) {
-            if (bind_vec(m, &L->q_norm, P("self_attn.q_norm.weight"), hd, 0, err, errlen) != 0
-                || bind_vec(m, &L->k_norm, P("self_attn.k_norm.weight"), hd, 0, err, errlen) != 0)
-            {
-                return -1;
-            }
+        llm_kernels_scalar()->to_f32(v, t->data, (llm_wtype) t->type, s->rows);
+        if (s->is_norm && m->norm_plus_one) {
+            for (i = 0; i < s->rows; i++) v[i] = 1.0f + v[i];
         }
-#undef P
+        *s->vec = v;
+    } else {
+        size_t row_bytes = (size_t) s->cols * llm_wtype_size((llm_wtype) t->type);
+        int r0 = 0;
+        if (t->ndim != 2 || t->shape[0] != s->rows || t->shape[1] != s->cols) {
+            snprintf(b->err, b->errlen, "tensor \"%s\" has shape [%lld, %lld] (%d dims), config says [%d, %d]",
+                     s->name, (long long) t->shape[0], (long long) (t->ndim > 1 ? t->shape[1] : 0),
+                     t->ndim, s->rows, s->cols);
+            return -1;
+        }
+        for (i = 0; i < s->n_parts; i++) {
+            llm_mat *d = s->part[i];
+            d->data = (const char *) t->data + (size_t) r0 * row_bytes;
+            d->type = (llm_wtype) t->type;
+            d->rows = s->part_rows[i];
+            d->cols = s->cols;
+            r0 += s->part_rows[i];
+        }
     }
+    m->info.n_params += (uint64_t) s->rows * (s->cols ? s->cols : 1);
+    m->info.weight_bytes += t->nbytes;
+    return 0;
+}
+
+static int
+bind_all(llm_model *m, char *err, size_t errlen)
+{
+    bind_ctx b = { m, err, errlen };
+
+    if (llm_model_tensors(m, bind_tensor, &b) != 0) return -1;
+    if (m->info.tie_word_embeddings) m->lm_head = m->embed;
     return 0;
 }
 
@@ -437,6 +671,139 @@ static const char *
 dtype_label(llm_wtype t)
 {
     return llm_wtype_name(t);
+}
+
+/* hidden_act / hidden_activation: the gated MLP's activation */
+static int
+parse_act(llm_model *m, json_t *cfg, char *err, size_t errlen)
+{
+    json_t *v = NULL;
+    const char *a, *key = "hidden_activation";
+
+    /* Gemma's modeling code reads hidden_activation; the others hidden_act */
+    if (m->family == LLM_FAM_GEMMA2 || m->family == LLM_FAM_GEMMA3) v = json_object_get(cfg, "hidden_activation");
+    if (!json_is_string(v)) {
+        v = json_object_get(cfg, "hidden_act");
+        key = "hidden_act";
+    }
+    if (!json_is_string(v)) {
+        m->act = m->family == LLM_FAM_GEMMA2 || m->family == LLM_FAM_GEMMA3 ? LLM_ACT_GELU_TANH : LLM_ACT_SILU;
+        return 0;
+    }
+    a = json_string_value(v);
+    if (strcmp(a, "silu") == 0 || strcmp(a, "swish") == 0) {
+        m->act = LLM_ACT_SILU;
+    } else if (strcmp(a, "gelu_pytorch_tanh") == 0 || strcmp(a, "gelu_new") == 0) {
+        m->act = LLM_ACT_GELU_TANH;
+    } else {
+        snprintf(err, errlen, "config.json: %s \"%s\" is not supported (silu, gelu_pytorch_tanh)", key, a);
+        return -1;
+    }
+    return 0;
+}
+
+/* partial_rotary_factor, at the top level or (transformers 5) inside rope_parameters */
+static int
+parse_rot_dim(llm_model *m, json_t *cfg, double def, char *err, size_t errlen)
+{
+    json_t *rp = json_object_get(cfg, "rope_parameters");
+    double f;
+
+    if (jnum(cfg, "partial_rotary_factor", def, &f, err, errlen) != 0) return -1;
+    if (json_is_object(rp) && json_is_number(json_object_get(rp, "partial_rotary_factor"))) {
+        f = json_number_value(json_object_get(rp, "partial_rotary_factor"));
+    }
+    if (!(f > 0 && f <= 1)) {
+        snprintf(err, errlen, "config.json: partial_rotary_factor must be in (0, 1]");
+        return -1;
+    }
+    m->rot_dim = (int) (m->info.head_dim * f);     /* int() as transformers truncates */
+    if (m->rot_dim < 2 || m->rot_dim % 2 != 0) {
+        snprintf(err, errlen, "config.json: partial_rotary_factor %g gives %d rotary dims of %d (an even number >= 2 needed)",
+                 f, m->rot_dim, m->info.head_dim);
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * Per layer: sliding window and RoPE table.  "layer_types" when the config
+ * has it (transformers 5 writes it); otherwise each family's own rule.
+ */
+static int
+parse_layers(llm_model *m, json_t *cfg, const llm_arch_defaults *d, char *err, size_t errlen)
+{
+    llm_model_info *in = &m->info;
+    json_t *types = json_object_get(cfg, "layer_types"), *v = json_object_get(cfg, "sliding_window");
+    json_t *nope = json_object_get(cfg, "no_rope_layers");
+    int window = 0, l, pattern = 6, nope_every = 4, any_sliding = 0;
+
+    if (json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) < INT_MAX) {
+        window = (int) json_integer_value(v);
+    } else if (v == NULL) {
+        window = d->sliding;
+    }
+    m->layers = calloc((size_t) in->n_layers, sizeof(*m->layers));
+    if (m->layers == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (types != NULL && !json_is_null(types)
+        && (!json_is_array(types) || (int) json_array_size(types) != in->n_layers))
+    {
+        snprintf(err, errlen, "config.json: \"layer_types\" must list one type per layer (%d)", in->n_layers);
+        return -1;
+    }
+    if (nope != NULL && !json_is_null(nope)
+        && (!json_is_array(nope) || (int) json_array_size(nope) < in->n_layers))
+    {
+        snprintf(err, errlen, "config.json: \"no_rope_layers\" must have an entry per layer (%d)", in->n_layers);
+        return -1;
+    }
+    if (jint(cfg, "sliding_window_pattern", 6, &pattern, err, errlen) != 0
+        || jint(cfg, "no_rope_layer_interval", 4, &nope_every, err, errlen) != 0)
+    {
+        return -1;
+    }
+    if (pattern <= 0 || nope_every <= 0) {
+        snprintf(err, errlen, "config.json: sliding_window_pattern and no_rope_layer_interval must be positive");
+        return -1;
+    }
+    for (l = 0; l < in->n_layers; l++) {
+        llm_layer *L = &m->layers[l];
+        int sliding;
+
+        L->rope = 0;
+        if (m->family == LLM_FAM_SMOLLM3) {
+            /* no_rope_layers[l] == 1: the layer uses RoPE */
+            int has_rope = json_is_array(nope) ? json_is_true(json_array_get(nope, (size_t) l))
+                           || json_integer_value(json_array_get(nope, (size_t) l)) != 0
+                         : (l + 1) % nope_every != 0;
+            if (!has_rope) L->rope = -1;
+        }
+        if (json_is_array(types)) {
+            const char *t = json_string_value(json_array_get(types, (size_t) l));
+            if (t == NULL || (strcmp(t, "sliding_attention") != 0 && strcmp(t, "full_attention") != 0)) {
+                snprintf(err, errlen, "config.json: layer_types[%d] is not \"full_attention\" or \"sliding_attention\"", l);
+                return -1;
+            }
+            sliding = strcmp(t, "sliding_attention") == 0;
+        } else {
+            switch (m->family) {
+            case LLM_FAM_GEMMA2:  sliding = (l + 1) % 2 != 0; break;
+            case LLM_FAM_GEMMA3:  sliding = (l + 1) % pattern != 0; break;
+            case LLM_FAM_QWEN2:
+            case LLM_FAM_QWEN3:   sliding = jbool(cfg, "use_sliding_window", 0); break;
+            case LLM_FAM_SMOLLM3: sliding = jbool(cfg, "use_sliding_window", 0) && L->rope < 0; break;
+            default:              sliding = 1; break;
+            }
+        }
+        L->window = sliding ? window : 0;
+        if (sliding && m->n_rope > 1 && L->rope >= 0) L->rope = 1;
+        if (L->window > 0) any_sliding = 1;
+    }
+    in->sliding_window = any_sliding ? window : 0;
+    return 0;
 }
 
 int
@@ -447,7 +814,8 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
     const llm_arch_defaults *d = NULL;
     const char *arch;
     size_t i;
-    int bos, mlp_bias;
+    int bos, mlp_bias, attention_bias;
+    double x;
 
     msg[0] = '\0';
     cfg = load_json(dir, "config.json", 1, msg, msglen);
@@ -464,9 +832,11 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
     }
     if (d == NULL) {
         snprintf(msg, msglen, "unsupported architecture \"%s\" (LlamaForCausalLM, MistralForCausalLM, "
-                 "Qwen2ForCausalLM, Qwen3ForCausalLM)", arch);
+                 "Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, Phi3ForCausalLM, "
+                 "SmolLM3ForCausalLM, Glm4ForCausalLM, GraniteForCausalLM, Olmo2ForCausalLM)", arch);
         goto fail;
     }
+    m->family = d->family;
     snprintf(m->architecture, sizeof(m->architecture), "%s", arch);
     v = json_object_get(cfg, "model_type");
     snprintf(m->model_type, sizeof(m->model_type), "%s", json_is_string(v) ? json_string_value(v) : d->model_type);
@@ -499,35 +869,75 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
                  in->intermediate, in->n_layers, in->n_heads, in->n_kv_heads, in->head_dim);
         goto fail;
     }
-    v = json_object_get(cfg, "hidden_act");
-    if (json_is_string(v) && strcmp(json_string_value(v), "silu") != 0) {
-        snprintf(msg, msglen, "config.json: hidden_act \"%s\" is not supported (silu)", json_string_value(v));
-        goto fail;
-    }
+    if (parse_act(m, cfg, msg, msglen) != 0) goto fail;
     mlp_bias = jbool(cfg, "mlp_bias", 0);
     if (mlp_bias) {
         snprintf(msg, msglen, "config.json: mlp_bias is not supported");
         goto fail;
     }
-    in->tie_word_embeddings = jbool(cfg, "tie_word_embeddings", 0);
-    m->qkv_bias = d->qkv_bias || jbool(cfg, "attention_bias", 0);
-    m->o_bias = !d->qkv_bias && jbool(cfg, "attention_bias", 0);
-    m->qk_norm = d->qk_norm;
+    in->tie_word_embeddings = jbool(cfg, "tie_word_embeddings", d->tie);
 
-    in->sliding_window = 0;
-    v = json_object_get(cfg, "sliding_window");
-    if (json_is_integer(v) && json_integer_value(v) > 0) {
-        /* Qwen2/3 only slide when use_sliding_window is set */
-        if (d->qkv_bias || d->qk_norm) {
-            if (jbool(cfg, "use_sliding_window", 0)) in->sliding_window = (int) json_integer_value(v);
-        } else {
-            in->sliding_window = (int) json_integer_value(v);
-        }
-    } else if (v == NULL && d->sliding) {
-        in->sliding_window = d->sliding;
+    /* biases: Qwen2 always has q/k/v biases; GLM-4 q/k/v ones when attention_bias
+     * (its default); Phi-3 none; the others q/k/v/o when attention_bias */
+    attention_bias = jbool(cfg, "attention_bias", d->family == LLM_FAM_GLM4);
+    switch (d->family) {
+    case LLM_FAM_QWEN2: m->qkv_bias = 1; m->o_bias = 0; break;
+    case LLM_FAM_GLM4:  m->qkv_bias = attention_bias; m->o_bias = 0; break;
+    case LLM_FAM_PHI3:  m->qkv_bias = 0; m->o_bias = 0; break;
+    default:            m->qkv_bias = attention_bias; m->o_bias = attention_bias; break;
     }
-    if (parse_rope(m, cfg, d->theta, msg, msglen) != 0) goto fail;
-    in->rope_theta = m->rope.theta;
+    m->qk_norm = d->family == LLM_FAM_QWEN3 || d->family == LLM_FAM_GEMMA3 ? LLM_QK_NORM_HEAD
+               : d->family == LLM_FAM_OLMO2 ? LLM_QK_NORM_ALL : LLM_QK_NORM_NONE;
+    m->norm_plus_one = d->family == LLM_FAM_GEMMA2 || d->family == LLM_FAM_GEMMA3;
+    m->rope_pairs = d->family == LLM_FAM_GLM4;
+
+    /* scales: 1 unless the family has its own */
+    m->embed_scale = 1.0f;
+    m->attn_scale = (float) pow(in->head_dim, -0.5);
+    m->residual_scale = 1.0f;
+    m->logit_scale = 1.0f;
+    m->attn_softcap = 0;
+    m->final_softcap = 0;
+    if (d->family == LLM_FAM_GEMMA2 || d->family == LLM_FAM_GEMMA3) {
+        int g2 = d->family == LLM_FAM_GEMMA2;
+        m->embed_scale = (float) sqrt((double) in->hidden);
+        if (jnum(cfg, "query_pre_attn_scalar", 256, &x, msg, msglen) != 0) goto fail;
+        if (!(x > 0)) {
+            snprintf(msg, msglen, "config.json: query_pre_attn_scalar must be positive");
+            goto fail;
+        }
+        m->attn_scale = (float) pow(x, -0.5);
+        if (jcap(cfg, "attn_logit_softcapping", g2 ? 50.0 : 0, &m->attn_softcap, msg, msglen) != 0
+            || jcap(cfg, "final_logit_softcapping", g2 ? 30.0 : 0, &m->final_softcap, msg, msglen) != 0)
+        {
+            goto fail;
+        }
+    } else if (d->family == LLM_FAM_GRANITE) {
+        double e, a, r, lg;
+        if (jnum(cfg, "embedding_multiplier", 1.0, &e, msg, msglen) != 0
+            || jnum(cfg, "attention_multiplier", 1.0, &a, msg, msglen) != 0
+            || jnum(cfg, "residual_multiplier", 1.0, &r, msg, msglen) != 0
+            || jnum(cfg, "logits_scaling", 1.0, &lg, msg, msglen) != 0)
+        {
+            goto fail;
+        }
+        if (!(lg != 0) || !isfinite(e) || !isfinite(a) || !isfinite(r) || !isfinite(lg)) {
+            snprintf(msg, msglen, "config.json: granite multipliers must be finite and logits_scaling non-zero");
+            goto fail;
+        }
+        m->embed_scale = (float) e;
+        m->attn_scale = (float) a;
+        m->residual_scale = (float) r;
+        m->logit_scale = (float) (1.0 / lg);
+    }
+
+    if (parse_rot_dim(m, cfg, d->family == LLM_FAM_GLM4 ? 0.5 : 1.0, msg, msglen) != 0
+        || parse_rope(m, cfg, d->theta, d->family == LLM_FAM_GEMMA3, msg, msglen) != 0
+        || parse_layers(m, cfg, d, msg, msglen) != 0)
+    {
+        goto fail;
+    }
+    in->rope_theta = m->rope[0].theta;
 
     if (jint(cfg, "bos_token_id", -1, &bos, msg, msglen)) goto fail;
     in->bos_id = bos;
@@ -536,11 +946,11 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
     gen = load_json(dir, "generation_config.json", 0, msg, msglen);
     if (gen == NULL && msg[0]) goto fail;
     if (gen) {
-        double x = 0;
         v = json_object_get(gen, "bos_token_id");
         if (json_is_integer(v)) in->bos_id = (int32_t) json_integer_value(v);
         v = json_object_get(gen, "eos_token_id");
         if (json_is_integer(v) || json_is_array(v)) read_eos(v, in);
+        x = 0;
         if (json_is_number(json_object_get(gen, "temperature"))) {
             jnum(gen, "temperature", 1.0, &x, msg, msglen);
             in->has_temperature = 1; in->temperature = x;
@@ -582,7 +992,7 @@ llm_model_load(const char *dir, char *err, size_t errlen)
     }
     if (llm_model_parse_config(m, dir, msg, sizeof(msg)) != 0
         || open_files(m, dir, msg, sizeof(msg)) != 0
-        || bind_all(m, m->qkv_bias, m->o_bias, m->qk_norm, msg, sizeof(msg)) != 0)
+        || bind_all(m, msg, sizeof(msg)) != 0)
     {
         snprintf(err, errlen, "model %s: %s", dir, msg);
         llm_model_free(m);

@@ -17,18 +17,32 @@ typedef struct {
     int         cols;      /* input features (contiguous) */
 } llm_mat;
 
+/*
+ * One decoder layer.  The block is
+ *   h = attn_norm ? attn_norm(x) : x
+ *   a = attention(h);  a = attn_post_norm ? attn_post_norm(a) : a
+ *   x = x + residual_scale * a
+ * and the same for the MLP with ffn_norm / ffn_post_norm: pre-norm only
+ * (Llama), pre- and post-norms (Gemma 2/3, GLM-4) or post-norms only (OLMo 2).
+ */
 typedef struct {
-    llm_mat  wq, wk, wv, wo, w_gate, w_up, w_down;
+    llm_mat  wq, wk, wv, wo, w_gate, w_up, w_down;   /* fused checkpoints: row ranges of one tensor */
     float   *bq, *bk, *bv, *bo;              /* NULL when the model has none */
-    float   *attn_norm, *ffn_norm;
-    float   *q_norm, *k_norm;                /* per-head RMSNorm (Qwen3), else NULL */
+    float   *attn_norm, *attn_post_norm;     /* NULL when absent */
+    float   *ffn_norm, *ffn_post_norm;
+    float   *q_norm, *k_norm;                /* q/k RMSNorm (per head or over all heads), else NULL */
+    int      window;                         /* sliding window of this layer, 0 = full attention */
+    int      rope;                           /* RoPE table of this layer (llm_model.rope[]), -1 = none (NoPE) */
 } llm_layer;
+
+#define LLM_ROPE_MAX_FACTORS 512    /* head_dim <= 1024 */
 
 typedef enum {
     LLM_ROPE_DEFAULT = 0,
     LLM_ROPE_LINEAR,
     LLM_ROPE_LLAMA3,
-    LLM_ROPE_YARN
+    LLM_ROPE_YARN,
+    LLM_ROPE_LONGROPE
 } llm_rope_kind;
 
 typedef struct {
@@ -36,19 +50,53 @@ typedef struct {
     double theta;
     double factor;
     double low_freq_factor, high_freq_factor;     /* llama3 */
-    double original_max_pos;                      /* llama3, yarn */
+    double original_max_pos;                      /* llama3, yarn, longrope */
     double beta_fast, beta_slow;                  /* yarn */
-    double attention_factor;                      /* yarn: scale of cos/sin */
+    double attention_factor;                      /* yarn, longrope: scale of cos/sin */
+    int    n_factors;                             /* longrope: rot_dim/2 */
+    float  short_factor[LLM_ROPE_MAX_FACTORS];    /* longrope: used up to original_max_pos */
+    float  long_factor[LLM_ROPE_MAX_FACTORS];     /* longrope: beyond it */
 } llm_rope_cfg;
+
+typedef enum {
+    LLM_ACT_SILU = 0,       /* SwiGLU */
+    LLM_ACT_GELU_TANH       /* GeGLU with the tanh approximation (Gemma) */
+} llm_act;
+
+typedef enum {
+    LLM_QK_NORM_NONE = 0,
+    LLM_QK_NORM_HEAD,       /* RMSNorm of each head (Qwen3, Gemma 3) */
+    LLM_QK_NORM_ALL         /* RMSNorm over all heads at once (OLMo 2) */
+} llm_qk_norm;
+
+/* Architecture families: tensor names and block shape (llm_model.c has the table). */
+typedef enum {
+    LLM_FAM_LLAMA = 0, LLM_FAM_MISTRAL, LLM_FAM_QWEN2, LLM_FAM_QWEN3, LLM_FAM_GEMMA2, LLM_FAM_GEMMA3,
+    LLM_FAM_PHI3, LLM_FAM_SMOLLM3, LLM_FAM_GLM4, LLM_FAM_GRANITE, LLM_FAM_OLMO2
+} llm_family;
+
+#define LLM_MAX_ROPE 2      /* RoPE tables: global and sliding layers (Gemma 3) */
 
 struct llm_model {
     llm_model_info info;
     char           architecture[64];
     char           model_type[32];
-    llm_rope_cfg   rope;
-    int            qkv_bias;   /* q/k/v projections have biases */
-    int            o_bias;     /* o projection has a bias (Llama attention_bias) */
-    int            qk_norm;    /* per-head q/k RMSNorm (Qwen3) */
+    llm_family     family;
+    llm_rope_cfg   rope[LLM_MAX_ROPE];
+    int            n_rope;
+    int            rot_dim;      /* rotated values per head (partial rotary: < head_dim) */
+    int            rope_pairs;   /* rotate adjacent pairs (GLM) rather than halves */
+    int            qkv_bias;     /* q/k/v projections have biases */
+    int            o_bias;       /* o projection has a bias (Llama attention_bias) */
+    llm_qk_norm    qk_norm;
+    llm_act        act;
+    float          embed_scale;    /* embeddings times this: sqrt(hidden) (Gemma), embedding_multiplier (Granite) */
+    float          attn_scale;     /* q.k times this: 1/sqrt(head_dim), query_pre_attn_scalar^-1/2, attention_multiplier */
+    float          attn_softcap;   /* attention logit soft-capping, 0 = off (Gemma 2) */
+    float          final_softcap;  /* output logit soft-capping, 0 = off (Gemma 2) */
+    float          residual_scale; /* residual_multiplier (Granite), else 1 */
+    float          logit_scale;    /* 1 / logits_scaling (Granite), else 1 */
+    int            norm_plus_one;  /* norm weights are stored as w - 1 and applied as 1 + w (Gemma) */
     llm_mat        embed;
     llm_mat        lm_head;
     float         *final_norm;
@@ -62,7 +110,30 @@ struct llm_model {
 /* config.json + generation_config.json into m (no tensors); -1 with msg on error */
 int llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen);
 
-/* inv_freq[head_dim/2] and the cos/sin scale for this model's RoPE */
-void llm_rope_inv_freq(const llm_rope_cfg *r, int head_dim, float *inv_freq, float *mscale);
+/*
+ * inv_freq[rot_dim/2] and the cos/sin scale of one RoPE table.  n_ctx: the
+ * context the tables are made for; LongRoPE uses its long factors when it
+ * exceeds original_max_position_embeddings, else its short ones.
+ */
+void llm_rope_inv_freq(const llm_rope_cfg *r, int rot_dim, int n_ctx, float *inv_freq, float *mscale);
+
+/*
+ * The tensors a model of this config has, in file order, for the loader
+ * (binds them) and the synthesizer (writes random ones).  A fused tensor
+ * (Phi-3 qkv_proj, gate_up_proj) lists its parts, bound as row ranges.
+ */
+typedef struct {
+    char      name[128];
+    int       rows, cols;         /* cols 0: a vector of rows values */
+    int       is_norm;            /* a norm weight (synthesized near its neutral value) */
+    int       optional;
+    int       n_parts;            /* matrices: 1, or 2-3 for fused tensors */
+    llm_mat  *part[3];
+    int       part_rows[3];
+    float   **vec;                /* vectors: where the f32 copy goes */
+} llm_tensor_spec;
+
+/* Calls fn for each tensor; stops at and returns the first non-zero result. */
+int llm_model_tensors(llm_model *m, int (*fn)(void *ctx, const llm_tensor_spec *t), void *ctx);
 
 #endif

@@ -31,7 +31,7 @@ llm_runtime_create_kv(const llm_model *m, int n_threads, int n_ctx, int n_seq_ma
     size_t per_seq;
     float *inv;
     float mscale;
-    int fail = 0, half = in->head_dim / 2, p, i, C = LLM_CHUNK;
+    int fail = 0, half = m->rot_dim / 2, p, i, r, C = LLM_CHUNK;
 
     if (n_threads <= 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -73,8 +73,10 @@ llm_runtime_create_kv(const llm_model *m, int n_threads, int n_ctx, int n_seq_ma
     }
     rt->seq_len = alloc_f((size_t) n_seq_max, sizeof(int), &fail);
     rt->seq_used = alloc_f((size_t) n_seq_max, 1, &fail);
-    rt->rope_cos = alloc_f((size_t) n_ctx * half, sizeof(float), &fail);
-    rt->rope_sin = alloc_f((size_t) n_ctx * half, sizeof(float), &fail);
+    for (r = 0; r < m->n_rope; r++) {
+        rt->rope_cos[r] = alloc_f((size_t) n_ctx * half, sizeof(float), &fail);
+        rt->rope_sin[r] = alloc_f((size_t) n_ctx * half, sizeof(float), &fail);
+    }
     rt->tok = alloc_f((size_t) C, sizeof(int32_t), &fail);
     rt->tslot = alloc_f((size_t) C, sizeof(int), &fail);
     rt->tpos = alloc_f((size_t) C, sizeof(int), &fail);
@@ -100,12 +102,14 @@ llm_runtime_create_kv(const llm_model *m, int n_threads, int n_ctx, int n_seq_ma
         return NULL;
     }
     /* cos/sin as transformers computes them: float32 angle = pos * inv_freq */
-    llm_rope_inv_freq(&m->rope, in->head_dim, inv, &mscale);
-    for (p = 0; p < n_ctx; p++) {
-        for (i = 0; i < half; i++) {
-            float a = (float) p * inv[i];
-            rt->rope_cos[(size_t) p * half + i] = (float) cos((double) a) * mscale;
-            rt->rope_sin[(size_t) p * half + i] = (float) sin((double) a) * mscale;
+    for (r = 0; r < m->n_rope; r++) {
+        llm_rope_inv_freq(&m->rope[r], m->rot_dim, n_ctx, inv, &mscale);
+        for (p = 0; p < n_ctx; p++) {
+            for (i = 0; i < half; i++) {
+                float a = (float) p * inv[i];
+                rt->rope_cos[r][(size_t) p * half + i] = (float) cos((double) a) * mscale;
+                rt->rope_sin[r][(size_t) p * half + i] = (float) sin((double) a) * mscale;
+            }
         }
     }
     free(inv);
@@ -120,11 +124,16 @@ llm_runtime_create_kv(const llm_model *m, int n_threads, int n_ctx, int n_seq_ma
 void
 llm_runtime_free(llm_runtime *rt)
 {
+    int i;
+
     if (rt == NULL) return;
     llm_pool_free(rt->pool);
     free(rt->k_cache); free(rt->v_cache);
     free(rt->seq_len); free(rt->seq_used);
-    free(rt->rope_cos); free(rt->rope_sin);
+    for (i = 0; i < LLM_MAX_ROPE; i++) {
+        free(rt->rope_cos[i]);
+        free(rt->rope_sin[i]);
+    }
     free(rt->tok); free(rt->tslot); free(rt->tpos);
     free(rt->x); free(rt->xn); free(rt->q); free(rt->kn); free(rt->vn);
     free(rt->att); free(rt->gate); free(rt->up); free(rt->scores);

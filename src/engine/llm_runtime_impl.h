@@ -27,8 +27,8 @@ struct llm_runtime {
     int               *seq_len;
     unsigned char     *seq_used;
 
-    float             *rope_cos;    /* [n_ctx][head_dim/2], attention scale folded in */
-    float             *rope_sin;
+    float             *rope_cos[LLM_MAX_ROPE];   /* per table [n_ctx][rot_dim/2], attention scale folded in */
+    float             *rope_sin[LLM_MAX_ROPE];
 
     /* per chunk */
     int32_t           *tok;

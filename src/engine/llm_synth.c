@@ -25,8 +25,9 @@ typedef struct {
 } synth_list;
 
 static int
-add(synth_list *l, int rows, int cols, int is_norm, const char *fmt, int layer)
+add(void *ctx, const llm_tensor_spec *s)
 {
+    synth_list *l = ctx;
     if (l->n == l->cap) {
         int cap = l->cap ? l->cap * 2 : 64;
         synth_tensor *t = realloc(l->t, (size_t) cap * sizeof(*t));
@@ -34,46 +35,12 @@ add(synth_list *l, int rows, int cols, int is_norm, const char *fmt, int layer)
         l->t = t;
         l->cap = cap;
     }
-    snprintf(l->t[l->n].name, sizeof(l->t[l->n].name), fmt, layer);
-    l->t[l->n].rows = rows;
-    l->t[l->n].cols = cols;
-    l->t[l->n].is_norm = is_norm;
+    snprintf(l->t[l->n].name, sizeof(l->t[l->n].name), "%s", s->name);
+    l->t[l->n].rows = s->rows;
+    l->t[l->n].cols = s->cols;
+    l->t[l->n].is_norm = s->is_norm;
     l->n++;
     return 0;
-}
-
-static int
-list_tensors(const llm_model *m, synth_list *l)
-{
-    const llm_model_info *in = &m->info;
-    int H = in->hidden, q = in->n_heads * in->head_dim, kv = in->n_kv_heads * in->head_dim;
-    int I = in->intermediate, i, rc = 0;
-
-    rc |= add(l, in->n_vocab, H, 0, "model.embed_tokens.weight", 0);
-    for (i = 0; i < in->n_layers; i++) {
-        rc |= add(l, H, 0, 1, "model.layers.%d.input_layernorm.weight", i);
-        rc |= add(l, q, H, 0, "model.layers.%d.self_attn.q_proj.weight", i);
-        rc |= add(l, kv, H, 0, "model.layers.%d.self_attn.k_proj.weight", i);
-        rc |= add(l, kv, H, 0, "model.layers.%d.self_attn.v_proj.weight", i);
-        if (m->qkv_bias) {
-            rc |= add(l, q, 0, 0, "model.layers.%d.self_attn.q_proj.bias", i);
-            rc |= add(l, kv, 0, 0, "model.layers.%d.self_attn.k_proj.bias", i);
-            rc |= add(l, kv, 0, 0, "model.layers.%d.self_attn.v_proj.bias", i);
-        }
-        if (m->qk_norm) {
-            rc |= add(l, in->head_dim, 0, 1, "model.layers.%d.self_attn.q_norm.weight", i);
-            rc |= add(l, in->head_dim, 0, 1, "model.layers.%d.self_attn.k_norm.weight", i);
-        }
-        rc |= add(l, H, q, 0, "model.layers.%d.self_attn.o_proj.weight", i);
-        if (m->o_bias) rc |= add(l, H, 0, 0, "model.layers.%d.self_attn.o_proj.bias", i);
-        rc |= add(l, H, 0, 1, "model.layers.%d.post_attention_layernorm.weight", i);
-        rc |= add(l, I, H, 0, "model.layers.%d.mlp.gate_proj.weight", i);
-        rc |= add(l, I, H, 0, "model.layers.%d.mlp.up_proj.weight", i);
-        rc |= add(l, H, I, 0, "model.layers.%d.mlp.down_proj.weight", i);
-    }
-    rc |= add(l, H, 0, 1, "model.norm.weight", 0);
-    if (!in->tie_word_embeddings) rc |= add(l, in->n_vocab, H, 0, "lm_head.weight", 0);
-    return rc;
 }
 
 static uint64_t
@@ -86,11 +53,12 @@ xorshift(uint64_t *s)
 }
 
 static int
-write_values(FILE *f, const synth_tensor *t, llm_wtype wt, uint64_t *rng)
+write_values(FILE *f, const synth_tensor *t, llm_wtype wt, int norm_plus_one, uint64_t *rng)
 {
     size_t n = (size_t) t->rows * (t->cols ? t->cols : 1), done = 0, i, chunk;
-    /* uniform with the standard deviation of a 0.02 normal init; norms near 1 */
-    float a = t->is_norm ? 0.1f : 0.02f * sqrtf(3.0f), base = t->is_norm ? 1.0f : 0.0f;
+    /* uniform with the standard deviation of a 0.02 normal init; norms near 1
+     * (stored near 0 where the family applies 1 + w) */
+    float a = t->is_norm ? 0.1f : 0.02f * sqrtf(3.0f), base = t->is_norm && !norm_plus_one ? 1.0f : 0.0f;
     unsigned char buf[1 << 16];
     size_t es = llm_wtype_size(wt);
 
@@ -162,7 +130,7 @@ llm_model_synth(const char *config_path, const char *out_dir, const char *dtype,
         snprintf(err, errlen, "%s", m ? msg : "out of memory");
         goto done;
     }
-    if (list_tensors(m, &l) != 0) {
+    if (llm_model_tensors(m, add, &l) != 0) {
         snprintf(err, errlen, "out of memory");
         goto done;
     }
@@ -203,7 +171,7 @@ llm_model_synth(const char *config_path, const char *out_dir, const char *dtype,
         }
     }
     for (i = 0; i < l.n; i++) {
-        if (write_values(f, &l.t[i], wt, &rng) != 0) {
+        if (write_values(f, &l.t[i], wt, m->norm_plus_one, &rng) != 0) {
             snprintf(err, errlen, "write error on %s: %s", path, strerror(errno));
             goto done;
         }

@@ -35,13 +35,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fprintf(stderr, "accepted inconsistent sizes\n");
             __builtin_trap();
         }
-        if (m->rope.kind != LLM_ROPE_DEFAULT || i->head_dim > 0) {
+        if (m->rot_dim <= 0 || m->rot_dim > i->head_dim || m->rot_dim % 2 != 0 || m->n_rope < 1
+            || m->n_rope > LLM_MAX_ROPE)
+        {
+            fprintf(stderr, "accepted inconsistent rotary dims\n");
+            __builtin_trap();
+        }
+        {
             float inv[512], ms = 0;
-            if (i->head_dim <= 1024) llm_rope_inv_freq(&m->rope, i->head_dim, inv, &ms);
+            int r;
+            for (r = 0; r < m->n_rope; r++) {
+                llm_rope_inv_freq(&m->rope[r], m->rot_dim, 4096, inv, &ms);
+            }
         }
     } else if (msg[0] == '\0') {
         __builtin_trap();
     }
-    free(m);
+    llm_model_free(m);
     return 0;
 }

@@ -101,7 +101,7 @@ test_errors(void)
     expect_error(scratch("trunc", NULL, 300000), "truncated", "truncated safetensors");
     expect_error(scratch("tiny", NULL, 5), "too short", "5-byte safetensors");
     expect_error(scratch("layers", LLAMA_CFG(",\"num_hidden_layers\":3"), -1),
-                 "\"model.layers.2.self_attn.q_proj.weight\" is missing", "config with more layers than the file");
+                 "\"model.layers.2.input_layernorm.weight\" is missing", "config with more layers than the file");
     expect_error(scratch("shape", LLAMA_CFG(",\"intermediate_size\":100"), -1),
                  "config says [100, 64]", "shape mismatch");
     expect_error(scratch("tied", LLAMA_CFG(",\"vocab_size\":300"), -1), "model.embed_tokens.weight", "vocab mismatch");

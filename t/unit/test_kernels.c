@@ -103,6 +103,7 @@ check_table(const llm_kernels *ref, const llm_kernels *k)
     {
         static const int sizes[] = { 1, 3, 8, 15, 16, 17, 31, 64, 100, 897 };
         float e_dot = 0, e_axpy = 0, e_scale = 0, e_norm = 0, e_sm = 0, e_silu = 0, e_rope = 0, e_cvt = 0;
+        float e_gelu = 0, e_cap = 0;
         size_t i;
         for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
             int n = sizes[i], j;
@@ -127,10 +128,21 @@ check_table(const llm_kernels *ref, const llm_kernels *k)
             memcpy(c0, a, n * 4); memcpy(c1, a, n * 4);
             ref->silu_mul(c0, b, n); k->silu_mul(c1, b, n);
             d = max_rel_err(c1, c0, n); if (d > e_silu) e_silu = d;
+            /* GeGLU over a wide range: both tails of the tanh matter */
+            for (j = 0; j < n; j++) c0[j] = c1[j] = a[j] * 4.0f;
+            ref->gelu_tanh_mul(c0, b, n); k->gelu_tanh_mul(c1, b, n);
+            d = max_rel_err(c1, c0, n); if (d > e_gelu) e_gelu = d;
+            /* soft-capping: values near 0 (linear part) and far past the cap */
+            for (j = 0; j < n; j++) c0[j] = c1[j] = a[j] * (j % 2 ? 0.01f : 30.0f);
+            ref->softcap(c0, n, 5.0f); k->softcap(c1, n, 5.0f);
+            d = max_rel_err(c1, c0, n); if (d > e_cap) e_cap = d;
             if (n % 2 == 0) {
                 for (j = 0; j < n / 2; j++) { cs[j] = cosf(a[j]); sn[j] = sinf(a[j]); }
                 memcpy(c0, b, n * 4); memcpy(c1, b, n * 4);
                 ref->rope(c0, cs, sn, n / 2); k->rope(c1, cs, sn, n / 2);
+                d = max_rel_err(c1, c0, n); if (d > e_rope) e_rope = d;
+                memcpy(c0, b, n * 4); memcpy(c1, b, n * 4);
+                ref->rope_pairs(c0, cs, sn, n / 2); k->rope_pairs(c1, cs, sn, n / 2);
                 d = max_rel_err(c1, c0, n); if (d > e_rope) e_rope = d;
             }
             for (j = 0; j < n; j++) h[j] = llm_f32_to_bf16(a[j]);
@@ -149,7 +161,9 @@ check_table(const llm_kernels *ref, const llm_kernels *k)
         ok(e_norm < 1e-5f, "%s rmsnorm (%.2g)", k->name, e_norm);
         ok(e_sm < 1e-6f, "%s softmax (%.2g)", k->name, e_sm);
         ok(e_silu < 1e-6f, "%s silu_mul (%.2g)", k->name, e_silu);
-        ok(e_rope < 1e-6f, "%s rope (%.2g)", k->name, e_rope);
+        ok(e_gelu < 1e-6f, "%s gelu_tanh_mul (%.2g)", k->name, e_gelu);
+        ok(e_cap < 1e-6f, "%s softcap (%.2g)", k->name, e_cap);
+        ok(e_rope < 1e-6f, "%s rope and rope_pairs (%.2g)", k->name, e_rope);
         ok(e_cvt == 0, "%s widening to f32 is exact (%.2g)", k->name, e_cvt);
     }
     {
@@ -157,14 +171,16 @@ check_table(const llm_kernels *ref, const llm_kernels *k)
         static const int lens[][2] = { { 1, 64 }, { 7, 64 }, { 33, 128 }, { 100, 16 }, { 257, 80 } };
         float worst = 0;
         size_t i;
-        for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
-            int n = lens[i][0], hd = lens[i][1];
+        for (i = 0; i < 2 * sizeof(lens) / sizeof(lens[0]); i++) {
+            int n = lens[i / 2][0], hd = lens[i / 2][1];
+            /* every shape without and with logit soft-capping (scores of size ~10 against a cap of 2) */
+            float cap = i % 2 ? 2.0f : 0.0f, scale = i % 2 ? 4.0f : 0.125f;
             size_t stride = (size_t) hd * 3;
             float *q = malloc(hd * 4), *kc = malloc(stride * n * 4), *vc = malloc(stride * n * 4);
             float *o0 = malloc(hd * 4), *o1 = malloc(hd * 4), *sc = malloc(n * 4);
             fill(q, hd, 1.0f); fill(kc, stride * n, 1.0f); fill(vc, stride * n, 1.0f);
-            ref->attend(o0, q, kc + hd, vc + hd, stride, n, hd, 0.125f, sc);
-            k->attend(o1, q, kc + hd, vc + hd, stride, n, hd, 0.125f, sc);
+            ref->attend(o0, q, kc + hd, vc + hd, stride, n, hd, scale, cap, sc);
+            k->attend(o1, q, kc + hd, vc + hd, stride, n, hd, scale, cap, sc);
             {
                 float e = max_rel_err(o1, o0, hd);
                 if (!(e <= worst)) worst = e;
@@ -179,15 +195,16 @@ check_table(const llm_kernels *ref, const llm_kernels *k)
                 k->f32_to_f16(v16, vc, (int) (stride * n));
                 for (z = 0; z < stride * n; z++) e16 += r16[z] != k16[z];
                 if (e16) worst = 1;
-                ref->attend_f16(o0, q, k16 + hd, v16 + hd, stride, n, hd, 0.125f, sc);
-                k->attend_f16(o1, q, k16 + hd, v16 + hd, stride, n, hd, 0.125f, sc);
+                ref->attend_f16(o0, q, k16 + hd, v16 + hd, stride, n, hd, scale, cap, sc);
+                k->attend_f16(o1, q, k16 + hd, v16 + hd, stride, n, hd, scale, cap, sc);
                 e = max_rel_err(o1, o0, hd);
                 if (!(e <= worst)) worst = e;
                 free(k16); free(v16); free(r16);
             }
             free(q); free(kc); free(vc); free(o0); free(o1); free(sc);
         }
-        ok(worst < 1e-5f, "%s attend, f32 and f16 caches; f16 conversion exact (%.2g)", k->name, worst);
+        ok(worst < 1e-5f, "%s attend with and without soft-capping, f32 and f16 caches; f16 conversion exact (%.2g)",
+           k->name, worst);
     }
     {
         /* float16 conversion at the edges: subnormals, overflow, ties, signed zero */
@@ -212,12 +229,40 @@ check_table(const llm_kernels *ref, const llm_kernels *k)
     }
 }
 
+/* The scalar reference itself against values computed independently (double precision). */
+static void
+test_reference_values(void)
+{
+    const llm_kernels *r = llm_kernels_scalar();
+    float g[4] = { 1.0f, -1.0f, 3.0f, -10.0f }, u[4] = { 1.0f, 1.0f, 2.0f, 1.0f };
+    float c[3] = { 0.1f, 10.0f, -100.0f };
+    float x[4] = { 1.0f, 2.0f, 3.0f, 4.0f }, cs[2] = { 0.0f, 1.0f }, sn[2] = { 1.0f, 0.0f };
+    float att[2], kk[4] = { 1.0f, 0.0f, 0.0f, 1.0f }, vv[4] = { 1.0f, 0.0f, 0.0f, 1.0f }, q[2] = { 10.0f, 0.0f }, scr[2];
+
+    r->gelu_tanh_mul(g, u, 4);
+    is_near(g[0], 0.8411919906, 1e-6, "gelu_tanh(1)");
+    is_near(g[1], -0.1588080094, 1e-6, "gelu_tanh(-1)");
+    is_near(g[2], 2 * 2.9963627, 1e-5, "gelu_tanh(3) * 2");
+    is_near(g[3], 0.0, 1e-6, "gelu_tanh(-10)");
+    r->softcap(c, 3, 5.0f);
+    is_near(c[0], 5.0 * tanh(0.02), 1e-6, "softcap(0.1, 5)");
+    is_near(c[1], 5.0 * tanh(2.0), 1e-6, "softcap(10, 5)");
+    is_near(c[2], -5.0, 1e-6, "softcap(-100, 5)");
+    /* pair (1, 2) turned by 90 degrees, pair (3, 4) kept */
+    r->rope_pairs(x, cs, sn, 2);
+    ok(x[0] == -2.0f && x[1] == 1.0f && x[2] == 3.0f && x[3] == 4.0f, "rope_pairs rotates adjacent pairs");
+    /* scores 10 and 0 capped at 1: weights e^tanh(10)/(e^tanh(10)+1) */
+    r->attend(att, q, kk, vv, 2, 2, 2, 1.0f, 1.0f, scr);
+    is_near(att[0], exp(tanh(10.0)) / (exp(tanh(10.0)) + 1.0), 1e-6, "attend applies the cap before softmax");
+}
+
 int
 main(void)
 {
     const llm_kernels *sc = llm_kernels_scalar(), *k;
 
     test_conversions();
+    test_reference_values();
     ok(llm_kernels_best() != NULL, "best table: %s", llm_kernels_best()->name);
     if ((k = llm_kernels_avx2()) != NULL) check_table(sc, k);
     else diag("AVX2 not available on this CPU: skipped");

@@ -26,7 +26,7 @@ parse(const char *json, char *msg, size_t msglen)
     fclose(f);
     m = calloc(1, sizeof(*m));
     rc = llm_model_parse_config(m, dir, msg, msglen);
-    free(m);
+    llm_model_free(m);
     unlink(path);
     rmdir(dir);
     return rc;
