@@ -907,7 +907,9 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
             goto fail;
         }
         m->attn_scale = (float) pow(x, -0.5);
-        if (jcap(cfg, "attn_logit_softcapping", g2 ? 50.0 : 0, &m->attn_softcap, msg, msglen) != 0
+        /* transformers' Gemma 3 attention takes no soft-capping even when the
+         * config names one; its final soft-capping applies to both */
+        if ((g2 && jcap(cfg, "attn_logit_softcapping", 50.0, &m->attn_softcap, msg, msglen) != 0)
             || jcap(cfg, "final_logit_softcapping", g2 ? 30.0 : 0, &m->final_softcap, msg, msglen) != 0)
         {
             goto fail;

@@ -223,6 +223,7 @@ extern const llm_parser_def llm_parser_glm4;
 extern const llm_parser_def llm_parser_deepseek_v3;
 extern const llm_parser_def llm_parser_harmony;
 extern const llm_parser_def llm_parser_pythonic;
+extern const llm_parser_def llm_parser_tool_call_list;
 extern const llm_parser_def llm_parser_think;
 extern const llm_parser_def llm_parser_think_mistral;
 

@@ -17,6 +17,7 @@ static const llm_parser_def *const tool_parsers[] = {
     &llm_parser_deepseek_v3,
     &llm_parser_harmony,
     &llm_parser_pythonic,
+    &llm_parser_tool_call_list,
     NULL
 };
 
@@ -59,7 +60,7 @@ const char *
 llm_tool_parser_ids(void)
 {
     return "auto, none, hermes, llama3_json, mistral, qwen3_coder, glm4, "
-           "deepseek_v3, harmony, pythonic";
+           "deepseek_v3, harmony, pythonic, tool_call_list";
 }
 
 const char *
@@ -139,6 +140,14 @@ r_mistral(const auto_in *a)
     return in_tmpl(a, "[TOOL_CALLS]") || has_tok(a, "[TOOL_CALLS]");
 }
 
+/* Granite's template names <|tool_call|>; Phi-4-mini's puts tools between <|tool|> and <|/tool|> */
+static int
+r_tool_call_list(const auto_in *a)
+{
+    return in_tmpl(a, "<|tool_call|>") || (in_tmpl(a, "<|tool|>") && in_tmpl(a, "<|/tool|>"))
+           || has_tok(a, "<|tool_call|>");
+}
+
 static int
 r_pythonic(const auto_in *a)
 {
@@ -173,6 +182,8 @@ static const auto_rule tool_rules[] = {
     { "glm4",        "template uses <arg_key>/<arg_value>", r_glm4 },
     { "hermes",      "template uses <tool_call>", r_hermes },
     { "mistral",     "template/tokens use [TOOL_CALLS]", r_mistral },
+    { "tool_call_list", "template/tokens use <|tool_call|> or <|tool|> (Granite, Phi-4-mini)",
+      r_tool_call_list },
     { "pythonic",    "template asks for [func(arg=value)] calls",
       r_pythonic },
     { "llama3_json", "template uses <|python_tag|> / JSON \"parameters\"",

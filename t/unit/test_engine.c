@@ -4,7 +4,13 @@
  * reference outputs made by t/fixtures/gen/make_models.py.
  *
  * Tolerance: 1e-3 max abs on logits for every weight dtype (f16 and bf16
- * weights are widened exactly and all arithmetic is f32, as in the reference).
+ * weights are widened exactly and all arithmetic is f32, as in the reference,
+ * which transformers computes in float32 from the stored weights).
+ *
+ * LongRoPE models (reference "rope_switch": S) use their short factors in a
+ * runtime of at most S positions and their long ones in a longer runtime, as
+ * transformers does for sequences up to / beyond S: prompts of up to S tokens
+ * are checked in a runtime of S, longer ones in one of 96.
  */
 #include <jansson.h>
 #include <math.h>
@@ -22,6 +28,9 @@
 static const char *models[] = {
     "llama_f32", "llama3_rope_f32", "llama_linear_f16", "mistral_sw_bf16",
     "qwen2_bf16", "qwen2_sharded_f32", "qwen3_f32", "qwen3_yarn_bf16", "llama_bias_f32",
+    "gemma2_f32", "gemma2_bf16", "gemma3_f32", "gemma3_bf16", "phi3_f32", "phi4mini_bf16",
+    "smollm3_f32", "smollm3_bf16", "glm4_f32", "glm4_bf16", "granite_f32", "granite_bf16",
+    "olmo2_f32", "olmo2_bf16",
 };
 
 static float *
@@ -69,52 +78,36 @@ typedef struct {
     size_t   off[8];     /* offset of the prompt's first position in the logits file */
 } prompts_t;
 
+/*
+ * Every check over the prompts of lengths [min_len, max_len] in a runtime of
+ * n_ctx positions (float16 KV check: kv16_ctx positions).
+ */
 static void
-test_model(const char *name)
+run_regime(const char *model_name, llm_model *m, json_t *ref, const float *logits, const float *embed,
+    const prompts_t *all, int min_len, int max_len, int n_ctx, int kv16_ctx, const char *what)
 {
-    char dir[256], path[320], err[512];
-    llm_model *m;
+    char name[160], err[512];
+    const llm_model_info *in = llm_model_get_info(m);
     llm_runtime *rt;
-    const llm_model_info *in;
-    json_t *ref, *pr, *greedy;
-    json_error_t jerr;
+    json_t *greedy;
     prompts_t P;
-    float *logits, *embed;
-    size_t nl, ne, off = 0, gi;
-    int V, H, p, i, slot;
+    size_t gi;
+    int V = in->n_vocab, H = in->hidden, p, i, slot, orig[8];
     double worst_prefill = 0, worst_decode = 0, worst_batch = 0, worst_emb = 0;
 
-    snprintf(dir, sizeof(dir), "%s/%s", FIX, name);
-    m = llm_model_load(dir, err, sizeof(err));
-    if (!ok(m != NULL, "%s: loads", name)) {
-        diag(err);
-        return;
+    if (what) snprintf(name, sizeof(name), "%s (%s)", model_name, what);
+    else snprintf(name, sizeof(name), "%s", model_name);
+    memset(&P, 0, sizeof(P));
+    for (p = 0; p < all->n_prompts; p++) {
+        if (all->len[p] < min_len || all->len[p] > max_len) continue;
+        P.len[P.n_prompts] = all->len[p];
+        P.off[P.n_prompts] = all->off[p];
+        memcpy(P.ids[P.n_prompts], all->ids[p], sizeof(P.ids[0]));
+        orig[P.n_prompts++] = p;
     }
-    in = llm_model_get_info(m);
-    V = in->n_vocab;
-    H = in->hidden;
-    snprintf(path, sizeof(path), "%s/reference.json", dir);
-    ref = json_load_file(path, 0, &jerr);
-    snprintf(path, sizeof(path), "%s/reference_logits.f32", dir);
-    logits = read_f32(path, &nl);
-    snprintf(path, sizeof(path), "%s/reference_embed.f32", dir);
-    embed = read_f32(path, &ne);
-    if (!ok(ref && logits && embed, "%s: reference files", name)) return;
-    is_str(in->architecture, json_string_value(json_object_get(ref, "architecture")), "%s: architecture", name);
-    is_int(V, json_integer_value(json_object_get(ref, "vocab")), "%s: vocab", name);
+    if (!ok(P.n_prompts > 0, "%s: prompts of %d..%d tokens", name, min_len, max_len)) return;
 
-    pr = json_object_get(ref, "prompts");
-    P.n_prompts = (int) json_array_size(pr);
-    for (p = 0; p < P.n_prompts; p++) {
-        json_t *a = json_array_get(pr, p);
-        P.len[p] = (int) json_array_size(a);
-        for (i = 0; i < P.len[p]; i++) P.ids[p][i] = (int32_t) json_integer_value(json_array_get(a, i));
-        P.off[p] = off;
-        off += (size_t) P.len[p] * V;
-    }
-    is_int((long long) nl, (long long) off, "%s: logits file size", name);
-
-    rt = llm_runtime_create(m, 2, 96, 6, err, sizeof(err));
+    rt = llm_runtime_create(m, 2, n_ctx, 6, err, sizeof(err));
     if (!ok(rt != NULL, "%s: runtime", name)) { diag(err); return; }
 
     /* 1. whole prompt in one call: last-position logits and embedding */
@@ -188,14 +181,14 @@ test_model(const char *name)
             double d = 0;
             int fresh = llm_seq_open(rt);
             for (p = 0; p < n; p++) items[p] = (llm_batch_item) { slots[p], &seven, 1, 1, 0 };
-            items[n] = (llm_batch_item) { fresh, P.ids[3], P.len[3], 1, 0 };
+            items[n] = (llm_batch_item) { fresh, P.ids[n - 1], P.len[n - 1], 1, 0 };
             if (llm_forward(rt, items, n + 1, err, sizeof(err)) == 0) {
                 for (p = 0; p < n; p++) {
                     double e = max_abs(llm_forward_logits(rt, p), solo + (size_t) p * V, V);
                     if (e > d) d = e;
                 }
                 ok(d < 1e-5, "%s: batched decode equals unbatched (max abs %.2g)", name, d);
-                d = max_abs(llm_forward_logits(rt, n), logits + P.off[3] + (size_t) (P.len[3] - 1) * V, V);
+                d = max_abs(llm_forward_logits(rt, n), logits + P.off[n - 1] + (size_t) (P.len[n - 1] - 1) * V, V);
                 ok(d < TOL, "%s: prefill mixed with decodes matches (max abs %.2g)", name, d);
             } else {
                 ok(0, "%s", err);
@@ -208,7 +201,7 @@ test_model(const char *name)
 
     /* 5. float16 KV cache: every position of the longest prompt, looser bound */
     {
-        llm_runtime *r16 = llm_runtime_create_kv(m, 2, 64, 1, LLM_KV_F16, err, sizeof(err));
+        llm_runtime *r16 = llm_runtime_create_kv(m, 2, kv16_ctx, 1, LLM_KV_F16, err, sizeof(err));
         double d = 0, scale = 0;
         int pl = P.n_prompts - 1;
         if (r16) {
@@ -225,7 +218,7 @@ test_model(const char *name)
             ok(d < KV16_REL * scale, "%s: float16 KV cache within %g of max |logit| %.1f (max abs %.2g)",
                name, KV16_REL, scale, d);
             is_int((long long) llm_runtime_kv_bytes(r16),
-                   2LL * in->n_layers * 64 * in->n_kv_heads * in->head_dim * 2, "%s: float16 KV bytes", name);
+                   2LL * in->n_layers * kv16_ctx * in->n_kv_heads * in->head_dim * 2, "%s: float16 KV bytes", name);
             llm_runtime_free(r16);
         } else {
             ok(0, "%s", err);
@@ -237,10 +230,12 @@ test_model(const char *name)
     for (gi = 0; gi < json_array_size(greedy); gi++) {
         json_t *g = json_array_get(greedy, gi), *toks = json_object_get(g, "tokens");
         json_t *margins = json_object_get(g, "margins");
-        int pi = (int) json_integer_value(json_object_get(g, "prompt"));
+        int pi = -1, want_pi = (int) json_integer_value(json_object_get(g, "prompt"));
         int32_t cur;
         int steps = (int) json_array_size(toks), same = 1, step;
         llm_batch_item it;
+        for (p = 0; p < P.n_prompts; p++) if (orig[p] == want_pi) pi = p;
+        if (pi < 0) continue;     /* that prompt belongs to another regime */
         slot = llm_seq_open(rt);
         it = (llm_batch_item) { slot, P.ids[pi], P.len[pi], 1, 0 };
         for (step = 0; step < steps; step++) {
@@ -259,11 +254,70 @@ test_model(const char *name)
             it.tokens = &cur;
             it.n_tokens = 1;
         }
-        ok(same, "%s: greedy continuation of prompt %d (%d tokens) identical", name, pi, steps);
+        ok(same, "%s: greedy continuation of prompt %d (%d tokens) identical", name, want_pi, steps);
         llm_seq_close(rt, slot);
     }
 
     llm_runtime_free(rt);
+}
+
+static void
+test_model(const char *name)
+{
+    char dir[256], path[320], err[512];
+    llm_model *m;
+    const llm_model_info *in;
+    json_t *ref, *pr;
+    json_error_t jerr;
+    prompts_t P;
+    float *logits, *embed;
+    size_t nl, ne, off = 0;
+    int V, p, i, rope_switch;
+
+    snprintf(dir, sizeof(dir), "%s/%s", FIX, name);
+    m = llm_model_load(dir, err, sizeof(err));
+    if (!ok(m != NULL, "%s: loads", name)) {
+        diag(err);
+        return;
+    }
+    in = llm_model_get_info(m);
+    V = in->n_vocab;
+    snprintf(path, sizeof(path), "%s/reference.json", dir);
+    ref = json_load_file(path, 0, &jerr);
+    snprintf(path, sizeof(path), "%s/reference_logits.f32", dir);
+    logits = read_f32(path, &nl);
+    snprintf(path, sizeof(path), "%s/reference_embed.f32", dir);
+    embed = read_f32(path, &ne);
+    if (!ok(ref && logits && embed, "%s: reference files", name)) {
+        llm_model_free(m);
+        json_decref(ref);
+        free(logits);
+        free(embed);
+        return;
+    }
+    is_str(in->architecture, json_string_value(json_object_get(ref, "architecture")), "%s: architecture", name);
+    is_int(V, json_integer_value(json_object_get(ref, "vocab")), "%s: vocab", name);
+
+    memset(&P, 0, sizeof(P));
+    pr = json_object_get(ref, "prompts");
+    P.n_prompts = (int) json_array_size(pr);
+    for (p = 0; p < P.n_prompts; p++) {
+        json_t *a = json_array_get(pr, p);
+        P.len[p] = (int) json_array_size(a);
+        for (i = 0; i < P.len[p]; i++) P.ids[p][i] = (int32_t) json_integer_value(json_array_get(a, i));
+        P.off[p] = off;
+        off += (size_t) P.len[p] * V;
+    }
+    is_int((long long) nl, (long long) off, "%s: logits file size", name);
+
+    rope_switch = (int) json_integer_value(json_object_get(ref, "rope_switch"));
+    if (rope_switch > 0) {
+        /* short factors: runtime of rope_switch positions; long factors: longer prompts in one of 96 */
+        run_regime(name, m, ref, logits, embed, &P, 0, rope_switch, rope_switch, rope_switch, "short rope");
+        run_regime(name, m, ref, logits, embed, &P, rope_switch + 1, 64, 96, 64, "long rope");
+    } else {
+        run_regime(name, m, ref, logits, embed, &P, 0, 64, 96, 64, NULL);
+    }
     llm_model_free(m);
     json_decref(ref);
     free(logits);

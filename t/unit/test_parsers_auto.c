@@ -3,6 +3,9 @@
 #include "parsers/llm_parser.h"
 
 #include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static int
 tok_set(void *ctx, const char *tok)
@@ -52,6 +55,12 @@ static const auto_case cases[] = {
     { "gpt-oss by model_type only", NULL, "gpt_oss", { NULL }, "harmony", "harmony" },
     { "tokens only: [TOOL_CALLS]", "{{ messages }}", "mistral", { "[TOOL_CALLS]", NULL }, "mistral", NULL },
     { "tokens only: <think>", "{{ messages }}", "qwen3", { "<think>", "</think>", NULL }, "hermes", "think" },
+    { "granite 3.x", "{%- elif message['role'] == 'assistant_tool_call' %}<|start_of_role|>assistant<|end_of_role|>"
+      "<|tool_call|>' + message['content']", "granite", { NULL }, "tool_call_list", NULL },
+    { "phi-4-mini", "{{ '<|' + message['role'] + '|>' + message['content'] + '<|tool|>' + message['tools'] + "
+      "'<|/tool|>' + '<|end|>' }}", "phi3", { NULL }, "tool_call_list", NULL },
+    { "tokens only: <|tool_call|>", "{{ messages }}", "phi3", { "<|tool_call|>", "<|/tool_call|>", NULL },
+      "tool_call_list", NULL },
     { "nothing known", "{% for m in messages %}{{ m.content }}{% endfor %}", "gemma3", { NULL },
       "hermes", NULL },
     { "no template at all", NULL, NULL, { NULL }, "hermes", NULL },
@@ -107,6 +116,45 @@ real_templates(void)
     }
 }
 
+/* The family templates typed from their reference models (t/fixtures/templates). */
+static void
+family_templates(void)
+{
+    static const struct { const char *name, *model_type, *tool, *reasoning; } fam[] = {
+        { "gemma2", "gemma2", "hermes", NULL },
+        { "phi3_5", "phi3", "hermes", NULL },
+        { "phi4_mini", "phi3", "tool_call_list", NULL },
+        { "smollm3", "smollm3", "hermes", "think" },
+        { "granite3_3", "granite", "tool_call_list", "think" },
+        { "olmo2", "olmo2", "hermes", NULL },
+        { "glm_z1", "glm4", "hermes", "think" },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(fam) / sizeof(fam[0]); i++) {
+        char        path[256], why[256], *src = NULL;
+        const char *tid, *rid;
+        FILE       *f;
+        long        n;
+
+        snprintf(path, sizeof(path), "t/fixtures/templates/%s.jinja", fam[i].name);
+        f = fopen(path, "rb");
+        if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0
+            && (src = calloc(1, (size_t) n + 1)) != NULL && fread(src, 1, (size_t) n, f) != (size_t) n)
+        {
+            free(src);
+            src = NULL;
+        }
+        if (f) fclose(f);
+        if (!ok(src != NULL, "%s template read", fam[i].name)) continue;
+        llm_parsers_auto(src, fam[i].model_type, NULL, NULL, &tid, &rid, why, sizeof(why));
+        is_str(tid, fam[i].tool, "%s template: tool parser (%s)", fam[i].name, why);
+        ok(fam[i].reasoning ? (rid && !strcmp(rid, fam[i].reasoning)) : rid == NULL,
+           "%s template: reasoning parser %s", fam[i].name, rid ? rid : "none");
+        free(src);
+    }
+}
+
 int
 main(void)
 {
@@ -133,7 +181,7 @@ main(void)
     /* every registered id is listed and found */
     {
         const char *ids[] = { "hermes", "llama3_json", "mistral", "qwen3_coder", "glm4",
-                              "deepseek_v3", "harmony", "pythonic", NULL };
+                              "deepseek_v3", "harmony", "pythonic", "tool_call_list", NULL };
         for (i = 0; ids[i]; i++) {
             ok(llm_tool_parser_find(ids[i]) != NULL && strstr(llm_tool_parser_ids(), ids[i]),
                "tool parser %s registered and listed", ids[i]);
@@ -144,6 +192,7 @@ main(void)
         ok(strstr(llm_reasoning_parser_ids(), "think") != NULL, "reasoning ids listed");
     }
     real_templates();
+    family_templates();
     is_int(llm_reasoning_starts_open("mistral", "[INST]q[/INST][THINK]", 21), 1, "[THINK] opens");
     is_int(llm_reasoning_starts_open(NULL, "<think>", 7), 0, "no reasoning parser");
     return done_testing();
