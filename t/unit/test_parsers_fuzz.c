@@ -32,6 +32,9 @@ typedef struct {
 #define DSE "<｜tool▁call▁end｜><｜tool▁calls▁end｜>"
 
 static const fz_seed_text seeds[] = {
+    { "tool_call_list", "Sure.<|tool_call|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"P\"}}, "
+      "{\"name\": \"run_code\", \"arguments\": {\"code\": \"x\"}}]<|/tool_call|> ok "
+      "<|tool_call|>{\"name\": \"get_weather\", \"arguments\": {}}, {\"name\": \"run_code\", \"arguments\": {}}" },
     { "hermes", "<think>hm</think>Sure.<tool_call>\n{\"name\": \"get_weather\", \"arguments\": "
       "{\"city\": \"Paris \\\"P\\\"\", \"days\": [1, {\"x\": null}]}}\n</tool_call>\n<tool_call>"
       "{'name': 'run_code', 'arguments': \"{\\\"code\\\": \\\"1\\\"}\"}</tool_call>" },
@@ -93,7 +96,7 @@ int
 main(void)
 {
     const char *tools[] = { "hermes", "llama3_json", "mistral", "qwen3_coder", "glm4",
-                            "deepseek_v3", "harmony", "pythonic", NULL };
+                            "deepseek_v3", "harmony", "pythonic", "tool_call_list", NULL };
     const size_t npieces = sizeof(pieces) / sizeof(pieces[0]);
     char         text[1024], msg[512];
     int          t, iter, k;
