@@ -28,9 +28,6 @@
 static const char *models[] = {
     "llama_f32", "llama3_rope_f32", "llama_linear_f16", "mistral_sw_bf16",
     "qwen2_bf16", "qwen2_sharded_f32", "qwen3_f32", "qwen3_yarn_bf16", "llama_bias_f32",
-    "gemma2_f32", "gemma2_bf16", "gemma3_f32", "gemma3_bf16", "phi3_f32", "phi4mini_bf16",
-    "smollm3_f32", "smollm3_bf16", "glm4_f32", "glm4_bf16", "granite_f32", "granite_bf16",
-    "olmo2_f32", "olmo2_bf16",
 };
 
 static float *
