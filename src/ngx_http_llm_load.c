@@ -5,6 +5,7 @@
 #include "ngx_http_llm_module.h"
 
 #include "chat/llm_chat.h"
+#include "core/llm_file.h"
 #include "engine/llm_engine.h"
 #include "engine/llm_tokenizer.h"
 #include "parsers/llm_parser.h"
@@ -25,7 +26,6 @@ ngx_http_llm_model_load(ngx_conf_t *cf, ngx_http_llm_model_t *m)
 {
     char                *path;
     json_t              *v;
-    json_error_t         jerr;
     ngx_file_info_t      fi;
     ngx_pool_cleanup_t  *cln;
 
@@ -53,15 +53,15 @@ ngx_http_llm_model_load(ngx_conf_t *cf, ngx_http_llm_model_t *m)
     cln->data = m;
 
     {
-        char  file[NGX_MAX_PATH];
+        char  file[NGX_MAX_PATH], err[512];
 
         ngx_snprintf((u_char *) file, sizeof(file), "%s/config.json%Z", path);
-        m->config = json_load_file(file, 0, &jerr);
+        m->config = llm_file_json(file, 0, err, sizeof(err));
         if (m->config == NULL || !json_is_object(m->config)) {
             ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                                "llm_model \"%V\": cannot load %s: %s",
                                &m->alias, file,
-                               m->config ? "not a JSON object" : jerr.text);
+                               m->config ? "not a JSON object" : err);
             return NGX_CONF_ERROR;
         }
     }
@@ -82,6 +82,7 @@ ngx_http_llm_model_load(ngx_conf_t *cf, ngx_http_llm_model_t *m)
 static char *
 ngx_http_llm_model_load_engine(ngx_conf_t *cf, ngx_http_llm_model_t *m)
 {
+    int                    absent;
     char                  *path, err[512], why[256];
     const char            *tool, *reasoning;
     const llm_model_info  *info;
@@ -110,12 +111,29 @@ ngx_http_llm_model_load_engine(ngx_conf_t *cf, ngx_http_llm_model_t *m)
         return NGX_CONF_ERROR;
     }
 
-    m->chat = llm_chat_load(path, m->tokenizer, err, sizeof(err));
-    if (m->chat == NULL) {
-        ngx_conf_log_error(NGX_LOG_WARN, cf, 0,
-                           "llm_model \"%V\": no usable chat template (%s): "
-                           "chat and messages requests are refused",
-                           &m->alias, err);
+    if (m->chat_off) {
+        ngx_conf_log_error(NGX_LOG_NOTICE, cf, 0,
+                           "llm_model \"%V\": chat=off: chat and messages "
+                           "requests are refused", &m->alias);
+
+    } else {
+        m->chat = llm_chat_open(path, m->tokenizer, &absent, err,
+                                sizeof(err));
+
+        if (m->chat == NULL && !absent) {
+            /* every chat request would fail: refuse the configuration */
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "llm_model \"%V\": %s (add chat=off to serve "
+                               "only completions and embeddings)",
+                               &m->alias, err);
+            return NGX_CONF_ERROR;
+        }
+
+        if (m->chat == NULL) {
+            ngx_conf_log_error(NGX_LOG_WARN, cf, 0,
+                               "llm_model \"%V\": %s: chat and messages "
+                               "requests are refused", &m->alias, err);
+        }
     }
 
     llm_parsers_auto(m->chat ? llm_chat_source(m->chat) : NULL,

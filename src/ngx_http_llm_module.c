@@ -239,7 +239,7 @@ ngx_http_llm_postconfiguration(ngx_conf_t *cf)
 
 /*
  * llm_model <alias> <path> [ctx=N] [parallel=N] [threads=N] [queue=N]
- *           [kv=f32|f16]
+ *           [kv=f32|f16] [chat=on|off]
  */
 static char *
 ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
@@ -291,7 +291,8 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     for (i = 3; i < cf->args->nelts; i++) {
-        u_char  *eq;
+        u_char      *eq;
+        ngx_uint_t   k;
 
         eq = ngx_strlchr(value[i].data, value[i].data + value[i].len, '=');
         if (eq == NULL) {
@@ -302,6 +303,20 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         name.len = eq - value[i].data;
         val.data = eq + 1;
         val.len = value[i].data + value[i].len - val.data;
+
+        /* each option once: "ctx=16 ctx=32" is a mistake, not an override */
+        for (k = 3; k < i; k++) {
+            if (value[k].len > name.len
+                && value[k].data[name.len] == '='
+                && ngx_strncmp(value[k].data, name.data, name.len) == 0)
+            {
+                ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                                   "duplicate llm_model option \"%V\" "
+                                   "(\"%V\" given before)", &value[i],
+                                   &value[k]);
+                return NGX_CONF_ERROR;
+            }
+        }
 
         n = ngx_atoi(val.data, val.len);
 
@@ -336,11 +351,18 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
                 goto invalid;
             }
 
+        } else if (name.len == 4 && ngx_strncmp(name.data, "chat", 4) == 0) {
+            if (val.len == 3 && ngx_strncmp(val.data, "off", 3) == 0) {
+                m->chat_off = 1;
+            } else if (!(val.len == 2 && ngx_strncmp(val.data, "on", 2) == 0)) {
+                goto invalid;
+            }
+
         } else {
             ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                                "unknown llm_model option \"%V\" "
                                "(known: ctx=, parallel=, threads=, queue=, "
-                               "kv=)", &value[i]);
+                               "kv=, chat=)", &value[i]);
             return NGX_CONF_ERROR;
         }
     }

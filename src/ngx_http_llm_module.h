@@ -26,6 +26,7 @@ typedef struct {
     ngx_uint_t                 threads;
     ngx_uint_t                 queue;        /* waiting requests beyond parallel */
     ngx_uint_t                 kv_f16;       /* KV cache in f16 instead of f32 */
+    ngx_uint_t                 chat_off;     /* chat=off: no chat template */
     ngx_uint_t                 context_length;
     time_t                     created;
     char                      *conf_file;

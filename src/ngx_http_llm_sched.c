@@ -59,7 +59,9 @@ struct ngx_http_llm_sched_s {
     int                       n_decode;      /* items that are decode tokens */
     int                       n_prefill;     /* prompt tokens in the step */
     int                       rc;
-    char                      err[256];
+    char                      err[512];
+    u_char                    files_changed; /* set by the step thread */
+    ngx_uint_t                files_logged;
     double                    step_ms;       /* measured in the thread */
 
     /* moving averages for sizing prefill chunks */
@@ -171,6 +173,7 @@ ngx_http_llm_sched_create(ngx_cycle_t *cycle, ngx_http_llm_model_t *m,
 ngx_int_t
 ngx_http_llm_workers_init(ngx_cycle_t *cycle)
 {
+    char                       err[512];
     ngx_uint_t                 i;
     ngx_http_llm_model_t      *m;
     ngx_http_llm_main_conf_t  *mcf;
@@ -190,6 +193,21 @@ ngx_http_llm_workers_init(ngx_cycle_t *cycle)
 
     m = mcf->models.elts;
     for (i = 0; i < mcf->models.nelts; i++) {
+
+        /*
+         * A weight file rewritten in place since the configuration was
+         * loaded (a worker respawned after such a rewrite crashed the last
+         * one): this worker serves 503 for the model instead of faulting
+         * on its mapping again; a reload maps the files anew.
+         */
+        if (llm_model_files_changed(m[i].model, err, sizeof(err))) {
+            ngx_log_error(NGX_LOG_ALERT, cycle->log, 0,
+                          "llm_model \"%V\": %s; the model is not served "
+                          "until nginx is reloaded (docs/operations.md, "
+                          "\"Updating a model\")", &m[i].alias, err);
+            continue;
+        }
+
         m[i].sched = ngx_http_llm_sched_create(cycle, &m[i],
                                                mcf->thread_pool);
         if (m[i].sched == NULL) {
@@ -618,6 +636,13 @@ ngx_http_llm_step_thread(void *data, ngx_log_t *log)
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
 
+    /* weights rewritten in place: their mapping must not be read (SIGBUS) */
+    if (llm_model_files_changed(s->engine, s->err, sizeof(s->err))) {
+        s->rc = -1;
+        s->files_changed = 1;
+        return;
+    }
+
     s->rc = llm_forward(s->rt, s->items, s->n_items, s->err, sizeof(s->err));
     if (s->rc != 0) {
         return;
@@ -677,6 +702,14 @@ ngx_http_llm_step_done(ngx_event_t *ev)
 
     if (s->rc == 0) {
         ngx_http_llm_step_timing(s);
+    }
+
+    if (s->files_changed && !s->files_logged) {
+        s->files_logged = 1;
+        ngx_log_error(NGX_LOG_ALERT, s->log, 0,
+                      "llm_model \"%V\": %s; every request for the model "
+                      "fails until nginx is reloaded (docs/operations.md, "
+                      "\"Updating a model\")", &s->model->alias, s->err);
     }
 
     for (i = 0; i < s->n_items; i++) {

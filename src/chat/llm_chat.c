@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "chat/llm_chat.h"
+#include "core/llm_file.h"
 #include "chat/llm_jinja.h"
 
 #define ERR(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); } while (0)
@@ -33,28 +34,6 @@ dupz(const char *s)
         d[n] = '\0';
     }
     return d;
-}
-
-static char *
-read_file(const char *path)
-{
-    FILE  *f = fopen(path, "rb");
-    char  *buf;
-    long   n;
-
-    if (f == NULL) return NULL;
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return NULL;
-    }
-    buf = malloc((size_t) n + 1);
-    if (buf && fread(buf, 1, (size_t) n, f) != (size_t) n) {
-        free(buf);
-        buf = NULL;
-    }
-    if (buf) buf[n] = '\0';
-    fclose(f);
-    return buf;
 }
 
 static char *
@@ -111,22 +90,25 @@ llm_chat_from_template(const char *source, const char *bos_token, const char *eo
 llm_chat *
 llm_chat_load(const char *model_dir, const llm_tokenizer *tok, char *err, size_t errlen)
 {
-    char         path[4096];
-    json_t      *cfg, *ct;
-    json_error_t je;
+    int absent;
+
+    return llm_chat_open(model_dir, tok, &absent, err, errlen);
+}
+
+llm_chat *
+llm_chat_open(const char *model_dir, const llm_tokenizer *tok, int *absent, char *err, size_t errlen)
+{
+    char         path[4096], e[512];
+    json_t      *cfg = NULL, *ct;
     const char  *src = NULL, *tool_src = NULL;
     char        *file_src = NULL, *bos, *eos;
     llm_chat    *c;
 
+    *absent = 0;
     snprintf(path, sizeof(path), "%s/tokenizer_config.json", model_dir);
-    cfg = json_load_file(path, JSON_DECODE_INT_AS_REAL, &je);
-    if (cfg == NULL) {
-        FILE *f = fopen(path, "r");
-        if (f) {
-            fclose(f);
-            ERR("%s: %s (line %d)", path, je.text, je.line);
-            return NULL;
-        }
+    if (llm_file_exists(path) && (cfg = llm_file_json(path, JSON_DECODE_INT_AS_REAL, e, sizeof(e))) == NULL) {
+        ERR("%s", e);
+        return NULL;
     }
     ct = json_object_get(cfg, "chat_template");
     if (json_is_string(ct)) {
@@ -147,11 +129,19 @@ llm_chat_load(const char *model_dir, const llm_tokenizer *tok, char *err, size_t
     }
     if (src == NULL) {
         snprintf(path, sizeof(path), "%s/chat_template.jinja", model_dir);
-        file_src = read_file(path);
+        if (llm_file_exists(path)) {
+            file_src = llm_file_read(path, NULL, e, sizeof(e));
+            if (file_src == NULL) {
+                ERR("%s", e);
+                json_decref(cfg);
+                return NULL;
+            }
+        }
         src = file_src;
     }
     if (src == NULL) {
         ERR("%s: no chat template (tokenizer_config.json chat_template or chat_template.jinja)", model_dir);
+        *absent = 1;
         json_decref(cfg);
         return NULL;
     }

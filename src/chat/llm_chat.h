@@ -35,6 +35,13 @@ enum {
  */
 llm_chat *llm_chat_load(const char *model_dir, const llm_tokenizer *tok,
                         char *err, size_t errlen);
+/*
+ * The same, telling the two failures apart: *absent = 1 when the folder has
+ * no chat template at all (a base model: not an error of the template),
+ * 0 when a template is there but cannot be read or compiled.
+ */
+llm_chat *llm_chat_open(const char *model_dir, const llm_tokenizer *tok,
+                        int *absent, char *err, size_t errlen);
 /* Same from a template string (tests, a template given by configuration). */
 llm_chat *llm_chat_from_template(const char *source, const char *bos_token,
                                  const char *eos_token, char *err, size_t errlen);

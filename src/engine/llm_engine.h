@@ -68,6 +68,13 @@ void llm_model_free(llm_model *m);
 const llm_model_info *llm_model_get_info(const llm_model *m);
 /* 1 if id is one of the model's end-of-sequence ids. */
 int llm_model_is_eos(const llm_model *m, int32_t id);
+/*
+ * 0 while every weight file is as it was loaded; 1 when one was truncated or
+ * rewritten in place (err names it): the model's mapped weights may then
+ * fault (SIGBUS) or be other weights, so it must not run until reloaded from
+ * disk.  Cheap (one fstat per file): callers check before each forward pass.
+ */
+int llm_model_files_changed(const llm_model *m, char *err, size_t errlen);
 
 /*
  * Write a random-weight model (config.json copied with the dtype set,

@@ -116,19 +116,15 @@ static json_t *
 load_json(const char *dir, const char *name, int required, char *err, size_t errlen)
 {
     char path[4096];
-    json_error_t jerr;
     json_t *j;
-    struct stat st;
 
     snprintf(path, sizeof(path), "%s/%s", dir, name);
-    if (stat(path, &st) != 0) {
-        if (required) snprintf(err, errlen, "%s: %s", name, strerror(errno));
+    if (!llm_file_exists(path)) {
+        if (required) snprintf(err, errlen, "%s: %s", name, strerror(ENOENT));
         return NULL;
     }
-    j = json_load_file(path, 0, &jerr);
-    if (j == NULL) {
-        snprintf(err, errlen, "%s: line %d: %s", name, jerr.line, jerr.text);
-    } else if (!json_is_object(j)) {
+    j = llm_file_json(path, 0, err, errlen);
+    if (j != NULL && !json_is_object(j)) {
         snprintf(err, errlen, "%s: not a JSON object", name);
         json_decref(j);
         j = NULL;
@@ -1022,6 +1018,17 @@ const llm_model_info *
 llm_model_get_info(const llm_model *m)
 {
     return &m->info;
+}
+
+int
+llm_model_files_changed(const llm_model *m, char *err, size_t errlen)
+{
+    int i;
+
+    for (i = 0; i < m->n_files; i++) {
+        if (llm_st_changed(&m->files[i], err, errlen)) return 1;
+    }
+    return 0;
 }
 
 int

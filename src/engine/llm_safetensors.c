@@ -102,7 +102,6 @@ parse_tensor(llm_st_file *f, llm_st_tensor *t, const char *name, json_t *v,
 int
 llm_st_open(llm_st_file *f, const char *path, char *err, size_t errlen)
 {
-    struct stat st;
     uint64_t hlen = 0;
     const unsigned char *base;
     json_t *hdr = NULL, *v;
@@ -111,24 +110,23 @@ llm_st_open(llm_st_file *f, const char *path, char *err, size_t errlen)
     int fd, i, rc = -1;
 
     memset(f, 0, sizeof(*f));
+    f->fd = -1;
     f->path = strdup(path);
     if (f->path == NULL) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    fd = llm_file_open_regular(path, &f->stamp, err, errlen);
     if (fd < 0) {
-        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
         return -1;
     }
-    if (fstat(fd, &st) != 0 || st.st_size < 8) {
+    f->fd = fd;
+    if (f->stamp.size < 8) {
         snprintf(err, errlen, "%s: not a safetensors file (too short)", path);
-        close(fd);
         return -1;
     }
-    f->size = (size_t) st.st_size;
+    f->size = (size_t) f->stamp.size;
     f->map = mmap(NULL, f->size, PROT_READ, MAP_SHARED, fd, 0);
-    close(fd);
     if (f->map == MAP_FAILED) {
         f->map = NULL;
         snprintf(err, errlen, "cannot mmap %s: %s", path, strerror(errno));
@@ -175,10 +173,23 @@ llm_st_close(llm_st_file *f)
     int i;
 
     if (f->map) munmap(f->map, f->size);
+    if (f->fd >= 0 && f->path) close(f->fd);
     for (i = 0; i < f->n; i++) free(f->t[i].name);
     free(f->t);
     free(f->path);
     memset(f, 0, sizeof(*f));
+}
+
+int
+llm_st_changed(const llm_st_file *f, char *err, size_t errlen)
+{
+    char why[160];
+    int  rc;
+
+    if (f->map == NULL || f->fd < 0) return 0;
+    rc = llm_file_changed(f->fd, &f->stamp, why, sizeof(why));
+    if (rc != 0) snprintf(err, errlen, "%s changed on disk since it was loaded: %s", f->path, why);
+    return rc != 0;
 }
 
 const llm_st_tensor *

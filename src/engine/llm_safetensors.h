@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/llm_file.h"
 #include "kernels/cpu/llm_kernels.h"
 
 #define LLM_ST_MAX_DIMS 4
@@ -25,13 +26,24 @@ typedef struct {
 
 typedef struct {
     char          *path;
+    int            fd;                   /* kept open to notice in-place rewrites */
+    llm_file_stamp stamp;                /* size and mtime when mapped */
     void          *map;
     size_t         size;
     int            n;
     llm_st_tensor *t;
 } llm_st_file;
 
+/* A regular file only (a FIFO or device in its place is refused, never waited on). */
 int llm_st_open(llm_st_file *f, const char *path, char *err, size_t errlen);
+/*
+ * 0 while the mapped file is as it was opened; 1 when it has been truncated
+ * or rewritten in place since (err names the file and the change): its
+ * mapping may then fault (SIGBUS) or hold other weights, so it must not be
+ * read.  A file replaced by rename is not a change: the mapping keeps the
+ * old inode.
+ */
+int llm_st_changed(const llm_st_file *f, char *err, size_t errlen);
 void llm_st_close(llm_st_file *f);
 const llm_st_tensor *llm_st_find(const llm_st_file *f, const char *name);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <jansson.h>
 
+#include "core/llm_file.h"
 #include "engine/llm_tokenizer_int.h"
 
 #define ERR(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); } while (0)
@@ -665,12 +666,12 @@ llm_tokenizer_load_files(const char *tokenizer_json, const char *config_path,
 {
     llm_tokenizer *t;
     json_t        *root, *cfg = NULL;
-    json_error_t   je;
     char           e2[256];
 
-    root = json_load_file(tokenizer_json, 0, &je);
+    e2[0] = '\0';
+    root = llm_file_json(tokenizer_json, 0, e2, sizeof(e2));
     if (root == NULL) {
-        ERR("%s: %s (line %d)", tokenizer_json, je.text, je.line);
+        ERR("%s", e2);
         return NULL;
     }
     t = calloc(1, sizeof(*t));
@@ -694,14 +695,13 @@ llm_tokenizer_load_files(const char *tokenizer_json, const char *config_path,
     }
     json_decref(root);
 
-    if (config_path != NULL && (cfg = json_load_file(config_path, JSON_DECODE_INT_AS_REAL, &je)) == NULL) {
-        FILE *f = fopen(config_path, "r");
-        if (f != NULL) {   /* present but broken: say so; absent is fine */
-            fclose(f);
-            ERR("%s: %s (line %d)", config_path, je.text, je.line);
-            llm_tokenizer_free(t);
-            return NULL;
-        }
+    /* absent is fine; present but unreadable or broken is an error */
+    if (config_path != NULL && llm_file_exists(config_path)
+        && (cfg = llm_file_json(config_path, JSON_DECODE_INT_AS_REAL, e2, sizeof(e2))) == NULL)
+    {
+        ERR("%s", e2);
+        llm_tokenizer_free(t);
+        return NULL;
     }
     if (cfg != NULL) {
         t->bos = config_token(cfg, "bos_token");

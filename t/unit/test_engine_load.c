@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -291,6 +292,87 @@ test_long_prompt(const char *name)
     llm_model_free(m);
 }
 
+/* A FIFO or directory in place of a model file is refused at once, never waited on. */
+static void
+test_not_regular(void)
+{
+    char path[400], err[512];
+    const char *dir = scratch("fifo", NULL, -1);
+    llm_model *m;
+
+    snprintf(path, sizeof(path), "%s/model.safetensors", dir);
+    unlink(path);
+    if (!ok(mkfifo(path, 0644) == 0, "mkfifo")) return;
+    alarm(20);    /* before the fix the open blocked until a writer came */
+    expect_error(dir, "model.safetensors is not a regular file (a FIFO)", "a FIFO as the weights");
+    unlink(path);
+    mkdir(path, 0755);
+    expect_error(dir, "model.safetensors is not a regular file (a directory)", "a directory as the weights");
+    rmdir(path);
+
+    dir = scratch("fifocfg", NULL, -1);
+    snprintf(path, sizeof(path), "%s/config.json", dir);
+    unlink(path);
+    mkfifo(path, 0644);
+    m = llm_model_load(dir, err, sizeof(err));
+    ok(m == NULL && strstr(err, "config.json is not a regular file (a FIFO)") != NULL, "a FIFO as config.json: %s", err);
+    llm_model_free(m);
+    alarm(0);
+}
+
+/* Weights rewritten in place under a loaded model are noticed before use. */
+static void
+test_files_changed(void)
+{
+    char path[400], err[512] = "";
+    const char *dir = scratch("rewrite", NULL, -1);
+    llm_model *m;
+    struct stat st;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/model.safetensors", dir);
+    m = llm_model_load(dir, err, sizeof(err));
+    if (!ok(m != NULL, "scratch model loads: %s", err)) return;
+    ok(llm_model_files_changed(m, err, sizeof(err)) == 0, "unchanged files are not a change");
+
+    /* same size, new bytes and a new modification time (cp over the file) */
+    f = fopen(path, "r+b");
+    fseek(f, -4, SEEK_END);
+    fwrite("\1\2\3\4", 1, 4, f);
+    fclose(f);
+    stat(path, &st);
+    {
+        struct timespec ts[2] = { st.st_atim, st.st_mtim };
+        ts[1].tv_sec += 10;
+        utimensat(AT_FDCWD, path, ts, 0);
+    }
+    ok(llm_model_files_changed(m, err, sizeof(err)) == 1 && strstr(err, path) != NULL
+       && strstr(err, "rewritten in place") != NULL, "a rewrite in place is noticed and names the file: %s", err);
+    llm_model_free(m);
+
+    m = llm_model_load(dir, err, sizeof(err));
+    if (!ok(m != NULL, "reloads after the rewrite: %s", err)) return;
+    ok(truncate(path, 1000) == 0 && llm_model_files_changed(m, err, sizeof(err)) == 1
+       && strstr(err, "size changed from") != NULL && strstr(err, "to 1000 bytes") != NULL,
+       "truncation is noticed: %s", err);
+    llm_model_free(m);
+
+    /* the safe update: a new file renamed over the old path keeps the mapped inode intact */
+    scratch("rename", NULL, -1);
+    snprintf(path, sizeof(path), "%s/rename", tmp);
+    m = llm_model_load(path, err, sizeof(err));
+    if (m != NULL) {
+        char from[400], to[400];
+        snprintf(from, sizeof(from), "%s/llama_f32/model.safetensors", FIX);
+        snprintf(to, sizeof(to), "%s/rename/model.safetensors.new", tmp);
+        copy_file(from, to, -1);
+        snprintf(path, sizeof(path), "%s/rename/model.safetensors", tmp);
+        ok(rename(to, path) == 0 && llm_model_files_changed(m, err, sizeof(err)) == 0,
+           "a file replaced by rename is not a change of the loaded model");
+    }
+    llm_model_free(m);
+}
+
 int
 main(void)
 {
@@ -299,6 +381,8 @@ main(void)
     snprintf(tmp, sizeof(tmp), "/tmp/llm_engine_load_XXXXXX");
     if (mkdtemp(tmp) == NULL) return skip_all("cannot create a temporary directory");
     test_errors();
+    test_not_regular();
+    test_files_changed();
     test_info();
     test_synth();
     test_runtime();
