@@ -3,6 +3,7 @@
 # the same nginx proxying to llm_api locations of its own, as separate nodes
 # would be; t/061-topology.t runs real separate nodes.
 use Test::Nginx::Socket 'no_plan';
+use Test::LLM::Json qw(json_content_type);
 
 # One Claude Code session (turn 2 has a new billing nonce and more history),
 # another session, and an OpenAI agent's first and second turn.
@@ -64,6 +65,7 @@ EOC
 
 add_block_preprocessor(sub {
     my $block = shift;
+    json_content_type($block);
     if (!defined $block->config) {
         $block->set_value("http_config", $spill_http_config);
         $block->set_value("config", $spill_config);
