@@ -20,7 +20,7 @@ env_to_nginx('TEST_NGINX_GREETING');
 
 # 75 checks per round of blocks (counted in each block's comment), plus
 # the runner self-checks at the end of this file.
-plan tests => repeat_each() * 75 + 33;
+plan tests => repeat_each() * 75 + 45;
 
 log_level('debug');
 no_long_string();
@@ -50,8 +50,9 @@ sub run_script {
     print $out "use Test::Nginx::Socket $head;\nno_shuffle();\nrun_tests();\n__DATA__\n$data";
     close $out;
     local $ENV{TEST_NGINX_SERVROOT} = "$dir/servroot";
-    local $ENV{TEST_NGINX_SERVER_PORT};
-    delete $ENV{TEST_NGINX_SERVER_PORT};
+    # A probe picks its own free port, also when the suite runs on a fixed one.
+    local @ENV{qw(TEST_NGINX_SERVER_PORT TEST_NGINX_PORT)};
+    delete @ENV{qw(TEST_NGINX_SERVER_PORT TEST_NGINX_PORT)};
     my $tap = `$^X -I$lib $dir/probe.t 2>&1`;
     return ($tap, $? >> 8);
 }
@@ -173,6 +174,83 @@ EOT
     like($tap, qr/^ok 1 - .* die as expected$/m, 'a missing module stops nginx');
     like($tap, qr/^ok 2 - .* matches a line in error\.log/m, 'load_module comes from TEST_NGINX_LOAD_MODULES');
 
+    # skip_eval, skip_nginx: a false condition runs the block, a true one
+    # skips N checks; an --- http2 block still runs on nginx < 1.25.1 here.
+    ($tap, $rc) = run_script(<<'EOT', "'no_plan'");
+=== TEST 1: false skip_eval runs
+--- skip_eval: 1: 0
+--- config
+    location = /t { return 200 "$server_protocol\n"; }
+--- request
+GET /t
+
+=== TEST 2: true skip_eval skips
+--- skip_eval: 2: 1 + 1 == 2
+--- request
+GET /t
+
+=== TEST 3: skip_nginx below a version nginx is above skips
+--- skip_nginx: 3: > 0.0.1
+--- request
+GET /t
+
+=== TEST 4: skip_nginx above a version nginx is below runs
+--- skip_nginx: 1: > 999.0.0
+--- request
+GET /t
+
+=== TEST 5: http2 runs despite the real module's version bound
+--- http2
+--- skip_nginx: 2: < 1.25.1
+--- config
+    location = /t { return 200 "$server_protocol\n"; }
+--- request
+GET /t
+--- response_body
+HTTP/2.0
+
+=== TEST 6: response_body_like and response_body_unlike are both checked
+--- config
+    location = /t { return 200 "$server_protocol\n"; }
+--- request
+GET /t
+--- response_body_like: HTTP
+--- response_body_unlike: 1\.1
+EOT
+    like($tap, qr/^ok 1 - .* TEST 1: false skip_eval runs - status code ok$/m,
+         'skip_eval with a false condition runs the block');
+    like($tap, qr/^ok 2 # skip .* TEST 2: .*\nok 3 # skip .* TEST 2: /m,
+         'skip_eval with a true condition skips N checks');
+    like($tap, qr/^ok 6 # skip .* TEST 3: .* nginx version > 0\.0\.1$/m,
+         'skip_nginx with a true condition skips N checks');
+    like($tap, qr/^ok 7 - .* TEST 4: .* - status code ok$/m, 'skip_nginx with a false condition runs');
+    like($tap, qr/^ok 9 - .* TEST 5: .* - response_body - response is expected/m,
+         'an --- http2 block below 1.25.1 runs here');
+    like($tap, qr/^ok 11 - .* TEST 6: .* - response_body_like - /m, 'response_body_like checked');
+    like($tap, qr/^not ok 12 - .* TEST 6: .* - response_body_unlike - /m,
+         'response_body_unlike checked in the same block');
+    is($rc, 1, 'only the unlike check fails');
+
+    # nginx that cannot start ends the run the way the real module does.
+    ($tap, $rc) = run_script(<<'EOT', "'no_plan'");
+=== TEST 1: bad directive without must_die
+--- config
+    location = /t { no_such_directive on; }
+--- request
+GET /t
+
+=== TEST 2: never reached
+--- config
+    location = /t { return 200; }
+--- request
+GET /t
+EOT
+    like($tap, qr/^Bail out!  \S+ TEST 1: .* - Cannot start nginx using command "\S+ -p .*" \(status code \d+\)\.$/m,
+         'nginx that cannot start bails out');
+    like($tap, qr/unknown directive "no_such_directive"/, 'the bail-out shows the error log');
+    unlike($tap, qr/TEST 2/, 'no block runs after the bail-out');
+    is($rc, 255, 'a bail-out exits 255');
+
     open my $in, '<', server_root() . '/conf/nginx.conf' or die "cannot read nginx.conf: $!";
     my $conf = do { local $/; <$in> };
     like($conf, qr/^env TEST_NGINX_GREETING;$/m, 'env_to_nginx adds env directives');
@@ -246,8 +324,8 @@ run_node_tests(scripts => ['$dir/fetch.test.js', '$dir/bad.test.js'], install =>
 EOD
         close $drv;
         local $ENV{TEST_NGINX_SERVROOT} = "$dir/servroot";
-        local $ENV{TEST_NGINX_SERVER_PORT};
-        delete $ENV{TEST_NGINX_SERVER_PORT};
+        local @ENV{qw(TEST_NGINX_SERVER_PORT TEST_NGINX_PORT)};
+        delete @ENV{qw(TEST_NGINX_SERVER_PORT TEST_NGINX_PORT)};
         my $tap = `$^X -I$lib $dir/driver.t 2>/dev/null`;
         like($tap, qr/^ok 1 - \S+fetch\.test\.js$/m, 'node driver: passing script is ok');
         like($tap, qr/^not ok 2 - \S+bad\.test\.js$/m, 'node driver: failing script is not ok');
@@ -464,6 +542,7 @@ Content-Length: 11
 === TEST 17: HTTP/2 through curl
 # 3 (+1)
 --- http2
+--- skip_nginx: 4: < 1.25.1
 --- config
     location = /t { return 200 "$server_protocol\n"; }
 --- response_headers

@@ -79,6 +79,7 @@ POST /v1/chat/completions
 
 === TEST 6: streaming works over HTTP/2
 --- http2
+--- skip_nginx: 5: < 1.25.1
 --- request
 POST /v1/chat/completions
 {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3, "temperature": 0, "stream": true}

@@ -256,19 +256,61 @@ sub _fresh_root {
     $Server->write_conf($conf);
 }
 
+sub canon_version { Test::Nginx::Lite::Server::canon_version(@_) }
+sub nginx_version { $Server->nginx_version }
+
+# One "OP X.Y.Z" bound of skip_nginx / skip_nginx2 against the nginx here.
+# In an --- http2 block a lower bound at or below 1.25.1 never holds: the
+# real module needs it because it writes `http2 on;` (new in 1.25.1), while
+# this runner writes `listen ... http2` on older nginx and runs the block.
+sub _version_holds {
+    my ($block, $op, @v) = @_;
+    my $ver = canon_version(@v);
+    return 0 if use_http2($block) && $op =~ /^</
+        && $ver <= $Test::Nginx::Lite::Server::Http2DirectiveVersion;
+    my $have = nginx_version();
+    return $op eq '<'  ? $have <  $ver : $op eq '<=' ? $have <= $ver
+         : $op eq '>'  ? $have >  $ver : $have >= $ver;
+}
+
+# (number of checks, reason) when the block is to be skipped, else ().
+# Same sections and syntax as the real module: skip_eval (`N: perl code`,
+# its value taken in scalar context), skip_nginx (`N: OP X.Y.Z[: reason]`)
+# and skip_nginx2 (`N: OP X.Y.Z and|or OP X.Y.Z[: reason]`).
+sub _should_skip {
+    my ($block) = @_;
+    my $name = $block->name;
+    my $v = qr/([<>]=?)\s*(\d+)\.(\d+)\.(\d+)/;
+    if (defined(my $skip = $block->skip_eval)) {
+        my ($n, $code) = $skip =~ /^\s*(\d+)\s*:\s*(.*)$/s
+            or bail_out("$name - bad --- skip_eval (want 'N: perl code')");
+        my $yes = eval { Test::Nginx::Lite::Block::_eval_code($code, "$name skip_eval") };
+        bail_out("$name - skip_eval - failed to eval the Perl code \"$code\": $@") if $@;
+        return ($n, 'skip_eval') if $yes;
+    }
+    if (defined(my $skip = $block->skip_nginx)) {
+        my ($n, @c) = $skip =~ /^\s*(\d+)\s*:\s*$v(?:\s*:\s*(.*))?\s*$/s
+            or bail_out("$name - Invalid --- skip_nginx spec: $skip");
+        my $why = $c[4] || "nginx version $c[0] $c[1].$c[2].$c[3]";
+        return ($n, $why) if _version_holds($block, @c[0 .. 3]);
+    } elsif (defined(my $skip2 = $block->skip_nginx2)) {
+        my ($n, @c) = $skip2 =~ /^\s*(\d+)\s*:\s*$v\s*(or|and)\s*$v(?:\s*:\s*(.*))?\s*$/s
+            or bail_out("$name - Invalid --- skip_nginx2 spec: $skip2");
+        my ($one, $two) = (_version_holds($block, @c[0 .. 3]), _version_holds($block, @c[5 .. 8]));
+        my $yes = $c[4] eq 'or' ? ($one || $two) : ($one && $two);
+        return ($n, $c[9] || 'various reasons') if $yes;
+    }
+    return;
+}
+
 sub run_test {
     my ($block) = @_;
     my $name = $block->name;
     return if defined $block->SKIP;
 
-    if (defined(my $skip = $block->skip_eval)) {
-        my ($n, $code) = $skip =~ /^\s*(\d+)\s*:\s*(.*)$/s
-            or die "$name - bad --- skip_eval (want 'N: perl code')\n";
-        my $yes = Test::Nginx::Lite::Block::_eval_code($code, "$name skip_eval");
-        if ($yes) {
-            SKIP: { Test::More::skip("$name - skip_eval", $n * $RepeatEach) }
-            return;
-        }
+    if (my ($n, $why) = _should_skip($block)) {
+        SKIP: { Test::More::skip("$name - $why", $n * $RepeatEach) }
+        return;
     }
 
     my (%ports, $conf, $files);
@@ -291,9 +333,13 @@ sub run_test {
         $ErrLogPos = $Server->error_log_size;
     } else {
         _fresh_root($conf, $files);
+        # As in the real module, an nginx that cannot start ends the run
+        # (no later block of this file could pass against it either).
         if (my $err = $Server->start) {
-            Test::More::fail("$name - failed to start nginx: $err");
-            return;
+            my ($why, $tail) = split /\n/, $err, 2;
+            Test::More::diag("error.log:\n$tail") if length($tail // '');
+            bail_out("$name - Cannot start nginx using command \"" . join(' ', $Server->command)
+                     . "\" ($why).");
         }
         $RunningConf = $conf;
         $ErrLogPos = 0;
@@ -503,17 +549,20 @@ sub check_response_body {
             Test::More::is($content, $expected,
                 "$name - response_body - response is expected (repeated req $rep, req $idx)");
         }
-    } elsif (defined $block->response_body_like || defined $block->response_body_unlike) {
-        my $like = defined $block->response_body_like;
-        my $pat = _indexed($name, $like ? scalar $block->response_body_like : scalar $block->response_body_unlike,
-                           $idx, $need_array);
-        $pat =~ s/\$ServerPort\b/$ServerPort/g unless ref $pat;
-        my $type = $like ? 'like' : 'unlike';
-        my $desc = "$name - response_body_$type - response is expected (" . _summary($content) . ")";
-        if ($like) {
-            Test::More::like($content, qr/$pat/s, $desc);
-        } else {
-            Test::More::unlike($content, qr/$pat/s, $desc);
+    } else {
+        # Both when a block has both (the real module checks only the
+        # _like one then; see t/README.md).
+        for my $type (qw(like unlike)) {
+            my $pat = $block->get_value("response_body_$type");
+            next unless defined $pat;
+            $pat = _indexed($name, $pat, $idx, $need_array);
+            $pat =~ s/\$ServerPort\b/$ServerPort/g unless ref $pat;
+            my $desc = "$name - response_body_$type - response is expected (" . _summary($content) . ")";
+            if ($type eq 'like') {
+                Test::More::like($content, qr/$pat/s, $desc);
+            } else {
+                Test::More::unlike($content, qr/$pat/s, $desc);
+            }
         }
     }
     $_->($block, $content, $idx, $rep, 0) for @ResponseBodyChecks;

@@ -175,12 +175,16 @@ sub _apply {
 
 # Section code runs in the package Test::Base uses for it, under strict,
 # so a .t file behaves the same here and under the real Test::Nginx
-# (package variables of the script are reached as $::name).
+# (package variables of the script are reached as $::name).  The code runs
+# in the caller's context: a condition such as skip_eval's `0` must come
+# back as 0, not as the length of a one-element list.
 sub _eval_code {
     my ($code, $where) = @_;
-    my @r = eval "package Test::Base::Filter; use strict; use warnings;\n#line 1 \"$where\"\n$code";
+    my $src = "package Test::Base::Filter; use strict; use warnings;\n#line 1 \"$where\"\n$code";
+    my (@r, $r);
+    if (wantarray) { @r = eval $src } else { $r = eval $src }
     die "eval failed in $where: $@" if $@;
-    return @r;
+    return wantarray ? @r : $r;
 }
 
 sub set_value {

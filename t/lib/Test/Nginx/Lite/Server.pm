@@ -32,6 +32,24 @@ sub pick_free_port {
     croak "no free loopback port found";
 }
 
+# A version as the real Test::Nginx compares them: 1.22.1 -> 1.022001.
+sub canon_version { sprintf '%d.%03d%03d', @_ }
+
+# nginx takes `listen ... http2` before 1.25.1 and the `http2` directive since.
+our $Http2DirectiveVersion = canon_version(1, 25, 1);
+
+my %Versions;    # binary -> canonical version (0 when `nginx -v` says none)
+
+sub nginx_version {
+    my ($self) = @_;
+    my $bin = $self->{binary};
+    $Versions{$bin} //= do {
+        my $out = `\Q$bin\E -v 2>&1` // '';
+        $out =~ m{nginx/(\d+)\.(\d+)\.(\d+)} ? canon_version($1, $2, $3) : 0;
+    };
+    return $Versions{$bin};
+}
+
 # $TEST_NGINX_* in configuration text -> the value of that environment
 # variable; $TEST_NGINX_RAND_PORT_<N> -> a free port, the same for one
 # %$ports.  Dies on an undefined variable, as the real Test::Nginx does.
@@ -93,7 +111,10 @@ sub render_conf {
     my ($self, %s) = @_;
     my $root = $self->{root};
     my $level = $s{log_level} || $self->{log_level};
-    my $listen = "$Addr:$self->{port}" . ($s{http2} ? ' http2' : '');
+    my $listen = "$Addr:$self->{port}";
+    if ($s{http2}) {
+        $listen .= $self->nginx_version >= $Http2DirectiveVersion ? ";\n        http2 on" : ' http2';
+    }
     my $server_name = $s{server_name} // 'localhost';
     my $http_config = $s{http_config} // '';
     my $main = join '', map { "load_module $_;\n" } @{ $self->{load_modules} };
@@ -184,9 +205,11 @@ sub _write {
     close $out or croak "cannot write $path: $!";
 }
 
+sub command { ($_[0]{binary}, '-p', "$_[0]{root}/", '-c', $_[0]->conf_file) }
+
 sub _spawn {
     my ($self) = @_;
-    my @cmd = ($self->{binary}, '-p', "$self->{root}/", '-c', $self->conf_file);
+    my @cmd = $self->command;
     my $pid = fork;
     croak "fork failed: $!" unless defined $pid;
     if ($pid == 0) {
@@ -200,7 +223,9 @@ sub _spawn {
 }
 
 # Starts nginx with the written conf; waits until it listens on the port.
-# Returns '' on success, else an error text (with the error log's tail).
+# Returns '' on success, else why not (first line: "status code N", the
+# wait status as the real Test::Nginx reports it, or "not listening after
+# Ns"; then the error log's tail).
 sub start {
     my ($self) = @_;
     my $pid = $self->_spawn;
@@ -212,14 +237,13 @@ sub start {
         if ($r == $pid) {
             my $st = $?;
             delete $self->{pid};
-            return sprintf("nginx exited with status %d at startup:\n%s",
-                $st >> 8, $self->log_tail(20));
+            return "status code $st\n" . $self->log_tail(20);
         }
         return '' if $self->_listening;
         sleep 0.005;
     }
     $self->stop;
-    return "nginx did not listen on $Addr:$self->{port} within $self->{start_timeout}s:\n"
+    return "not listening on $Addr:$self->{port} after $self->{start_timeout}s\n"
         . $self->log_tail(20);
 }
 
