@@ -148,6 +148,7 @@ main::bodies('"id":"tiny"')
 
 === TEST 7: chat completions over HTTP/2
 --- http2
+--- skip_nginx: 60: < 1.25.1
 --- request eval
 main::requests("POST /v1/chat/completions\n" . '{"max_tokens": 1, "messages": [{"role": "user", "content": "hi"}]}', 1)
 --- more_headers eval
@@ -161,6 +162,7 @@ main::bodies('"object":"chat.completion"')
 
 === TEST 8: completions over HTTP/2
 --- http2
+--- skip_nginx: 60: < 1.25.1
 --- request eval
 main::requests("POST /v1/completions\n" . '{"prompt": "ab", "max_tokens": 1}', 1)
 --- more_headers eval
@@ -174,6 +176,7 @@ main::bodies('"object":"text_completion"')
 
 === TEST 9: Anthropic messages over HTTP/2
 --- http2
+--- skip_nginx: 60: < 1.25.1
 --- request eval
 main::requests("POST /v1/messages\n" . '{"max_tokens": 1, "messages": [{"role": "user", "content": "hi"}]}', 1)
 --- more_headers eval
@@ -187,6 +190,7 @@ main::bodies('"type":"message"', 1)
 
 === TEST 10: Anthropic count_tokens over HTTP/2
 --- http2
+--- skip_nginx: 60: < 1.25.1
 --- request eval
 main::requests("POST /v1/messages/count_tokens\n" . '{"messages": [{"role": "user", "content": "hi"}]}', 1)
 --- more_headers eval
@@ -200,6 +204,7 @@ main::bodies('"input_tokens":\d+', 1)
 
 === TEST 11: embeddings over HTTP/2
 --- http2
+--- skip_nginx: 60: < 1.25.1
 --- request eval
 main::requests("POST /v1/embeddings\n" . '{"input": "ab"}', 1)
 --- more_headers eval
@@ -213,6 +218,7 @@ main::bodies('"object":"embedding"')
 
 === TEST 12: models over HTTP/2
 --- http2
+--- skip_nginx: 60: < 1.25.1
 --- request eval
 main::requests("GET /v1/models", 1)
 --- more_headers eval

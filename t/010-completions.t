@@ -53,7 +53,7 @@ my ($p) = ::golden(0);
 --- error_code: 200
 --- response_body_like eval
 my (undef, $t) = ::golden(0);
-qr/"token_ids":\[\Q@{[join ',', @$t]}\E\]/
+qr/"token_ids":\[\Q@{[CORE::join ',', @$t]}\E\]/
 
 
 
@@ -65,7 +65,7 @@ my ($p) = ::golden(1);
 --- error_code: 200
 --- response_body_like eval
 my (undef, $t) = ::golden(1);
-qr/"token_ids":\[\Q@{[join ',', @$t]}\E\]/
+qr/"token_ids":\[\Q@{[CORE::join ',', @$t]}\E\]/
 
 
 
@@ -190,13 +190,13 @@ POST /v1/completions
 --- request eval
 my ($p, $t) = ::golden(0);
 # tokens 11..12 of the golden continuation are ASCII bytes: a stop string
-my $stop = join '', map { chr } @$t[11..12];
+my $stop = CORE::join '', map { chr } @$t[11..12];
 "POST /v1/completions\n" . ::body(prompt => $p, max_tokens => 32, temperature => 0,
     stop => [$stop], return_token_ids => JSON::PP::true)
 --- error_code: 200
 --- response_body_like eval
 my (undef, $t) = ::golden(0);
-qr/"finish_reason":"stop".*"token_ids":\[\Q@{[join ',', @$t[0..12]]}\E\]/
+qr/"finish_reason":"stop".*"token_ids":\[\Q@{[CORE::join ',', @$t[0..12]]}\E\]/
 
 
 

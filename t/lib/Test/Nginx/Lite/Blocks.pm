@@ -173,6 +173,18 @@ sub _apply {
     croak "unknown filter '$f' in block '" . $self->name . "', section '$sect'";
 }
 
+# Test::Base's filters live in the package section code runs in, and some
+# are named like Perl builtins; with subs of those names declared there,
+# perl warns "Ambiguous call resolved as CORE::join()" here as it does
+# under the real Test::Nginx (write CORE::join in section code).
+{
+    package Test::Base::Filter;
+    no strict 'refs';
+    for my $f (qw(chomp chop join reverse sort split)) {
+        *{$f} = sub { die "Test::Base::Filter::$f is a filter, not a function\n" } unless defined &{$f};
+    }
+}
+
 # Section code runs in the package Test::Base uses for it, under strict,
 # so a .t file behaves the same here and under the real Test::Nginx
 # (package variables of the script are reached as $::name).  The code runs
