@@ -1,0 +1,242 @@
+/*
+ * The dense families on synthesized weights (no fixtures needed): each tiny
+ * config loads, its logits are finite, a prefill longer than the sliding
+ * window equals the same tokens decoded one by one through the KV cache,
+ * batched decode equals unbatched, the SIMD kernels give the scalar
+ * kernels' logits, and configs a family cannot use are refused with a
+ * message.  Agreement with transformers is test_engine.c's job.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "engine/llm_engine.h"
+
+static char tmp[256];
+
+#define COMMON "\"hidden_size\": 64, \"intermediate_size\": 96, \"num_hidden_layers\": 4, " \
+    "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"head_dim\": 16, \"vocab_size\": 300, " \
+    "\"max_position_embeddings\": 256, \"bos_token_id\": 1, \"eos_token_id\": 2, "
+
+typedef struct {
+    const char *name;
+    const char *config;
+    int         sliding;       /* expected info.sliding_window */
+} family;
+
+static const family families[] = {
+    { "gemma2", "{\"architectures\": [\"Gemma2ForCausalLM\"], " COMMON
+      "\"query_pre_attn_scalar\": 24, \"sliding_window\": 8, \"attn_logit_softcapping\": 4.0, "
+      "\"final_logit_softcapping\": 5.0}", 8 },
+    { "gemma3", "{\"architectures\": [\"Gemma3ForCausalLM\"], " COMMON
+      "\"sliding_window\": 8, \"sliding_window_pattern\": 2, \"rope_theta\": 100000.0, "
+      "\"rope_local_base_freq\": 1000.0, \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 4.0}, "
+      "\"final_logit_softcapping\": 6.0}", 8 },
+    { "phi3", "{\"architectures\": [\"Phi3ForCausalLM\"], " COMMON
+      "\"sliding_window\": 10, \"original_max_position_embeddings\": 16, \"rope_scaling\": {\"type\": \"longrope\", "
+      "\"short_factor\": [1, 1.1, 1.2, 1.4, 1.8, 2.2, 2.6, 3], \"long_factor\": [1, 1.5, 2, 3, 4.5, 7, 9, 12]}}", 10 },
+    { "phi4mini", "{\"architectures\": [\"Phi3ForCausalLM\"], " COMMON
+      "\"partial_rotary_factor\": 0.75, \"tie_word_embeddings\": true, \"original_max_position_embeddings\": 16, "
+      "\"rope_scaling\": {\"type\": \"longrope\", \"short_factor\": [1, 1.1, 1.2, 1.4, 1.8, 2.2], "
+      "\"long_factor\": [1, 1.5, 2, 3, 4.5, 7]}}", 0 },
+    { "smollm3", "{\"architectures\": [\"SmolLM3ForCausalLM\"], " COMMON
+      "\"no_rope_layers\": [1, 0, 1, 0], \"use_sliding_window\": true, \"sliding_window\": 8}", 8 },
+    { "glm4", "{\"architectures\": [\"Glm4ForCausalLM\"], " COMMON "\"partial_rotary_factor\": 0.5}", 0 },
+    { "granite", "{\"architectures\": [\"GraniteForCausalLM\"], " COMMON
+      "\"embedding_multiplier\": 12.0, \"attention_multiplier\": 0.1, \"residual_multiplier\": 0.22, "
+      "\"logits_scaling\": 4.0, \"attention_bias\": true}", 0 },
+    { "olmo2", "{\"architectures\": [\"Olmo2ForCausalLM\"], " COMMON "\"rope_theta\": 500000.0}", 0 },
+};
+
+static int
+write_config(const char *dir, const char *json)
+{
+    char path[400];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/config.json", dir);
+    f = fopen(path, "w");
+    if (f == NULL) return -1;
+    fputs(json, f);
+    fclose(f);
+    return 0;
+}
+
+static double
+max_rel(const float *a, const float *b, int n)
+{
+    double m = 0;
+    int i;
+    for (i = 0; i < n; i++) {
+        double d = fabs((double) a[i] - b[i]) / (1.0 + fabs((double) b[i]));
+        if (!(d <= m)) m = d;
+    }
+    return m;
+}
+
+/* logits of every position of ids through the KV cache, one token per call */
+static int
+decode_all(llm_runtime *rt, const int32_t *ids, int n, float *out, int V, char *err, size_t errlen)
+{
+    int slot = llm_seq_open(rt), i;
+    for (i = 0; i < n; i++) {
+        llm_batch_item it = { slot, ids + i, 1, 1, 0 };
+        if (llm_forward(rt, &it, 1, err, errlen) != 0) return -1;
+        memcpy(out + (size_t) i * V, llm_forward_logits(rt, 0), (size_t) V * sizeof(float));
+    }
+    llm_seq_close(rt, slot);
+    return 0;
+}
+
+static void
+check_family(const family *f)
+{
+    char dir[320], cfg[400], out[400], err[512];
+    llm_model *m;
+    llm_runtime *rt, *rs;
+    const llm_model_info *in;
+    int32_t ids[40];
+    float *dec, *ref;
+    int i, V, finite = 1;
+    const char *best = getenv("LLM_KERNELS");
+
+    snprintf(dir, sizeof(dir), "%s/%s", tmp, f->name);
+    snprintf(out, sizeof(out), "%s/%s-bf16", tmp, f->name);
+    snprintf(cfg, sizeof(cfg), "%s/config.json", dir);
+    if (mkdir(dir, 0755) != 0 || write_config(dir, f->config) != 0) {
+        ok(0, "%s: scratch config", f->name);
+        return;
+    }
+    if (!ok(llm_model_synth(cfg, out, "bf16", 11, err, sizeof(err)) == 0, "%s: synthesized", f->name)) {
+        diag(err);
+        return;
+    }
+    m = llm_model_load(out, err, sizeof(err));
+    if (!ok(m != NULL, "%s: loads", f->name)) {
+        diag(err);
+        return;
+    }
+    in = llm_model_get_info(m);
+    V = in->n_vocab;
+    is_int(in->sliding_window, f->sliding, "%s: sliding window", f->name);
+    for (i = 0; i < 40; i++) ids[i] = (int32_t) ((i * 37 + 11) % V);
+    dec = malloc((size_t) 40 * V * sizeof(float));
+    ref = malloc((size_t) 40 * V * sizeof(float));
+    rt = llm_runtime_create(m, 2, 64, 4, err, sizeof(err));
+    if (!ok(rt && dec && ref && decode_all(rt, ids, 40, dec, V, err, sizeof(err)) == 0, "%s: decodes 40 tokens", f->name)) {
+        diag(err);
+        goto done;
+    }
+    for (i = 0; i < 40 * V; i++) if (!isfinite(dec[i])) finite = 0;
+    ok(finite, "%s: logits finite", f->name);
+    {
+        /* one prefill of all 40 tokens: the last position equals the cached decode */
+        llm_batch_item it = { llm_seq_open(rt), ids, 40, 1, 0 };
+        double d = 1;
+        if (llm_forward(rt, &it, 1, err, sizeof(err)) == 0) d = max_rel(llm_forward_logits(rt, 0), dec + 39 * V, V);
+        ok(d < 1e-5, "%s: prefill past the window equals decode through the cache (%.2g)", f->name, d);
+        llm_seq_close(rt, it.slot);
+    }
+    {
+        /* three sequences at different positions in one call equal each alone */
+        llm_batch_item items[3];
+        int s[3], k;
+        double d = 0;
+        for (k = 0; k < 3; k++) {
+            llm_batch_item a;
+            s[k] = llm_seq_open(rt);
+            a = (llm_batch_item) { s[k], ids, 10 + 9 * k, 0, 0 };
+            llm_forward(rt, &a, 1, err, sizeof(err));
+            items[k] = (llm_batch_item) { s[k], &ids[10 + 9 * k], 1, 1, 0 };
+        }
+        if (llm_forward(rt, items, 3, err, sizeof(err)) == 0) {
+            for (k = 0; k < 3; k++) {
+                double e = max_rel(llm_forward_logits(rt, k), dec + (size_t) (10 + 9 * k) * V, V);
+                if (e > d) d = e;
+            }
+        } else {
+            d = 1;
+        }
+        ok(d < 1e-5, "%s: batched decode equals unbatched (%.2g)", f->name, d);
+        for (k = 0; k < 3; k++) llm_seq_close(rt, s[k]);
+    }
+    /* the scalar reference kernels give the same logits as the SIMD ones */
+    setenv("LLM_KERNELS", "scalar", 1);
+    rs = llm_runtime_create(m, 1, 64, 1, err, sizeof(err));
+    if (best) setenv("LLM_KERNELS", best, 1); else unsetenv("LLM_KERNELS");
+    if (ok(rs && decode_all(rs, ids, 40, ref, V, err, sizeof(err)) == 0, "%s: scalar kernels decode", f->name)) {
+        double d = max_rel(dec, ref, 40 * V);
+        ok(d < 1e-4, "%s: SIMD kernels match the scalar ones at every position (%.2g)", f->name, d);
+    }
+    llm_runtime_free(rs);
+done:
+    llm_runtime_free(rt);
+    free(dec);
+    free(ref);
+    llm_model_free(m);
+}
+
+/* configs a family cannot use: refused at load with a message naming the problem */
+static void
+check_refusals(void)
+{
+    static const struct { const char *config, *needle; } bad[] = {
+        { "{\"architectures\": [\"Phi3ForCausalLM\"], " COMMON "\"original_max_position_embeddings\": 16, "
+          "\"rope_scaling\": {\"type\": \"longrope\", \"short_factor\": [1, 2], \"long_factor\": [1, 2]}}",
+          "short_factor" },
+        { "{\"architectures\": [\"Glm4ForCausalLM\"], " COMMON "\"partial_rotary_factor\": 1.5}",
+          "partial_rotary_factor" },
+        { "{\"architectures\": [\"Glm4ForCausalLM\"], " COMMON "\"partial_rotary_factor\": 0.1}",
+          "rotary dims" },
+        { "{\"architectures\": [\"Gemma2ForCausalLM\"], " COMMON "\"layer_types\": [\"sliding_attention\"]}",
+          "layer_types" },
+        { "{\"architectures\": [\"Gemma2ForCausalLM\"], " COMMON
+          "\"layer_types\": [\"full_attention\", \"chunked\", \"full_attention\", \"full_attention\"]}",
+          "layer_types[1]" },
+        { "{\"architectures\": [\"Gemma2ForCausalLM\"], " COMMON "\"hidden_activation\": \"gelu\"}",
+          "hidden_activation" },
+        { "{\"architectures\": [\"Gemma2ForCausalLM\"], " COMMON "\"final_logit_softcapping\": -1}",
+          "final_logit_softcapping" },
+        { "{\"architectures\": [\"Gemma3ForCausalLM\"], " COMMON
+          "\"rope_parameters\": {\"full_attention\": {\"rope_type\": \"default\", \"rope_theta\": 10000}}}",
+          "sliding_attention" },
+        { "{\"architectures\": [\"SmolLM3ForCausalLM\"], " COMMON "\"no_rope_layers\": [1, 0]}",
+          "no_rope_layers" },
+        { "{\"architectures\": [\"GraniteForCausalLM\"], " COMMON "\"logits_scaling\": 0}",
+          "logits_scaling" },
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char dir[320], err[512];
+        llm_model *m;
+
+        snprintf(dir, sizeof(dir), "%s/bad%zu", tmp, i);
+        if (mkdir(dir, 0755) != 0 || write_config(dir, bad[i].config) != 0) {
+            ok(0, "scratch config %zu", i);
+            continue;
+        }
+        m = llm_model_load(dir, err, sizeof(err));
+        ok(m == NULL && strstr(err, bad[i].needle) != NULL, "refused, naming %s: %s", bad[i].needle, m ? "loaded" : err);
+        llm_model_free(m);
+    }
+}
+
+int
+main(void)
+{
+    char cmd[300];
+    size_t i;
+
+    snprintf(tmp, sizeof(tmp), "/tmp/llm_engine_families_XXXXXX");
+    if (mkdtemp(tmp) == NULL) return skip_all("cannot create a temporary directory");
+    for (i = 0; i < sizeof(families) / sizeof(families[0]); i++) check_family(&families[i]);
+    check_refusals();
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+    if (system(cmd) != 0) diag("could not remove the temporary directory");
+    return done_testing();
+}
