@@ -28,6 +28,9 @@
 static const char *models[] = {
     "llama_f32", "llama3_rope_f32", "llama_linear_f16", "mistral_sw_bf16",
     "qwen2_bf16", "qwen2_sharded_f32", "qwen3_f32", "qwen3_yarn_bf16", "llama_bias_f32",
+    "gemma2_f32", "gemma2_bf16", "gemma3_f32", "gemma3_bf16", "phi3_f32", "phi4mini_bf16",
+    "smollm3_f32", "smollm3_bf16", "glm4_f32", "glm4_bf16", "granite_f32", "granite_bf16",
+    "olmo2_f32", "olmo2_bf16",
 };
 
 static float *
@@ -116,7 +119,7 @@ run_regime(const char *model_name, llm_model *m, json_t *ref, const float *logit
         {
             double d = max_abs(llm_forward_logits(rt, 0), logits + P.off[p] + (size_t) (P.len[p] - 1) * V, V);
             if (d > worst_prefill) worst_prefill = d;
-            d = max_abs(llm_forward_embedding(rt, 0), embed + (size_t) p * H, H);
+            d = max_abs(llm_forward_embedding(rt, 0), embed + (size_t) orig[p] * H, H);
             if (d > worst_emb) worst_emb = d;
         }
         llm_seq_close(rt, slot);
