@@ -77,11 +77,8 @@ static json_t *
 to_str(llm_jstate *st, json_t *v)
 {
     llm_jbuf b = { 0 };
-    json_t  *r;
-    if (llm_jv_str_ex(v, &b, st->tuples)) { free(b.p); llm_jfail(st, 0, "out of memory"); return NULL; }
-    r = mkstr(b.p, b.n);
-    free(b.p);
-    return r;
+    llm_jv_str_ex(v, &b, st->tuples);
+    return llm_jbuf_take(st, 0, &b);
 }
 
 /* Python str.isspace() characters */
@@ -178,16 +175,23 @@ case_map(json_t *v, int mode)   /* 1 upper, 2 lower, 3 title, 4 capitalize (ASCI
     return r;
 }
 
+/* str.replace: the result's size is known before it is built */
 static json_t *
-replace(json_t *v, json_t *old, json_t *new_, long count)
+replace(llm_jstate *st, int line, json_t *v, json_t *old, json_t *new_, long count)
 {
     const char *s = json_string_value(v), *o = json_string_value(old), *nw = json_string_value(new_);
-    size_t      n = json_string_length(v), ol = json_string_length(old), nl = json_string_length(new_), i = 0, start = 0;
+    size_t      n = json_string_length(v), ol = json_string_length(old), nl = json_string_length(new_), i, start = 0;
+    unsigned long long found = 0;
     llm_jbuf    b = { 0 };
-    json_t     *r;
     long        done = 0;
 
     if (ol == 0) return json_incref(v);
+    for (i = 0; i + ol <= n && (count < 0 || (long long) found < count); ) {
+        if (memcmp(s + i, o, ol) == 0) { found++; i += ol; } else i++;
+    }
+    if (found == 0) return json_incref(v);
+    if (llm_jcheck_len(st, line, n - found * ol + found * nl)) return NULL;
+    i = 0;
     while (i + ol <= n && (count < 0 || done < count)) {
         if (memcmp(s + i, o, ol) == 0) {
             llm_jbuf_add(&b, s + start, i - start);
@@ -200,13 +204,11 @@ replace(json_t *v, json_t *old, json_t *new_, long count)
         }
     }
     llm_jbuf_add(&b, s + start, n - start);
-    r = mkstr(b.p, b.n);
-    free(b.p);
-    return r;
+    return llm_jbuf_take(st, line, &b);
 }
 
 static json_t *
-split(json_t *v, json_t *sep, long maxsplit)
+split(llm_jstate *st, int line, json_t *v, json_t *sep, long maxsplit)
 {
     const char *s = json_string_value(v);
     size_t      n = json_string_length(v), i = 0, start;
@@ -214,6 +216,17 @@ split(json_t *v, json_t *sep, long maxsplit)
     long        done = 0;
 
     if (sep == NULL || json_is_null(sep)) {
+        unsigned long long words = 0;
+        int                in_word = 0;
+        for (i = 0; i < n; ) {
+            size_t k = space_len(s + i, n - i);
+            if (k) { in_word = 0; i += k; continue; }
+            if (!in_word) words++;
+            in_word = 1;
+            i += char_len(s + i, n - i);
+        }
+        if (llm_jcheck_items(st, line, words)) { json_decref(r); return NULL; }
+        i = 0;
         for (;;) {
             size_t k;
             while (i < n && (k = space_len(s + i, n - i)) > 0) i += k;
@@ -226,6 +239,11 @@ split(json_t *v, json_t *sep, long maxsplit)
                 break;
             }
             while (i < n && space_len(s + i, n - i) == 0) i += char_len(s + i, n - i);
+            if (json_array_size(r) >= LLM_JINJA_MAX_ITEMS) {
+                llm_jcheck_items(st, line, LLM_JINJA_MAX_ITEMS + 1ULL);
+                json_decref(r);
+                return NULL;
+            }
             json_array_append_new(r, mkstr(s + start, i - start));
             done++;
         }
@@ -233,10 +251,21 @@ split(json_t *v, json_t *sep, long maxsplit)
     } else {
         const char *p = json_string_value(sep);
         size_t      pl = json_string_length(sep);
+        unsigned long long pieces = 1;
         if (pl == 0) { json_decref(r); return NULL; }
+        for (i = 0; i + pl <= n && (maxsplit < 0 || (long long) pieces <= maxsplit); ) {
+            if (memcmp(s + i, p, pl) == 0) { pieces++; i += pl; } else i++;
+        }
+        if (llm_jcheck_items(st, line, pieces)) { json_decref(r); return NULL; }
+        i = 0;
         start = 0;
         while (i + pl <= n && (maxsplit < 0 || done < maxsplit)) {
             if (memcmp(s + i, p, pl) == 0) {
+                if (json_array_size(r) >= LLM_JINJA_MAX_ITEMS) {
+                    llm_jcheck_items(st, line, LLM_JINJA_MAX_ITEMS + 1ULL);
+                    json_decref(r);
+                    return NULL;
+                }
                 json_array_append_new(r, mkstr(s + start, i - start));
                 i += pl;
                 start = i;
@@ -306,8 +335,17 @@ as_list(llm_jstate *st, int line, json_t *v)
     if (json_is_string(v)) {
         const char *s = json_string_value(v);
         size_t      n = json_string_length(v);
+        if (llm_jcheck_items(st, line, (unsigned long long) llm_jv_strlen(v))) {
+            json_decref(r);
+            return NULL;
+        }
         while (i < n) {
             size_t k = char_len(s + i, n - i);
+            if (json_array_size(r) >= LLM_JINJA_MAX_ITEMS) {
+                llm_jcheck_items(st, line, LLM_JINJA_MAX_ITEMS + 1ULL);
+                json_decref(r);
+                return NULL;
+            }
             json_array_append_new(r, mkstr(s + i, k));
             i += k;
         }
@@ -380,52 +418,69 @@ llm_jpyformat(llm_jstate *st, int line, json_t *fmt, json_t **args, size_t nargs
     const char *s = json_string_value(fmt);
     size_t      n = json_string_length(fmt), i, ai = 0;
     llm_jbuf    b = { 0 };
-    json_t     *r;
 
-    for (i = 0; i < n; i++) {
-        char spec[32], num[512];
-        size_t k = 0;
+    for (i = 0; i < n && !b.fail; i++) {
+        char               spec[32], conv;
+        size_t             k = 0, len = 0;
+        unsigned long long width = 0, prec = 0;
+        int                in_prec = 0, rc = 0;
+        char              *o;
+        llm_jbuf           v = { 0 };
+
         if (s[i] != '%' || i + 1 >= n) { llm_jbuf_add(&b, s + i, 1); continue; }
         i++;
         if (s[i] == '%') { llm_jbuf_add(&b, "%", 1); continue; }
         spec[k++] = '%';
-        while (i < n && k < 20 && (s[i] == '-' || s[i] == '0' || s[i] == ' ' || s[i] == '+' || s[i] == '.' || (s[i] >= '0' && s[i] <= '9'))) spec[k++] = s[i++];
-        if (i >= n) break;
-        if (ai >= nargs) { free(b.p); llm_jfail(st, line, "not enough arguments for format string"); return NULL; }
-        if (s[i] == 'd' || s[i] == 'i' || s[i] == 'x' || s[i] == 'X') {
-            if (!llm_jv_is_number(args[ai])) { free(b.p); llm_jfail(st, line, "%%%c format: a number is required, not %s", s[i], llm_jv_type(args[ai])); return NULL; }
-            spec[k++] = 'l'; spec[k++] = 'l'; spec[k++] = s[i] == 'i' ? 'd' : s[i]; spec[k] = '\0';
-            snprintf(num, sizeof(num), spec, (long long) llm_jv_num(args[ai]));
-            llm_jbuf_add(&b, num, strlen(num));
-        } else if (s[i] == 'f' || s[i] == 'e' || s[i] == 'g') {
-            if (!llm_jv_is_number(args[ai])) { free(b.p); llm_jfail(st, line, "%%%c format: a number is required, not %s", s[i], llm_jv_type(args[ai])); return NULL; }
-            spec[k++] = s[i]; spec[k] = '\0';
-            snprintf(num, sizeof(num), spec, llm_jv_num(args[ai]));
-            llm_jbuf_add(&b, num, strlen(num));
-        } else if (s[i] == 's' || s[i] == 'r') {
-            llm_jbuf v = { 0 };
-            if (s[i] == 'r') llm_jv_repr(args[ai], &v); else llm_jv_str(args[ai], &v);
-            spec[k++] = 's'; spec[k] = '\0';
-            if (k == 2) llm_jbuf_add(&b, v.p ? v.p : "", v.n);   /* plain %s: any length */
-            else {
-                char *o = malloc(v.n + 256);
-                if (o) {
-                    snprintf(o, v.n + 256, spec, v.p ? v.p : "");
-                    llm_jbuf_add(&b, o, strlen(o));
-                    free(o);
-                }
+        while (i < n && k < 20 && (s[i] == '-' || s[i] == '0' || s[i] == ' ' || s[i] == '+' || s[i] == '.' || (s[i] >= '0' && s[i] <= '9'))) {
+            /* width and precision are bounded like every string a template builds */
+            if (s[i] == '.') in_prec = 1, prec = 0;
+            else if (s[i] >= '0' && s[i] <= '9') {
+                unsigned long long *d = in_prec ? &prec : &width;
+                if (!(s[i] == '0' && !in_prec && width == 0)) *d = *d * 10 + (unsigned long long) (s[i] - '0');
+                if (*d > LLM_JINJA_MAX_OUTPUT) { free(b.p); llm_jcheck_len(st, line, *d); return NULL; }
             }
-            free(v.p);
-        } else {
+            spec[k++] = s[i++];
+        }
+        if (i < n && k == 20 && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) {
             free(b.p);
-            llm_jfail(st, line, "unsupported format character '%c'", s[i]);
+            llm_jfail(st, line, "format specification too long");
             return NULL;
         }
+        if (i >= n) break;
+        conv = s[i];
+        if (ai >= nargs) { free(b.p); llm_jfail(st, line, "not enough arguments for format string"); return NULL; }
+        if (conv == 'd' || conv == 'i' || conv == 'x' || conv == 'X' || conv == 'f' || conv == 'e' || conv == 'g') {
+            if (!llm_jv_is_number(args[ai])) { free(b.p); llm_jfail(st, line, "%%%c format: a number is required, not %s", conv, llm_jv_type(args[ai])); return NULL; }
+        } else if (conv == 's' || conv == 'r') {
+            if (conv == 'r') rc = llm_jv_repr(args[ai], &v); else rc = llm_jv_str(args[ai], &v);
+            if (rc) { free(b.p); llm_jbuf_take(st, line, &v); return NULL; }
+        } else {
+            free(b.p);
+            llm_jfail(st, line, "unsupported format character '%c'", conv);
+            return NULL;
+        }
+        if (conv == 'd' || conv == 'i' || conv == 'x' || conv == 'X') {
+            spec[k++] = 'l'; spec[k++] = 'l'; spec[k++] = conv == 'i' ? 'd' : conv; spec[k] = '\0';
+            len = (size_t) snprintf(NULL, 0, spec, (long long) llm_jv_num(args[ai]));
+        } else if (conv == 's' || conv == 'r') {
+            spec[k++] = 's'; spec[k] = '\0';
+            len = (size_t) (width > v.n ? width : v.n);
+        } else {
+            spec[k++] = conv; spec[k] = '\0';
+            len = (size_t) snprintf(NULL, 0, spec, llm_jv_num(args[ai]));
+        }
+        if (llm_jcheck_len(st, line, (unsigned long long) b.n + len)) { free(b.p); free(v.p); return NULL; }
+        o = malloc(len + 1);
+        if (o == NULL) { free(b.p); free(v.p); llm_jfail(st, line, "out of memory"); return NULL; }
+        if (conv == 'd' || conv == 'i' || conv == 'x' || conv == 'X') snprintf(o, len + 1, spec, (long long) llm_jv_num(args[ai]));
+        else if (conv == 's' || conv == 'r') len = (size_t) snprintf(o, len + 1, spec, v.p ? v.p : "");
+        else snprintf(o, len + 1, spec, llm_jv_num(args[ai]));
+        llm_jbuf_add(&b, o, len);
+        free(o);
+        free(v.p);
         ai++;
     }
-    r = mkstr(b.p, b.n);
-    free(b.p);
-    return r;
+    return llm_jbuf_take(st, line, &b);
 }
 
 /* ---- tests ---- */
@@ -556,7 +611,7 @@ llm_jmethod(llm_jstate *st, int line, json_t *obj, const char *name, json_t **ar
                 llm_jfail(st, line, "rsplit with maxsplit is not supported");
                 return NULL;
             }
-            r = split(obj, sep, mx && json_is_integer(mx) ? (long) json_integer_value(mx) : -1);
+            r = split(st, line, obj, sep, mx && json_is_integer(mx) ? (long) json_integer_value(mx) : -1);
             return r;
         }
         if (!strcmp(name, "upper")) return case_map(obj, 1);
@@ -566,7 +621,7 @@ llm_jmethod(llm_jstate *st, int line, json_t *obj, const char *name, json_t **ar
         if (!strcmp(name, "replace")) {
             json_t *b = arg(args, nargs, 1, kwn, kwv, nkw, NULL), *c = arg(args, nargs, 2, kwn, kwv, nkw, NULL);
             if (!json_is_string(a0) || !json_is_string(b)) goto badarg;
-            return replace(obj, a0, b, c && json_is_integer(c) ? (long) json_integer_value(c) : -1);
+            return replace(st, line, obj, a0, b, c && json_is_integer(c) ? (long) json_integer_value(c) : -1);
         }
         if (!strcmp(name, "find") || !strcmp(name, "rfind") || !strcmp(name, "count") || !strcmp(name, "index")) {
             const char *p;
@@ -597,11 +652,10 @@ llm_jmethod(llm_jstate *st, int line, json_t *obj, const char *name, json_t **ar
             if (items == NULL) return NULL;
             json_array_foreach(items, i, x) {
                 if (i) llm_jbuf_add(&b, s, n);
-                llm_jv_str_ex(x, &b, st->tuples);
+                if (llm_jv_str_ex(x, &b, st->tuples)) break;
             }
             json_decref(items);
-            r = mkstr(b.p, b.n);
-            free(b.p);
+            r = llm_jbuf_take(st, line, &b);
             return r;
         }
         if (!strcmp(name, "splitlines")) {
@@ -609,6 +663,11 @@ llm_jmethod(llm_jstate *st, int line, json_t *obj, const char *name, json_t **ar
             size_t  i = 0, start = 0;
             while (i < n) {
                 if (s[i] == '\n' || s[i] == '\r') {
+                    if (json_array_size(r) >= LLM_JINJA_MAX_ITEMS) {
+                        llm_jcheck_items(st, line, LLM_JINJA_MAX_ITEMS + 1ULL);
+                        json_decref(r);
+                        return NULL;
+                    }
                     json_array_append_new(r, mkstr(s + start, i - start));
                     if (s[i] == '\r' && i + 1 < n && s[i + 1] == '\n') i++;
                     start = ++i;
@@ -640,7 +699,6 @@ llm_jmethod(llm_jstate *st, int line, json_t *obj, const char *name, json_t **ar
             /* "{}"/"{0}" placeholders */
             llm_jbuf b = { 0 };
             size_t   i, ai = 0;
-            json_t  *r;
             for (i = 0; i < n; i++) {
                 if (s[i] == '{' && i + 1 < n && s[i + 1] == '{') { llm_jbuf_add(&b, "{", 1); i++; continue; }
                 if (s[i] == '}' && i + 1 < n && s[i + 1] == '}') { llm_jbuf_add(&b, "}", 1); i++; continue; }
@@ -661,9 +719,7 @@ llm_jmethod(llm_jstate *st, int line, json_t *obj, const char *name, json_t **ar
                 }
                 llm_jbuf_add(&b, s + i, 1);
             }
-            r = mkstr(b.p, b.n);
-            free(b.p);
-            return r;
+            return llm_jbuf_take(st, line, &b);
         }
     } else if (json_is_object(obj)) {
         if (!strcmp(name, "items") || !strcmp(name, "keys") || !strcmp(name, "values")) {
@@ -809,19 +865,26 @@ llm_jfilter(llm_jstate *st, int line, const char *name, json_t *v, json_t **args
         json_t     *ind = arg(args, nargs, 0, kwn, kwv, nkw, "indent");
         json_t     *seps = kwarg(kwn, kwv, nkw, "separators");
         json_t     *sk = kwarg(kwn, kwv, nkw, "sort_keys");
-        int         indent = ind && json_is_integer(ind) ? (int) json_integer_value(ind) : -1;
-        const char *isep = indent >= 0 ? "," : ", ", *ksep = ": ";
+        int         indent;
+        const char *isep = ", ", *ksep = ": ";
         llm_jbuf    b = { 0 };
+        if (ind && json_is_integer(ind) && llm_jcheck_len(st, line, (unsigned long long) (json_integer_value(ind) < 0 ? 0 : json_integer_value(ind)))) return NULL;
+        indent = ind && json_is_integer(ind) ? (int) json_integer_value(ind) : -1;
+        if (indent >= 0) isep = ",";
         if (json_is_array(seps) && json_array_size(seps) == 2) {
             isep = json_string_value(json_array_get(seps, 0));
             ksep = json_string_value(json_array_get(seps, 1));
             if (isep == NULL || ksep == NULL) { llm_jfail(st, line, "tojson separators must be strings"); return NULL; }
         }
         if (llm_jv_tojson(v, indent, isep, ksep, (llm_jv_truthy(sk) ? LLM_JV_SORT_KEYS : 0)
-                          | (llm_jv_truthy(kwarg(kwn, kwv, nkw, "ensure_ascii")) ? LLM_JV_ASCII : 0), 0, &b)) { free(b.p); llm_jfail(st, line, "tojson failed"); return NULL; }
-        r = mkstr(b.p, b.n);
-        free(b.p);
-        return r;
+                          | (llm_jv_truthy(kwarg(kwn, kwv, nkw, "ensure_ascii")) ? LLM_JV_ASCII : 0), 0, &b)
+            && !b.fail)
+        {
+            free(b.p);
+            llm_jfail(st, line, "tojson failed");
+            return NULL;
+        }
+        return llm_jbuf_take(st, line, &b);
     }
     if (!strcmp(name, "string")) return v == NULL ? json_string("") : (json_is_string(v) ? json_incref(v) : to_str(st, v));
     if (!strcmp(name, "safe")) return json_incref(v);
@@ -853,11 +916,10 @@ llm_jfilter(llm_jstate *st, int line, const char *name, json_t *v, json_t **args
             } else {
                 llm_jv_str_ex(x, &b, st->tuples);
             }
+            if (b.fail) break;
         }
         json_decref(l);
-        r = mkstr(b.p, b.n);
-        free(b.p);
-        return r;
+        return llm_jbuf_take(st, line, &b);
     }
     if (!strcmp(name, "map")) {
         json_t *attr = kwarg(kwn, kwv, nkw, "attribute"), *l = as_list(st, line, v);
@@ -937,11 +999,10 @@ llm_jfilter(llm_jstate *st, int line, const char *name, json_t *v, json_t **args
         if (json_is_string(v)) {
             json_t  *l = as_list(st, line, v);
             llm_jbuf b = { 0 };
+            if (l == NULL) return NULL;
             for (i = json_array_size(l); i-- > 0; ) llm_jv_str(json_array_get(l, i), &b);
             json_decref(l);
-            r = mkstr(b.p, b.n);
-            free(b.p);
-            return r;
+            return llm_jbuf_take(st, line, &b);
         } else {
             json_t *l = as_list(st, line, v);
             if (l == NULL) return NULL;
@@ -1029,7 +1090,7 @@ llm_jfilter(llm_jstate *st, int line, const char *name, json_t *v, json_t **args
         json_t *a = arg(args, nargs, 0, kwn, kwv, nkw, "old"), *b = arg(args, nargs, 1, kwn, kwv, nkw, "new");
         json_t *c = arg(args, nargs, 2, kwn, kwv, nkw, "count");
         if (!json_is_string(a) || !json_is_string(b)) llm_jfail(st, line, "replace needs two strings");
-        else r = replace(v, a, b, c && json_is_integer(c) ? (long) json_integer_value(c) : -1);
+        else r = replace(st, line, v, a, b, c && json_is_integer(c) ? (long) json_integer_value(c) : -1);
     } else if (!strcmp(name, "escape") || !strcmp(name, "e")) {
         const char *s = json_string_value(v);
         size_t      n = json_string_length(v);
@@ -1040,8 +1101,7 @@ llm_jfilter(llm_jstate *st, int line, const char *name, json_t *v, json_t **args
             if (esc) llm_jbuf_add(&b, esc, strlen(esc));
             else llm_jbuf_add(&b, s + i, 1);
         }
-        r = mkstr(b.p, b.n);
-        free(b.p);
+        r = llm_jbuf_take(st, line, &b);
     } else if (!strcmp(name, "indent")) {
         json_t     *w = arg(args, nargs, 0, kwn, kwv, nkw, "width");
         json_t     *first = arg(args, nargs, 1, kwn, kwv, nkw, "first");
@@ -1050,8 +1110,15 @@ llm_jfilter(llm_jstate *st, int line, const char *name, json_t *v, json_t **args
         const char *s = json_string_value(v);
         size_t      n = json_string_length(v), start = 0;
         int         lineno = 0;
+        unsigned long long lines = 1, padded, width;
+        for (i = 0; i < n; i++) lines += s[i] == '\n';
+        /* the result's size is known before it is built */
+        width = w && json_is_string(w) ? json_string_length(w)
+              : w ? (llm_jv_num(w) > 0 ? (unsigned long long) fmin(llm_jv_num(w), 1e18) : 0) : 4;
+        padded = width > LLM_JINJA_MAX_OUTPUT ? LLM_JINJA_MAX_OUTPUT + 1ULL : width * lines;
+        if (llm_jcheck_len(st, line, padded + n)) { json_decref(v); return NULL; }
         if (w && json_is_string(w)) llm_jbuf_add(&pad, json_string_value(w), json_string_length(w));
-        else { long k, cnt = w ? (long) llm_jv_num(w) : 4; for (k = 0; k < cnt; k++) llm_jbuf_add(&pad, " ", 1); }
+        else { unsigned long long k; for (k = 0; k < width; k++) llm_jbuf_add(&pad, " ", 1); }
         for (i = 0; i <= n; i++) {
             if (i == n || s[i] == '\n') {
                 int empty = i == start;
@@ -1062,23 +1129,35 @@ llm_jfilter(llm_jstate *st, int line, const char *name, json_t *v, json_t **args
                 lineno++;
             }
         }
-        r = mkstr(b.p, b.n);
-        free(b.p);
+        r = llm_jbuf_take(st, line, &b);
         free(pad.p);
     } else if (!strcmp(name, "wordcount")) {
-        json_t *l = split(v, NULL, -1);
+        json_t *l = split(st, line, v, NULL, -1);
         r = json_integer((json_int_t) json_array_size(l));
         json_decref(l);
     } else if (!strcmp(name, "center")) {
         json_t  *w = arg(args, nargs, 0, kwn, kwv, nkw, "width");
-        long     width = w ? (long) llm_jv_num(w) : 80, len = llm_jv_strlen(v), left, k;
-        llm_jbuf b = { 0 };
-        left = width > len ? (width - len) / 2 : 0;
-        for (k = 0; k < left; k++) llm_jbuf_add(&b, " ", 1);
-        llm_jbuf_add(&b, json_string_value(v), json_string_length(v));
-        for (k = left + len; k < width; k++) llm_jbuf_add(&b, " ", 1);
-        r = mkstr(b.p, b.n);
-        free(b.p);
+        double   want = w ? llm_jv_num(w) : 80;
+        long     len = llm_jv_strlen(v), width, left;
+        size_t   bytes = json_string_length(v);
+        char    *o;
+        /* Python pads to width characters; checked before anything is built */
+        if (want > (double) len && llm_jcheck_len(st, line, (unsigned long long) fmin(want - (double) len, 1e18) + bytes)) {
+            json_decref(v);
+            return NULL;
+        }
+        width = want > (double) len ? (long) want : len;
+        left = (width - len) / 2 + ((width - len) & width & 1);   /* as CPython's str.center */
+        o = malloc(bytes + (size_t) (width - len) + 1);
+        if (o == NULL) {
+            llm_jfail(st, line, "out of memory");
+        } else {
+            memset(o, ' ', (size_t) left);
+            memcpy(o + left, json_string_value(v), bytes);
+            memset(o + left + bytes, ' ', (size_t) (width - len - left));
+            r = mkstr(o, bytes + (size_t) (width - len));
+            free(o);
+        }
     } else if (!strcmp(name, "format")) {
         r = llm_jpyformat(st, line, v, args, nargs);
     } else {

@@ -33,6 +33,51 @@ llm_jfail(llm_jstate *st, int line, const char *fmt, ...)
     return -1;
 }
 
+/* ---- size bounds (llm_jinja_int.h) ---- */
+
+int
+llm_jcheck_len(llm_jstate *st, int line, unsigned long long n)
+{
+    if (n <= LLM_JINJA_MAX_OUTPUT) return 0;
+    return llm_jfail(st, line, "string exceeds %lu bytes", LLM_JINJA_MAX_OUTPUT);
+}
+
+int
+llm_jcheck_items(llm_jstate *st, int line, unsigned long long n)
+{
+    if (n <= LLM_JINJA_MAX_ITEMS) return 0;
+    return llm_jfail(st, line, "list exceeds %lu items", LLM_JINJA_MAX_ITEMS);
+}
+
+json_t *
+llm_jbuf_take(llm_jstate *st, int line, llm_jbuf *b)
+{
+    json_t *r = NULL;
+
+    if (b->fail == LLM_JBUF_LONG) llm_jcheck_len(st, line, (unsigned long long) LLM_JINJA_MAX_OUTPUT + 1);
+    else if (b->fail) llm_jfail(st, line, "out of memory");
+    else if ((r = json_stringn_nocheck(b->p ? b->p : "", b->n)) == NULL) llm_jfail(st, line, "out of memory");
+    free(b->p);
+    memset(b, 0, sizeof(*b));
+    return r;
+}
+
+int
+llm_jcharge(llm_jstate *st, int line, json_t *v, json_t *in1, json_t *in2)
+{
+    size_t n;
+
+    if (v == NULL || v == in1 || v == in2) return 0;
+    n = json_is_string(v) ? json_string_length(v)
+      : json_is_array(v) ? json_array_size(v) * sizeof(void *)
+      : json_is_object(v) ? json_object_size(v) * 4 * sizeof(void *) : 0;
+    if (json_is_array(v) && llm_jcheck_items(st, line, json_array_size(v))) return -1;
+    st->work += n;
+    if (st->work <= LLM_JINJA_MAX_WORK) return 0;
+    return llm_jfail(st, line, "template render builds more than %lu bytes of strings and lists",
+                     LLM_JINJA_MAX_WORK);
+}
+
 /* ---- scopes ---- */
 
 static int
@@ -151,16 +196,9 @@ static json_t *
 str_of(llm_jstate *st, json_t *v)
 {
     llm_jbuf b = { 0 };
-    json_t  *s;
 
-    if (llm_jv_str_ex(v, &b, st->tuples)) {
-        free(b.p);
-        llm_jfail(st, 0, "out of memory");
-        return NULL;
-    }
-    s = json_stringn_nocheck(b.p ? b.p : "", b.n);
-    free(b.p);
-    return s;
+    llm_jv_str_ex(v, &b, st->tuples);
+    return llm_jbuf_take(st, 0, &b);
 }
 
 static json_t *
@@ -168,11 +206,8 @@ arith(llm_jstate *st, int line, int op, json_t *a, json_t *b)
 {
     if (op == JOP_CONCAT) {
         llm_jbuf buf = { 0 };
-        json_t  *r;
-        if (llm_jv_str_ex(a, &buf, st->tuples) || llm_jv_str_ex(b, &buf, st->tuples)) { free(buf.p); llm_jfail(st, line, "out of memory"); return NULL; }
-        r = json_stringn_nocheck(buf.p ? buf.p : "", buf.n);
-        free(buf.p);
-        return r;
+        if (llm_jv_str_ex(a, &buf, st->tuples) == 0) llm_jv_str_ex(b, &buf, st->tuples);
+        return llm_jbuf_take(st, line, &buf);
     }
     if (a == NULL || b == NULL) {
         llm_jfail(st, line, "undefined value in arithmetic");
@@ -192,8 +227,10 @@ arith(llm_jstate *st, int line, int op, json_t *a, json_t *b)
     }
     if (op == JOP_ADD && json_is_string(a) && json_is_string(b)) {
         size_t la = json_string_length(a), lb = json_string_length(b);
-        char  *s = malloc(la + lb + 1);
+        char  *s;
         json_t *r;
+        if (llm_jcheck_len(st, line, (unsigned long long) la + lb)) return NULL;
+        s = malloc(la + lb + 1);
         if (s == NULL) { llm_jfail(st, line, "out of memory"); return NULL; }
         memcpy(s, json_string_value(a), la);
         memcpy(s + la, json_string_value(b), lb);
@@ -202,22 +239,38 @@ arith(llm_jstate *st, int line, int op, json_t *a, json_t *b)
         return r;
     }
     if (op == JOP_ADD && json_is_array(a) && json_is_array(b)) {
-        json_t *r = json_copy(a);
-        json_array_extend(r, b);
+        json_t *r;
+        if (llm_jcheck_items(st, line, (unsigned long long) json_array_size(a) + json_array_size(b))) return NULL;
+        r = json_copy(a);
+        if (r == NULL || json_array_extend(r, b) != 0) { json_decref(r); llm_jfail(st, line, "out of memory"); return NULL; }
         return r;
     }
     if (op == JOP_MUL && ((json_is_string(a) && json_is_integer(b)) || (json_is_integer(a) && json_is_string(b)))) {
         json_t    *s = json_is_string(a) ? a : b;
-        long long  k = json_integer_value(json_is_string(a) ? b : a), i;
+        long long  k = json_integer_value(json_is_string(a) ? b : a);
         llm_jbuf   buf = { 0 };
         json_t    *r;
         if (k > 0 && json_string_length(s) > 0 && (unsigned long long) k > LLM_JINJA_MAX_OUTPUT / json_string_length(s)) {
             llm_jfail(st, line, "string repetition exceeds %lu bytes", LLM_JINJA_MAX_OUTPUT);
             return NULL;
         }
-        for (i = 0; i < k; i++) llm_jbuf_add(&buf, json_string_value(s), json_string_length(s));
-        r = json_stringn_nocheck(buf.p ? buf.p : "", buf.n);
-        free(buf.p);
+        /* one allocation, filled by doubling copies (the size was checked above) */
+        if (k > 0 && json_string_length(s) > 0) {
+            size_t total = json_string_length(s) * (size_t) k, done = json_string_length(s), more;
+            char  *p = malloc(total + 1);
+            if (p == NULL) { llm_jfail(st, line, "out of memory"); return NULL; }
+            memcpy(p, json_string_value(s), done);
+            while (done < total) {
+                more = done < total - done ? done : total - done;
+                memcpy(p + done, p, more);
+                done += more;
+            }
+            r = json_stringn_nocheck(p, total);
+            free(p);
+            if (r == NULL) llm_jfail(st, line, "out of memory");
+            return r;
+        }
+        r = llm_jbuf_take(st, line, &buf);
         return r;
     }
     if (!llm_jv_is_number(a) || !llm_jv_is_number(b)) {
@@ -388,8 +441,7 @@ slice(llm_jstate *st, llm_jnode *e, json_t *obj)
         for (i = start; step > 0 ? i < stop : i > stop; i += step) {
             llm_jbuf_add(&b, c + offs[i], (size_t) (offs[i + 1] - offs[i]));
         }
-        r = json_stringn_nocheck(b.p ? b.p : "", b.n);
-        free(b.p);
+        r = llm_jbuf_take(st, e->line, &b);
     } else {
         r = json_array();
         for (i = start; step > 0 ? i < stop : i > stop; i += step) {
@@ -444,7 +496,13 @@ render_to_string(llm_jstate *st, llm_jnodes *body)
     llm_jbuf b = { 0 };
     json_t  *r = NULL;
 
-    if (llm_jexec(st, body, &b) == 0) r = json_stringn_nocheck(b.p ? b.p : "", b.n);
+    if (llm_jexec(st, body, &b) == 0) {
+        r = llm_jbuf_take(st, 0, &b);
+        if (llm_jcharge(st, 0, r, NULL, NULL)) {
+            json_decref(r);
+            r = NULL;
+        }
+    }
     free(b.p);
     return r;
 }
@@ -503,6 +561,10 @@ eval_call(llm_jstate *st, llm_jnode *e)
         }
         if (eval_args(st, e, &a) == 0) {
             r = llm_jmethod(st, e->line, obj, e->a->name, a.args, a.nargs, e->kwnames, a.kwv, a.nkw);
+            if (llm_jcharge(st, e->line, r, obj, NULL)) {
+                json_decref(r);
+                r = NULL;
+            }
         }
         free_args(&a);
         json_decref(obj);
@@ -530,6 +592,10 @@ eval_call(llm_jstate *st, llm_jnode *e)
         if (llm_jinja_known_global(e->a->name)) {
             if (eval_args(st, e, &a) == 0) {
                 r = llm_jglobal_call(st, e->line, e->a->name, a.args, a.nargs, e->kwnames, a.kwv, a.nkw);
+                if (llm_jcharge(st, e->line, r, NULL, NULL)) {
+                    json_decref(r);
+                    r = NULL;
+                }
             }
             free_args(&a);
             return r;
@@ -584,6 +650,10 @@ llm_jeval(llm_jstate *st, llm_jnode *e)
             return NULL;
         }
         r = slice(st, e, a);
+        if (llm_jcharge(st, e->line, r, a, NULL)) {
+            json_decref(r);
+            r = NULL;
+        }
         json_decref(a);
         return r;
     case JN_CALL:
@@ -595,6 +665,10 @@ llm_jeval(llm_jstate *st, llm_jnode *e)
         r = NULL;
         if (!st->failed && eval_args(st, e, &fa) == 0) {
             r = llm_jfilter(st, e->line, e->name, a, fa.args, fa.nargs, e->kwnames, fa.kwv, fa.nkw);
+            if (llm_jcharge(st, e->line, r, a, NULL)) {
+                json_decref(r);
+                r = NULL;
+            }
         }
         free_args(&fa);
         json_decref(a);
@@ -643,6 +717,10 @@ llm_jeval(llm_jstate *st, llm_jnode *e)
         a = llm_jeval(st, e->a);
         b = llm_jeval(st, e->b);
         r = st->failed ? NULL : arith(st, e->line, e->op, a, b);
+        if (llm_jcharge(st, e->line, r, a, b)) {
+            json_decref(r);
+            r = NULL;
+        }
         json_decref(a);
         json_decref(b);
         return r;
@@ -807,14 +885,12 @@ llm_jexec(llm_jstate *st, llm_jnodes *body, llm_jbuf *out)
 
         switch (n->kind) {
         case JN_TEXT:
-            if (llm_jbuf_add(out, json_string_value(n->lit), json_string_length(n->lit))) return llm_jfail(st, n->line, "out of memory");
-            if (out->n > LLM_JINJA_MAX_OUTPUT) return llm_jfail(st, n->line, "template output exceeds %lu bytes", LLM_JINJA_MAX_OUTPUT);
+            llm_jbuf_add(out, json_string_value(n->lit), json_string_length(n->lit));
             break;
         case JN_OUT:
             v = llm_jeval(st, n->a);
-            if (!st->failed && llm_jv_str_ex(v, out, st->tuples)) llm_jfail(st, n->line, "out of memory");
+            if (!st->failed) llm_jv_str_ex(v, out, st->tuples);
             json_decref(v);
-            if (!st->failed && out->n > LLM_JINJA_MAX_OUTPUT) llm_jfail(st, n->line, "template output exceeds %lu bytes", LLM_JINJA_MAX_OUTPUT);
             break;
         case JN_IF:
             v = llm_jeval(st, n->a);
@@ -906,6 +982,9 @@ llm_jexec(llm_jstate *st, llm_jnodes *body, llm_jbuf *out)
             llm_jfail(st, n->line, "unexpected node");
             break;
         }
+        /* every write to out above: past the cap (or out of memory) ends the render */
+        if (out->fail == LLM_JBUF_LONG) return llm_jfail(st, n->line, "template output exceeds %lu bytes", LLM_JINJA_MAX_OUTPUT);
+        if (out->fail) return llm_jfail(st, n->line, "out of memory");
     }
     return st->failed ? -1 : 0;
 }

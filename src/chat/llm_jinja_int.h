@@ -76,19 +76,41 @@ void       llm_jnode_free(llm_jnode *n);
 
 /* ---- render state ---- */
 
-/* Bounds of one render, so request data cannot make a template run or grow
- * without end: a render past either fails with a request error. */
+/*
+ * Bounds of one render, so neither request data nor a template can make a
+ * render run, grow or allocate without end: a render past any of them
+ * fails with a request error.
+ *  - steps: expressions evaluated and loop rounds;
+ *  - output: bytes of the rendered text, and of any one string a builtin
+ *    or operator builds (center, format and %, replace, *, ~, +, join,
+ *    indent, tojson, ...): an llm_jbuf refuses to grow past it, and
+ *    builtins whose size is known up front check before building;
+ *  - items: elements of any one list a builtin or operator builds;
+ *  - work: bytes of all strings and list slots built in the render
+ *    together, so that a loop cannot rebuild a large value a million times.
+ */
 #ifndef LLM_JINJA_MAX_STEPS
 #define LLM_JINJA_MAX_STEPS   1000000UL           /* expressions and loop rounds */
 #endif
 #ifndef LLM_JINJA_MAX_OUTPUT
-#define LLM_JINJA_MAX_OUTPUT  (16UL << 20)        /* bytes of output or of a repeated string */
+#define LLM_JINJA_MAX_OUTPUT  (16UL << 20)        /* bytes of output or of one built string */
+#endif
+#ifndef LLM_JINJA_MAX_ITEMS
+#define LLM_JINJA_MAX_ITEMS   1000000UL           /* elements of one built list */
+#endif
+#ifndef LLM_JINJA_MAX_WORK
+#define LLM_JINJA_MAX_WORK    (8 * LLM_JINJA_MAX_OUTPUT)   /* bytes built by one render */
 #endif
 typedef struct {
     char  *p;
     size_t n, cap;
+    int    fail;          /* 0, or why adds stopped: LLM_JBUF_LONG, LLM_JBUF_NOMEM */
 } llm_jbuf;
 
+enum { LLM_JBUF_LONG = 1, LLM_JBUF_NOMEM = 2 };
+
+/* Appends; -1 (and no change) past LLM_JINJA_MAX_OUTPUT or out of memory:
+ * b->fail says which, and every later add fails too. */
 int llm_jbuf_add(llm_jbuf *b, const char *s, size_t n);
 
 typedef struct {
@@ -103,12 +125,27 @@ typedef struct {
     int        brk, cont;     /* loop control */
     int        depth;
     unsigned long steps;      /* expressions evaluated: bounded by LLM_JINJA_MAX_STEPS */
+    size_t     work;          /* bytes built: bounded by LLM_JINJA_MAX_WORK */
     json_t    *tuples;        /* arrays that are Python tuples (printed "(a, b)"); holds references */
     char      *err;
     size_t     errlen;
 } llm_jstate;
 
 int  llm_jfail(llm_jstate *st, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
+ * The string a builder put in b (b's memory is released): NULL after
+ * failing st when b went past LLM_JINJA_MAX_OUTPUT or ran out of memory.
+ */
+json_t *llm_jbuf_take(llm_jstate *st, int line, llm_jbuf *b);
+/* Fails st when a string of n bytes, or a list of n items, may not be built. */
+int  llm_jcheck_len(llm_jstate *st, int line, unsigned long long n);
+int  llm_jcheck_items(llm_jstate *st, int line, unsigned long long n);
+/*
+ * Counts a value a builtin or operator returned against the render's work
+ * budget (nothing when it is one of its inputs, returned as is).
+ */
+int  llm_jcharge(llm_jstate *st, int line, json_t *v, json_t *in1, json_t *in2);
 
 /* values (llm_jinja_value.c); NULL is Jinja's undefined */
 int     llm_jv_truthy(json_t *v);

@@ -13,12 +13,20 @@
 int
 llm_jbuf_add(llm_jbuf *b, const char *s, size_t n)
 {
+    if (b->fail) return -1;
+    if (n > LLM_JINJA_MAX_OUTPUT - b->n) {
+        b->fail = LLM_JBUF_LONG;
+        return -1;
+    }
     if (b->n + n + 1 > b->cap) {
         size_t nc = b->cap ? b->cap * 2 : 256;
         char  *p;
         while (nc < b->n + n + 1) nc *= 2;
         p = realloc(b->p, nc);
-        if (p == NULL) return -1;
+        if (p == NULL) {
+            b->fail = LLM_JBUF_NOMEM;
+            return -1;
+        }
         b->p = p;
         b->cap = nc;
     }
@@ -283,9 +291,14 @@ json_str(const char *s, size_t n, int ascii, llm_jbuf *out)
 static int
 indent_to(llm_jbuf *out, int indent, int level)
 {
-    int i;
+    static const char spaces[] = "                                                                ";
+    unsigned long long n = (unsigned long long) indent * (unsigned long long) level, k;
+
     if (addz(out, "\n")) return -1;
-    for (i = 0; i < indent * level; i++) if (addz(out, " ")) return -1;
+    for (; n > 0; n -= k) {
+        k = n < sizeof(spaces) - 1 ? n : sizeof(spaces) - 1;
+        if (llm_jbuf_add(out, spaces, (size_t) k)) return -1;
+    }
     return 0;
 }
 

@@ -123,6 +123,60 @@ main(void)
         "output exceeds");
     /* string repetition with a request-supplied count */
     expect_error("string repetition", "{{ '-' * n }}", "{\"n\": 1000000000000}", "exceeds");
+    /*
+     * Every string-producing builtin and operator is bounded by the same
+     * 16 MiB cap, checked before the work (issue 13): these took seconds to
+     * minutes and hundreds of MB, or ran out of memory.
+     */
+    expect_error("center, the issue's template line", "{%- set pad = ''|center(300000000) %}x", "{}",
+        "line 1: string exceeds 16777216 bytes");
+    expect_error("center to INT_MAX", "{{ ''|center(2147483647) }}", "{}", "string exceeds 16777216 bytes");
+    expect_error("%-format precision", "{{ \"%.999999999f\" % 1.5 }}", "{}", "string exceeds 16777216 bytes");
+    expect_error("%-format width", "{{ \"%999999999d\" % 1 }}", "{}", "string exceeds 16777216 bytes");
+    expect_error("%-format string width", "{{ \"%-99999999s\" % 'x' }}", "{}", "string exceeds");
+    expect_error("format filter width", "{{ \"%20000000s\"|format('x') }}", "{}", "string exceeds");
+    expect_error("replace amplification", "{% set s = 'a' * 5000 %}{{ s.replace('a', s) | length }}", "{}",
+        "string exceeds 16777216 bytes");
+    expect_error("replace filter amplification", "{% set s = 'a' * 5000 %}{{ s | replace('a', s) | length }}", "{}",
+        "string exceeds");
+    expect_error("string doubling through namespace (~)",
+        "{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}", "{}",
+        "string exceeds");
+    expect_error("string doubling through namespace (+)",
+        "{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}", "{}",
+        "string exceeds");
+    expect_error("list doubling through namespace",
+        "{% set ns = namespace(l=[1]) %}{% for i in range(64) %}{% set ns.l = ns.l + ns.l %}{% endfor %}", "{}",
+        "list exceeds 1000000 items");
+    expect_error("join of many large strings",
+        "{% set s = 'x' * 10000 %}{% set ns = namespace(l=[]) %}{% for i in range(2000) %}{% set ns.l = ns.l + [s] %}"
+        "{% endfor %}{{ ns.l | join('') | length }}", "{}", "string exceeds");
+    expect_error("str.join of many large strings",
+        "{% set s = 'x' * 10000 %}{% set ns = namespace(l=[]) %}{% for i in range(2000) %}{% set ns.l = ns.l + [s] %}"
+        "{% endfor %}{{ ''.join(ns.l) | length }}", "{}", "string exceeds");
+    expect_error("str.format", "{% set s = 'x' * 10000000 %}{{ '{}{}'.format(s, s) | length }}", "{}", "string exceeds");
+    expect_error("indent width", "{{ 'a\\nb' | indent(300000000) }}", "{}", "string exceeds");
+    expect_error("tojson indent", "{{ {'a': [1]} | tojson(indent=300000000) }}", "{}", "string exceeds");
+    expect_error("split into too many items", "{{ ('a' * 2000000).split('a') | length }}", "{}", "list exceeds 1000000 items");
+    expect_error("list of too many characters", "{{ ('a' * 2000000) | list | length }}", "{}", "list exceeds 1000000 items");
+    expect_error("a large value rebuilt in a loop (the work budget)",
+        "{% set s = 'a' * 4000 %}{% for i in range(100) %}{% set t = s.replace('a', s) %}{% endfor %}", "{}",
+        "template render builds more than 134217728 bytes");
+    expect_error("a macro's output rebuilt in a loop",
+        "{% macro m() %}{{ 'y' * 16000000 }}{% endmacro %}{% for i in range(100) %}{% set t = m() %}{% endfor %}", "{}",
+        "builds more than");
+    /* within the bounds the builtins keep Python's results */
+    expect_output("center", "[{{ 'ab'|center(6) }}][{{ 'ab'|center(5) }}][{{ 'Hello'|center(11) }}][{{ 'long'|center(2) }}]", "{}",
+        "[  ab  ][  ab ][   Hello   ][long]");
+    expect_output("%-format", "{{ '%5d|%-4s|%.2f|%x|%r' % (42, 'x', 1.5, 255, 'q') }}", "{}", "   42|x   |1.50|ff|'q'");
+    expect_output("%-format past the old 512-byte buffer", "{{ ('%600d' % 7) | length }}", "{}", "600");
+    expect_output("replace", "{{ 'a-b-c'.replace('-', '--') }}|{{ 'a-b-c'.replace('-', '', 1) }}|{{ 'abc'|replace('x', 'y') }}", "{}",
+        "a--b--c|ab-c|abc");
+    expect_output("indent", "{{ 'a\\nb' | indent(2) }}|{{ 'a\\nb' | indent(2, true) }}", "{}", "a\n  b|  a\n  b");
+    expect_output("tojson indent", "{{ {'a': [1]} | tojson(indent=2) }}", "{}", "{\n  \"a\": [\n    1\n  ]\n}");
+    expect_output("16 MiB is allowed, one byte more is not",
+        "{{ ('x' * 16777216) | length }}", "{}", "16777216");
+    expect_error("16 MiB + 1", "{{ ('x' * 16777216 ~ 'y') | length }}", "{}", "string exceeds");
     /* range bounds that overflow when subtracted or converted */
     expect_error("range overflow", "{{ range(a, b) | length }}",
         "{\"a\": -9000000000000000000, \"b\": 9000000000000000000}", "range()");
@@ -147,6 +201,21 @@ main(void)
         is_int(llm_chat_render(chat, &req, &prompt, &len, err, sizeof(err)), LLM_CHAT_ERR_REQUEST,
                "adapter: step bound is a request error");
         ok(strstr(err, "steps") != NULL, "adapter: message says why (%s)", err);
+        free(prompt);
+        llm_request_free(&req);
+        llm_chat_free(chat);
+    }
+    /* the issue's template line through the adapter: a 400, not 3.6 s and 600 MB per request */
+    chat = llm_chat_from_template("{%- set pad = ''|center(300000000) %}{% for m in messages %}{{ m.content }}{% endfor %}",
+                                  "", "", err, sizeof(err));
+    ok(chat != NULL, "center line: template compiles");
+    if (chat) {
+        llm_request_init(&req);
+        req.messages = json_pack("[{s:s,s:s}]", "role", "user", "content", "hi");
+        prompt = NULL;
+        is_int(llm_chat_render(chat, &req, &prompt, &len, err, sizeof(err)), LLM_CHAT_ERR_REQUEST,
+               "center line: a request error");
+        ok(strstr(err, "string exceeds 16777216 bytes") != NULL, "center line: message names the bound (%s)", err);
         free(prompt);
         llm_request_free(&req);
         llm_chat_free(chat);
