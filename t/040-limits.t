@@ -19,6 +19,7 @@ for my $f (qw(config.json generation_config.json model.safetensors tokenizer.jso
         "{% for j in range(2000) %}{% endfor %}{% endfor %}{% endfor %}",
         "{%- elif mode == 'grow' %}{% for i in range(100000) %}{{ messages[0].content }}{% endfor %}",
         "{%- elif mode == 'repeat' %}{{ messages[0].content * n }}",
+        "{%- elif mode == 'pad' %}{%- set pad = ''|center(300000000) %}{{ pad }}",
         "{%- else %}{% for message in messages %}{{ message.role + ': ' + message.content + '\\n' }}",
         "{% endfor %}{% if add_generation_prompt %}assistant: {% endif %}{% endif %}";
     open my $fh, '>', "$loopy/tokenizer_config.json" or die $!;
@@ -195,3 +196,12 @@ POST /v1/chat/completions
 {"model": "tiny", "max_tokens": 1, "messages": [{"role": "user", "content": "hi"}], "chat_template_kwargs": {"messages": [{"role": "user", "content": "a much longer conversation that would count more tokens"}]}}
 --- error_code: 200
 --- response_body_like: "prompt_tokens":20,
+
+
+
+=== TEST 17: a template line that pads to 300 MB is a 400 before any work (issue 13)
+--- request
+POST /v1/chat/completions
+{"model": "loopy", "max_tokens": 1, "messages": [{"role": "user", "content": "ab"}], "chat_template_kwargs": {"mode": "pad"}}
+--- error_code: 400
+--- response_body_like: "message":"line 1: string exceeds 16777216 bytes"
