@@ -131,14 +131,15 @@ new_message(json_t *out, const char *role, const llm_buf *text)
 /* User turn: tool_result blocks become "tool" messages (in order), the
  * text that remains one user message after them. */
 static int
-user_in(const json_t *c, const char *param, json_t *out, llm_api_error *err)
+user_in(const json_t *c, const char *param, size_t max_results, json_t *out,
+    llm_api_error *err)
 {
     const json_t *blk, *id, *rc, *is_err;
     const char   *type;
     json_t       *m;
     llm_buf       text, res;
     char          path[128];
-    size_t        i;
+    size_t        i, n_results = 0;
     int           n_text = 0, rcode = 0;
 
     llm_buf_init(&text);
@@ -166,6 +167,13 @@ user_in(const json_t *c, const char *param, json_t *out, llm_api_error *err)
                 llm_buf_append(&text, json_string_value(t),
                                json_string_length(t));
             } else if (strcmp(type, "tool_result") == 0) {
+                /* each becomes a message: bounded like tool calls */
+                if (++n_results > max_results) {
+                    rcode = llm_api_bad_request(err, "too_many_tool_calls",
+                        param, "Invalid '%s': at most %zu tool_result blocks "
+                        "are supported in one message.", param, max_results);
+                    break;
+                }
                 if ((id = block_string(blk, "tool_use_id", param, i, err))
                     == NULL)
                 {
@@ -218,7 +226,7 @@ user_in(const json_t *c, const char *param, json_t *out, llm_api_error *err)
 
 /* Assistant turn: text, thinking and tool_use blocks -> one message. */
 static int
-assistant_in(const json_t *c, const char *param, json_t *out,
+assistant_in(const json_t *c, const char *param, size_t max_calls, json_t *out,
     llm_api_error *err)
 {
     const json_t *blk, *v, *name, *id;
@@ -265,6 +273,12 @@ assistant_in(const json_t *c, const char *param, json_t *out,
             } else if (strcmp(type, "redacted_thinking") == 0) {
                 continue;             /* opaque; nothing to show a model */
             } else if (strcmp(type, "tool_use") == 0) {
+                if (json_array_size(calls) >= max_calls) {
+                    rcode = llm_api_bad_request(err, "too_many_tool_calls",
+                        param, "Invalid '%s': at most %zu tool_use blocks "
+                        "are supported in one message.", param, max_calls);
+                    break;
+                }
                 if ((id = block_string(blk, "id", param, i, err)) == NULL
                     || (name = block_string(blk, "name", param, i, err))
                        == NULL)
@@ -371,11 +385,19 @@ messages_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
                 path, "Missing required parameter: '%s'.", path);
         }
         if (strcmp(r, "user") == 0) {
-            if (user_in(c, path, req->messages, err) < 0) {
+            if (user_in(c, path, lim && lim->max_tool_calls
+                                 ? lim->max_tool_calls
+                                 : LLM_API_DEFAULT_MAX_TOOL_CALLS,
+                        req->messages, err) < 0)
+            {
                 return -1;
             }
         } else if (strcmp(r, "assistant") == 0) {
-            if (assistant_in(c, path, req->messages, err) < 0) {
+            if (assistant_in(c, path, lim && lim->max_tool_calls
+                                      ? lim->max_tool_calls
+                                      : LLM_API_DEFAULT_MAX_TOOL_CALLS,
+                             req->messages, err) < 0)
+            {
                 return -1;
             }
         } else {

@@ -114,6 +114,16 @@ tool_calls_in(const json_t *tcs, size_t mi, const llm_api_limits *lim,
     if (json_array_size(tcs) == 0) {
         return 0;
     }
+    if (json_array_size(tcs) > (lim && lim->max_tool_calls
+                                ? lim->max_tool_calls
+                                : LLM_API_DEFAULT_MAX_TOOL_CALLS))
+    {
+        return llm_api_bad_request(err, "too_many_tool_calls", path,
+            "Invalid '%s': at most %zu tool calls are supported in one "
+            "message, but got %zu.", path, lim && lim->max_tool_calls
+            ? lim->max_tool_calls : (size_t) LLM_API_DEFAULT_MAX_TOOL_CALLS,
+            json_array_size(tcs));
+    }
     out = json_array();
     json_object_set_new(msg, "tool_calls", out);
 

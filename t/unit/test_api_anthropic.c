@@ -425,11 +425,46 @@ test_stream(void)
     llm_buf_free(&b);
 }
 
+/* tool_use and tool_result blocks per message are bounded (each becomes a call or a message) */
+static void
+test_tool_call_bounds(void)
+{
+    static char   body[65536];
+    llm_request   req;
+    llm_api_error err;
+    int           i, k, n;
+
+    for (k = 0; k < 2; k++) {
+        int count = 129;
+        n = sprintf(body, "{" MT "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":[");
+        for (i = 0; i < count; i++) {
+            n += sprintf(body + n, "%s{\"type\":\"tool_use\",\"id\":\"t%d\",\"name\":\"get\",\"input\":{}}", i ? "," : "", i);
+        }
+        n += sprintf(body + n, "]},{\"role\":\"user\",\"content\":[");
+        for (i = 0; i < (k ? count : 1); i++) {
+            n += sprintf(body + n, "%s{\"type\":\"tool_result\",\"tool_use_id\":\"t%d\",\"content\":\"r\"}", i ? "," : "", i);
+        }
+        sprintf(body + n, "]}]}");
+        if (k == 0) {
+            ok(parse(body, &req, &err) == -1 && err.status == 400 && strcmp(err.param, "messages[1].content") == 0
+               && strstr(err.message, "at most 128 tool_use blocks") != NULL, "129 tool_use blocks in a message are a 400: %s", err.message);
+        } else {
+            /* 128 calls, 129 results */
+            char *last = strstr(body, ",{\"type\":\"tool_use\",\"id\":\"t128\"");
+            memmove(last, strchr(last + 1, '}') + 2, strlen(strchr(last + 1, '}') + 2) + 1);
+            ok(parse(body, &req, &err) == -1 && strcmp(err.param, "messages[2].content") == 0
+               && strstr(err.message, "at most 128 tool_result blocks") != NULL, "129 tool_result blocks are a 400: %s", err.message);
+        }
+        llm_request_free(&req);
+    }
+}
+
 int
 main(void)
 {
     llm_api_limits_default(&lim);
     test_bad();
+    test_tool_call_bounds();
     test_good();
     test_response();
     test_stream();

@@ -352,11 +352,38 @@ test_logit_bias(void)
     llm_request_free(&req);
 }
 
+/* tool_calls per assistant message are bounded */
+static void
+test_tool_call_bounds(void)
+{
+    static char   body[65536];
+    llm_request   req;
+    llm_api_error err;
+    int           i, n, count;
+
+    for (count = 128; count <= 129; count++) {
+        n = sprintf(body, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"},{\"role\":\"assistant\",\"tool_calls\":[");
+        for (i = 0; i < count; i++) {
+            n += sprintf(body + n, "%s{\"id\":\"c%d\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}", i ? "," : "", i);
+        }
+        sprintf(body + n, "]}]}");
+        if (count == 128) {
+            ok(parse(body, &req, &err) == 0, "128 tool calls in a message are accepted: %s", err.message);
+        } else {
+            ok(parse(body, &req, &err) == -1 && err.status == 400 && strcmp(err.param, "messages[1].tool_calls") == 0
+               && strstr(err.message, "at most 128 tool calls are supported in one message, but got 129") != NULL,
+               "129 tool calls are a 400: %s", err.message);
+        }
+        llm_request_free(&req);
+    }
+}
+
 int
 main(void)
 {
     llm_api_limits_default(&lim);
     test_bad();
+    test_tool_call_bounds();
     test_logit_bias();
     test_limits();
     test_good();
