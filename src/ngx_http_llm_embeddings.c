@@ -162,6 +162,9 @@ ngx_http_llm_embeddings(ngx_http_request_t *r, u_char *body, size_t len)
     ngx_http_llm_seq_t    *seq;
     ngx_http_llm_model_t  *m;
     ngx_http_llm_embed_t  *e;
+    ngx_http_llm_loc_conf_t  *lcf;
+
+    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
 
     e = ngx_pcalloc(r->pool, sizeof(ngx_http_llm_embed_t));
     if (e == NULL) {
@@ -234,6 +237,21 @@ ngx_http_llm_embeddings(ngx_http_request_t *r, u_char *body, size_t len)
         } else {
             ids = in->ids;
             n_ids = in->n_ids;
+        }
+
+        /* the whole request is work for this worker: bounded in total */
+        if (e->prompt_tokens + n_ids > (size_t) lcf->embeddings_max_tokens) {
+            if (in->text) {
+                free(ids);
+            }
+            return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
+                                           "input", "too_many_tokens",
+                                           "The inputs hold more than %i "
+                                           "tokens in all (the limit per "
+                                           "request, llm_embeddings_max_"
+                                           "tokens); send fewer or shorter "
+                                           "inputs per request.",
+                                           lcf->embeddings_max_tokens);
         }
 
         if (n_ids == 0 || n_ids > ngx_http_llm_sched_ctx(m->sched)) {

@@ -29,6 +29,11 @@ static ngx_conf_num_bounds_t  ngx_http_llm_max_tokens_bounds = {
 };
 
 
+static ngx_conf_num_bounds_t  ngx_http_llm_embeddings_max_tokens_bounds = {
+    ngx_conf_check_num_bounds, 1, 16777216
+};
+
+
 static ngx_command_t  ngx_http_llm_commands[] = {
 
     { ngx_string("llm_model"),
@@ -79,6 +84,13 @@ static ngx_command_t  ngx_http_llm_commands[] = {
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_llm_loc_conf_t, max_tokens),
       &ngx_http_llm_max_tokens_bounds },
+
+    { ngx_string("llm_embeddings_max_tokens"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_num_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_llm_loc_conf_t, embeddings_max_tokens),
+      &ngx_http_llm_embeddings_max_tokens_bounds },
 
       ngx_null_command
 };
@@ -185,6 +197,7 @@ ngx_http_llm_create_loc_conf(ngx_conf_t *cf)
     lcf->server_api = NGX_CONF_UNSET;
     lcf->errors = NGX_CONF_UNSET;
     lcf->max_tokens = NGX_CONF_UNSET;
+    lcf->embeddings_max_tokens = NGX_CONF_UNSET;
 
     return lcf;
 }
@@ -200,6 +213,8 @@ ngx_http_llm_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_str_value(conf->reasoning_parser, prev->reasoning_parser,
                              "auto");
     ngx_conf_merge_value(conf->max_tokens, prev->max_tokens, 4096);
+    ngx_conf_merge_value(conf->embeddings_max_tokens,
+                         prev->embeddings_max_tokens, 65536);
 
     /*
      * The content handler is set only where llm_api is written; nested

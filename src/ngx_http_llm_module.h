@@ -66,6 +66,7 @@ typedef struct {
     ngx_str_t                  tool_parser;  /* "auto", "none" or an id */
     ngx_str_t                  reasoning_parser;
     ngx_int_t                  max_tokens;
+    ngx_int_t                  embeddings_max_tokens;   /* all inputs of a request */
 } ngx_http_llm_loc_conf_t;
 
 

@@ -170,3 +170,26 @@ GET /static
 --- response_headers
 Content-Type: text/html
 --- response_body_like: <title>404 Not Found</title>
+
+
+
+=== TEST 14: embeddings inputs are bounded in total tokens per request (llm_embeddings_max_tokens)
+--- config
+location = /v1/embeddings { llm_embeddings_max_tokens 8; llm_api embeddings; }
+--- request eval
+["POST /v1/embeddings\n{\"input\": [\"abcd\", \"efgh\", \"ijkl\"]}",
+ "POST /v1/embeddings\n{\"input\": [[1, 2, 3, 4, 5], [6, 7, 8, 9]]}",
+ "POST /v1/embeddings\n{\"input\": [\"abcd\", \"efgh\"]}"]
+--- error_code eval
+[400, 400, 200]
+--- response_body_like eval
+["\"message\":\"The inputs hold more than 8 tokens in all \\(the limit per request, llm_embeddings_max_tokens\\); send fewer or shorter inputs per request.\",\"type\":\"invalid_request_error\",\"param\":\"input\",\"code\":\"too_many_tokens\"",
+ "\"code\":\"too_many_tokens\"", "\"usage\":\\{\"prompt_tokens\":8,"]
+
+
+
+=== TEST 15: the default bound is 65536 tokens: 2048 inputs of 40 tokens are refused at once
+--- request eval
+"POST /v1/embeddings\n{\"input\": [" . join(',', ('"' . ('a' x 40) . '"') x 2048) . "]}"
+--- error_code: 400
+--- response_body_like: "code":"too_many_tokens"
