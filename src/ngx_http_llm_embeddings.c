@@ -25,19 +25,28 @@ typedef struct {
 } ngx_http_llm_embed_t;
 
 
-/* Queues as many inputs as the scheduler takes; the rest follow later. */
+/*
+ * Inputs go through the admission places the request got up front: when one
+ * ends, its place is free again at once (the scheduler gives it back before
+ * calling on_done) and the next input takes it, so a request that was
+ * admitted is never refused half-way, however busy the worker gets.
+ */
 static ngx_int_t
-ngx_http_llm_embed_submit(ngx_http_llm_embed_t *e)
+ngx_http_llm_embed_next(ngx_http_llm_embed_t *e)
 {
-    while (e->n_submitted < e->req.n_inputs) {
-        if (ngx_http_llm_sched_submit(e->model->sched,
-                                      e->seqs[e->n_submitted])
-            != NGX_OK)
-        {
-            return e->n_submitted > e->n_done ? NGX_OK : NGX_BUSY;
-        }
-        e->n_submitted++;
+    size_t  granted;
+
+    if (e->n_submitted == e->req.n_inputs) {
+        return NGX_OK;
     }
+
+    if (ngx_http_llm_sched_reserve(e->model->sched, 1, 1, &granted)
+        != NGX_OK)
+    {
+        return NGX_ERROR;
+    }
+
+    ngx_http_llm_sched_submit(e->model->sched, e->seqs[e->n_submitted++]);
 
     return NGX_OK;
 }
@@ -143,9 +152,9 @@ ngx_http_llm_embed_done(ngx_http_llm_seq_t *seq, llm_finish reason,
         return;
     }
 
-    if (ngx_http_llm_embed_submit(e) != NGX_OK) {
+    if (ngx_http_llm_embed_next(e) != NGX_OK) {
         e->failed = 1;
-        ngx_http_llm_embed_finish(e, "the wait queue is full");
+        ngx_http_llm_embed_finish(e, "an input lost its admission place");
     }
 }
 
@@ -153,7 +162,8 @@ ngx_http_llm_embed_done(ngx_http_llm_seq_t *seq, llm_finish reason,
 ngx_int_t
 ngx_http_llm_embeddings(ngx_http_request_t *r, u_char *body, size_t len)
 {
-    size_t                 i, n_ids;
+    long                   bad;
+    size_t                 i, n_ids, granted;
     int32_t               *ids;
     llm_api_error          err;
     llm_api_limits         lim;
@@ -237,6 +247,16 @@ ngx_http_llm_embeddings(ngx_http_request_t *r, u_char *body, size_t len)
         } else {
             ids = in->ids;
             n_ids = in->n_ids;
+
+            /* the engine would refuse it in the middle of a batch */
+            bad = llm_model_find_bad_token(m->model, ids, n_ids);
+            if (bad >= 0) {
+                return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
+                                  "input", "invalid_value",
+                                  "input token %D is outside the "
+                                  "vocabulary (0..%d).", ids[bad],
+                                  llm_model_get_info(m->model)->n_vocab - 1);
+            }
         }
 
         /* the whole request is work for this worker: bounded in total */
@@ -291,11 +311,17 @@ ngx_http_llm_embeddings(ngx_http_request_t *r, u_char *body, size_t len)
 
     ngx_http_llm_get_ctx(r)->prompt_tokens = e->prompt_tokens;
 
-    if (ngx_http_llm_embed_submit(e) != NGX_OK) {
-        return ngx_http_llm_send_error(r, NGX_HTTP_TOO_MANY_REQUESTS, NULL,
-                                       NULL, "server_busy",
-                                       "Model '%V' is busy; retry later.",
-                                       &m->alias);
+    /* up to parallel inputs at a time; at least one place, or 429 now */
+    if (ngx_http_llm_sched_reserve(m->sched, 1,
+                                   ngx_min(e->req.n_inputs, m->parallel),
+                                   &granted)
+        != NGX_OK)
+    {
+        return ngx_http_llm_send_busy(r, m);
+    }
+
+    while (e->n_submitted < granted) {
+        ngx_http_llm_sched_submit(m->sched, e->seqs[e->n_submitted++]);
     }
 
     r->read_event_handler = ngx_http_test_reading;

@@ -63,9 +63,21 @@ struct ngx_http_llm_gen_s {
     llm_buf                         out;            /* pending stream bytes */
     ngx_int_t                       sent;           /* an early error's rc */
     ngx_chain_t                    *free;           /* recycled output bufs */
-    ngx_chain_t                    *busy;
+    ngx_chain_t                    *busy;           /* not yet sent */
     ngx_uint_t                      finished:1;
+    ngx_uint_t                      paused:1;       /* backpressure */
 };
+
+
+/*
+ * Backpressure.  Output the client has not taken yet stays in g->busy.  Past
+ * NGX_HTTP_LLM_BACKLOG unsent bytes the request's sequences pause (they keep
+ * their slots and KV cache but generate nothing) until the client has taken
+ * half of it.  send_timeout runs while anything is unsent and restarts at
+ * each write the client lets through, so a client that stops reading is
+ * cancelled after send_timeout and its slots are freed.
+ */
+#define NGX_HTTP_LLM_BACKLOG  (64 * 1024)
 
 
 static void ngx_http_llm_gen_cleanup(void *data);
@@ -75,6 +87,7 @@ static void ngx_http_llm_on_done(ngx_http_llm_seq_t *seq, llm_finish reason,
     const char *error);
 static void ngx_http_llm_on_flush(void *owner);
 static void ngx_http_llm_writer(ngx_http_request_t *r);
+static ngx_int_t ngx_http_llm_pace(ngx_http_llm_gen_t *g, ngx_uint_t wrote);
 
 
 static int
@@ -134,7 +147,85 @@ ngx_http_llm_send_pending(ngx_http_llm_gen_t *g, ngx_uint_t last)
     ngx_chain_update_chains(r->pool, &g->free, &g->busy, &cl,
                             (ngx_buf_tag_t) &ngx_http_llm_module);
 
+    if (!last && rc != NGX_ERROR) {
+        return ngx_http_llm_pace(g, 0);
+    }
+
     return rc;
+}
+
+
+/* Bytes handed to the output chain that the client has not taken yet. */
+static size_t
+ngx_http_llm_backlog(ngx_http_llm_gen_t *g)
+{
+    size_t        n;
+    ngx_chain_t  *cl;
+
+    n = 0;
+    for (cl = g->busy; cl; cl = cl->next) {
+        n += ngx_buf_size(cl->buf);
+    }
+
+    return n;
+}
+
+
+/*
+ * After a write (wrote = the connection was writable, so the client took
+ * something): waits for the connection to be writable while output is
+ * unsent, with send_timeout running, and pauses or resumes the sequences on
+ * the backlog.
+ */
+static ngx_int_t
+ngx_http_llm_pace(ngx_http_llm_gen_t *g, ngx_uint_t wrote)
+{
+    size_t                     backlog;
+    ngx_uint_t                 i, pause;
+    ngx_event_t               *wev;
+    ngx_http_llm_choice_t     *ch;
+    ngx_http_core_loc_conf_t  *clcf;
+
+    wev = g->r->connection->write;
+    clcf = ngx_http_get_module_loc_conf(g->r, ngx_http_core_module);
+    backlog = ngx_http_llm_backlog(g);
+
+    if (backlog == 0) {
+        if (wev->timer_set && !wev->delayed) {
+            ngx_del_timer(wev);
+        }
+
+    } else {
+        if (!wev->delayed && (wrote || !wev->timer_set)) {
+            ngx_add_timer(wev, clcf->send_timeout);
+        }
+
+        if (ngx_handle_write_event(wev, clcf->send_lowat) != NGX_OK) {
+            return NGX_ERROR;
+        }
+    }
+
+    pause = g->paused ? backlog > NGX_HTTP_LLM_BACKLOG / 2
+                      : backlog >= NGX_HTTP_LLM_BACKLOG;
+
+    if (pause == g->paused) {
+        return NGX_OK;
+    }
+
+    ngx_log_debug2(NGX_LOG_DEBUG_HTTP, g->r->connection->log, 0,
+                   "llm: %s, %uz bytes unsent",
+                   pause ? "paused" : "resumed", backlog);
+
+    g->paused = pause;
+
+    for (i = 0; i < g->n_choices; i++) {
+        ch = &g->choices[i];
+        if (ch->seq) {
+            ngx_http_llm_seq_pause(ch->seq, pause);
+        }
+    }
+
+    return NGX_OK;
 }
 
 
@@ -256,6 +347,7 @@ ngx_http_llm_prompt(ngx_http_llm_gen_t *g, int32_t **ids, size_t *n_ids,
     int *starts_in_reasoning)
 {
     int                   rc;
+    long                  bad;
     char                 *prompt, err[512];
     size_t                len;
     llm_request          *req = g->req;
@@ -266,6 +358,18 @@ ngx_http_llm_prompt(ngx_http_llm_gen_t *g, int32_t **ids, size_t *n_ids,
 
     if (req->api == LLM_API_COMPLETIONS) {
         if (req->prompt_ids) {
+            bad = llm_model_find_bad_token(m->model, req->prompt_ids,
+                                           req->n_prompt_ids);
+            if (bad >= 0) {
+                g->sent = ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST,
+                                  NULL, "prompt", "invalid_value",
+                                  "prompt token %D is outside the "
+                                  "vocabulary (0..%d).",
+                                  req->prompt_ids[bad],
+                                  llm_model_get_info(m->model)->n_vocab - 1);
+                return NGX_DECLINED;
+            }
+
             *ids = malloc(req->n_prompt_ids * sizeof(int32_t));
             if (*ids == NULL) {
                 return NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -371,20 +475,41 @@ ngx_http_llm_sampler_params(llm_request *req, ngx_uint_t index,
 
 
 ngx_int_t
+ngx_http_llm_send_busy(ngx_http_request_t *r, ngx_http_llm_model_t *m)
+{
+    ngx_str_t                 retry;
+    ngx_http_llm_loc_conf_t  *lcf;
+
+    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
+
+    ngx_str_set(&retry, "1");
+    if (ngx_http_llm_add_header(r, "Retry-After", &retry) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    return ngx_http_llm_send_error(r, lcf->api == LLM_API_MESSAGES
+                                      ? 529 : NGX_HTTP_TOO_MANY_REQUESTS,
+                                   NULL, NULL, "server_busy",
+                                   "Model '%V' is busy: %ui sequences run "
+                                   "and the wait queue is full; retry "
+                                   "later.", &m->alias, m->parallel);
+}
+
+
+ngx_int_t
 ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
     llm_request *req)
 {
     int                       starts_in_reasoning, n_bias;
-    size_t                    n_prompt, max_gen, room;
+    size_t                    n_prompt, max_gen, room, granted;
     int32_t                  *ids;
     ngx_int_t                 rc;
-    ngx_uint_t                i, status;
+    ngx_uint_t                i;
     llm_logit_bias            bias[NGX_HTTP_LLM_MAX_BIAS];
     llm_api_error             err;
     llm_usage                 usage;
     llm_stream_config         sc;
     llm_sampler_params        sp;
-    ngx_str_t                 retry;
     ngx_pool_cleanup_t       *cln;
     ngx_http_llm_gen_t       *g;
     ngx_http_llm_choice_t    *ch;
@@ -423,6 +548,7 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
 
     g->r = r;
     g->ctx = ctx;
+    ctx->gen = g;
     g->model = m;
     g->req = req;
     g->api = req->api;
@@ -546,26 +672,27 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
 
     free(ids);
 
+    /* every choice is admitted, or none; nothing is refused half-way */
+    rc = ngx_http_llm_sched_reserve(m->sched, g->n_choices, g->n_choices,
+                                    &granted);
+
+    if (rc == NGX_DECLINED) {
+        return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL, "n",
+                                       "invalid_value",
+                                       "n=%ui is more than model '%V' can "
+                                       "hold at once (parallel %ui + queue "
+                                       "%ui = %uz sequences).",
+                                       g->n_choices, &m->alias, m->parallel,
+                                       m->queue,
+                                       ngx_http_llm_sched_capacity(m->sched));
+    }
+
+    if (rc == NGX_BUSY) {
+        return ngx_http_llm_send_busy(r, m);
+    }
+
     for (i = 0; i < g->n_choices; i++) {
-        rc = ngx_http_llm_sched_submit(m->sched, g->choices[i].seq);
-        if (rc == NGX_OK) {
-            continue;
-        }
-
-        /* release what was queued; the pool cleanup frees the rest */
-        status = req->api == LLM_API_MESSAGES ? 529 : NGX_HTTP_TOO_MANY_REQUESTS;
-
-        ngx_str_set(&retry, "1");
-        if (ngx_http_llm_add_header(r, "Retry-After", &retry) != NGX_OK) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-
-        return ngx_http_llm_send_error(r, status, NULL, NULL,
-                                       "server_busy",
-                                       "Model '%V' is busy: %ui sequences "
-                                       "run and the wait queue is full; "
-                                       "retry later.", &m->alias,
-                                       m->parallel);
+        ngx_http_llm_sched_submit(m->sched, g->choices[i].seq);
     }
 
     r->read_event_handler = ngx_http_test_reading;
@@ -848,14 +975,20 @@ ngx_http_llm_on_flush(void *owner)
 }
 
 
-/* Pushes buffered stream bytes to a slow client. */
+/*
+ * The connection became writable (or send_timeout expired) while the
+ * response is still being generated: as nginx's own writer, plus pacing.
+ */
 static void
 ngx_http_llm_writer(ngx_http_request_t *r)
 {
     ngx_event_t               *wev;
+    ngx_chain_t               *none;
+    ngx_http_llm_gen_t        *g;
     ngx_http_core_loc_conf_t  *clcf;
 
     wev = r->connection->write;
+    g = ngx_http_llm_get_ctx(r)->gen;
 
     if (wev->timedout) {
         ngx_log_error(NGX_LOG_INFO, r->connection->log, NGX_ETIMEDOUT,
@@ -865,14 +998,25 @@ ngx_http_llm_writer(ngx_http_request_t *r)
         return;
     }
 
+    if (wev->delayed) {
+        /* limit_rate: the write filter's own timer wakes us */
+        clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+        if (ngx_handle_write_event(wev, clcf->send_lowat) != NGX_OK) {
+            ngx_http_finalize_request(r, NGX_ERROR);
+        }
+        return;
+    }
+
     if (ngx_http_output_filter(r, NULL) == NGX_ERROR) {
         ngx_http_finalize_request(r, NGX_ERROR);
         return;
     }
 
-    clcf = ngx_http_get_module_loc_conf(r, ngx_http_core_module);
+    none = NULL;
+    ngx_chain_update_chains(r->pool, &g->free, &g->busy, &none,
+                            (ngx_buf_tag_t) &ngx_http_llm_module);
 
-    if (ngx_handle_write_event(wev, clcf->send_lowat) != NGX_OK) {
+    if (ngx_http_llm_pace(g, 1) != NGX_OK) {
         ngx_http_finalize_request(r, NGX_ERROR);
     }
 }

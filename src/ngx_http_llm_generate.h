@@ -22,6 +22,10 @@
 ngx_int_t ngx_http_llm_generate(ngx_http_request_t *r,
     ngx_http_llm_model_t *m, llm_request *req);
 
+/* 429 (529 for Anthropic) with Retry-After: the model is busy, retry. */
+ngx_int_t ngx_http_llm_send_busy(ngx_http_request_t *r,
+    ngx_http_llm_model_t *m);
+
 /* POST /v1/embeddings (ngx_http_llm_embeddings.c). */
 ngx_int_t ngx_http_llm_embeddings(ngx_http_request_t *r, u_char *body,
     size_t len);

@@ -7,6 +7,17 @@
 #include "api/llm_anthropic.h"
 
 
+/*
+ * A worker told to shut down (nginx -s reload, -s quit) stays while
+ * non-cancelable timers exist; a request that is generating or waiting for a
+ * slot owns none, so without this one the worker would drop it.  The timer
+ * lives as long as the request: it keeps the worker until the request is
+ * done; worker_shutdown_timeout still bounds that (it closes the connection,
+ * and the pool cleanup deletes the timer).
+ */
+#define NGX_HTTP_LLM_HOLD_MS  (3600 * 1000)
+
+
 static void ngx_http_llm_body_handler(ngx_http_request_t *r);
 static ngx_int_t ngx_http_llm_dispatch(ngx_http_request_t *r, u_char *body,
     size_t len);
@@ -172,6 +183,50 @@ ngx_http_llm_unsupported_media_type(ngx_http_request_t *r)
 }
 
 
+static void
+ngx_http_llm_hold_handler(ngx_event_t *ev)
+{
+    ngx_add_timer(ev, NGX_HTTP_LLM_HOLD_MS);
+}
+
+
+static void
+ngx_http_llm_hold_cleanup(void *data)
+{
+    ngx_event_t  *ev = data;
+
+    if (ev->timer_set) {
+        ngx_del_timer(ev);
+    }
+}
+
+
+/* Keeps a shutting-down worker alive until this request is done. */
+static ngx_int_t
+ngx_http_llm_hold_worker(ngx_http_request_t *r)
+{
+    ngx_event_t         *ev;
+    ngx_pool_cleanup_t  *cln;
+
+    cln = ngx_pool_cleanup_add(r->pool, sizeof(ngx_event_t));
+    if (cln == NULL) {
+        return NGX_ERROR;
+    }
+
+    ev = cln->data;
+    ngx_memzero(ev, sizeof(ngx_event_t));
+    ev->handler = ngx_http_llm_hold_handler;
+    ev->data = r;
+    ev->log = r->connection->log;
+
+    cln->handler = ngx_http_llm_hold_cleanup;
+
+    ngx_add_timer(ev, NGX_HTTP_LLM_HOLD_MS);
+
+    return NGX_OK;
+}
+
+
 ngx_int_t
 ngx_http_llm_handler(ngx_http_request_t *r)
 {
@@ -207,6 +262,10 @@ ngx_http_llm_handler(ngx_http_request_t *r)
 
     if (ngx_http_llm_json_body_declared(r) != NGX_OK) {
         return ngx_http_llm_unsupported_media_type(r);
+    }
+
+    if (ngx_http_llm_hold_worker(r) != NGX_OK) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
     r->request_body_in_single_buf = 1;

@@ -57,7 +57,8 @@ ngx_http_llm_model_object(ngx_http_llm_model_t *m)
 
 
 static ngx_int_t
-ngx_http_llm_send_json_value(ngx_http_request_t *r, json_t *v)
+ngx_http_llm_send_json_value(ngx_http_request_t *r, ngx_uint_t status,
+    json_t *v)
 {
     char       *s;
     ngx_int_t   rc;
@@ -72,7 +73,7 @@ ngx_http_llm_send_json_value(ngx_http_request_t *r, json_t *v)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_llm_send_json(r, NGX_HTTP_OK, s, ngx_strlen(s));
+    rc = ngx_http_llm_send_json(r, status, s, ngx_strlen(s));
     free(s);
 
     return rc;
@@ -106,7 +107,7 @@ ngx_http_llm_models_handler(ngx_http_request_t *r)
             if (m[i].alias.len == id.len
                 && ngx_strncmp(m[i].alias.data, id.data, id.len) == 0)
             {
-                return ngx_http_llm_send_json_value(r,
+                return ngx_http_llm_send_json_value(r, NGX_HTTP_OK,
                                             ngx_http_llm_model_object(&m[i]));
             }
         }
@@ -131,7 +132,7 @@ ngx_http_llm_models_handler(ngx_http_request_t *r)
         json_array_append_new(data, ngx_http_llm_model_object(&m[i]));
     }
 
-    return ngx_http_llm_send_json_value(r, list);
+    return ngx_http_llm_send_json_value(r, NGX_HTTP_OK, list);
 }
 
 
@@ -139,7 +140,7 @@ ngx_int_t
 ngx_http_llm_health_handler(ngx_http_request_t *r)
 {
     json_t                    *root, *models, *o;
-    ngx_uint_t                 i;
+    ngx_uint_t                 i, status;
     ngx_http_llm_model_t      *m;
     ngx_http_llm_main_conf_t  *mcf;
 
@@ -156,6 +157,7 @@ ngx_http_llm_health_handler(ngx_http_request_t *r)
 
     json_object_set_new(root, "status", json_string("ok"));
     json_object_set_new(root, "models", models);
+    status = NGX_HTTP_OK;
 
     for (i = 0; i < mcf->models.nelts; i++) {
         o = json_object();
@@ -168,11 +170,19 @@ ngx_http_llm_health_handler(ngx_http_request_t *r)
         json_object_set_new(o, "context_length",
                             json_integer(m[i].context_length));
         json_object_set_new(o, "parallel", json_integer(m[i].parallel));
+
+        if (m[i].sched == NULL) {
+            /* not served by this worker (see the error log): 503 */
+            json_object_set_new(o, "status", json_string("unavailable"));
+            json_object_set_new(root, "status", json_string("unavailable"));
+            status = NGX_HTTP_SERVICE_UNAVAILABLE;
+        }
+
         ngx_http_llm_sched_health(m[i].sched, o);
         json_array_append_new(models, o);
     }
 
     json_object_set_new(root, "pid", json_integer(ngx_pid));
 
-    return ngx_http_llm_send_json_value(r, root);
+    return ngx_http_llm_send_json_value(r, status, root);
 }

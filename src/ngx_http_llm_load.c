@@ -84,7 +84,8 @@ ngx_http_llm_model_load_engine(ngx_conf_t *cf, ngx_http_llm_model_t *m)
 {
     int                    absent;
     char                  *path, err[512], why[256];
-    const char            *tool, *reasoning;
+    int32_t                top;
+    const char            *tool, *reasoning, *piece;
     const llm_model_info  *info;
 
     path = (char *) m->path.data;
@@ -108,6 +109,18 @@ ngx_http_llm_model_load_engine(ngx_conf_t *cf, ngx_http_llm_model_t *m)
     if (m->tokenizer == NULL) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                            "llm_model \"%V\": tokenizer: %s", &m->alias, err);
+        return NGX_CONF_ERROR;
+    }
+
+    /* a token the model has no embedding for would fail every batch it is in */
+    top = (int32_t) llm_tokenizer_n_vocab(m->tokenizer) - 1;
+    if (top >= info->n_vocab) {
+        piece = llm_tokenizer_piece(m->tokenizer, top);
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "llm_model \"%V\": tokenizer.json has token id "
+                           "%D (\"%s\") but the model's vocabulary has %d "
+                           "ids (vocab_size in config.json)", &m->alias, top,
+                           piece ? piece : "", info->n_vocab);
         return NGX_CONF_ERROR;
     }
 

@@ -43,6 +43,13 @@ static ngx_command_t  ngx_http_llm_commands[] = {
       0,
       NULL },
 
+    { ngx_string("llm_memory_limit"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_off_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_llm_main_conf_t, memory_limit),
+      NULL },
+
     { ngx_string("llm_thread_pool"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
       ngx_http_llm_thread_pool,
@@ -156,6 +163,7 @@ ngx_http_llm_create_main_conf(ngx_conf_t *cf)
     }
 
     mcf->request_id_index = NGX_ERROR;
+    mcf->memory_limit = NGX_CONF_UNSET;
 
     return mcf;
 }

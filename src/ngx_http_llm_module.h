@@ -48,6 +48,7 @@ typedef struct {
     ngx_str_t                  thread_pool_name;
     ngx_thread_pool_t         *thread_pool;
     ngx_int_t                  request_id_index;
+    off_t                      memory_limit; /* llm_memory_limit, or unset */
 } ngx_http_llm_main_conf_t;
 
 
@@ -83,7 +84,7 @@ typedef struct {
     long                       completion_tokens;
     ngx_msec_int_t             ttft_ms;          /* -1 until the first token */
     ngx_msec_t                 start_ms;
-    void                      *seq;              /* scheduler sequence */
+    void                      *gen;              /* generation (_generate.c) */
 } ngx_http_llm_ctx_t;
 
 

@@ -41,7 +41,7 @@ struct ngx_http_llm_sched_s {
 
     ngx_queue_t               waiting;
     ngx_uint_t                n_waiting;
-    ngx_uint_t                max_waiting;
+    llm_admission             admission;     /* places of parallel + queue */
 
     ngx_uint_t                n_slots;
     size_t                    n_ctx;
@@ -81,6 +81,7 @@ struct ngx_http_llm_sched_s {
 
 
 static void ngx_http_llm_sched_kick(ngx_http_llm_sched_t *s);
+static void ngx_http_llm_seq_end(ngx_http_llm_seq_t *seq);
 static void ngx_http_llm_step_thread(void *data, ngx_log_t *log);
 static void ngx_http_llm_step_done(ngx_event_t *ev);
 
@@ -106,8 +107,8 @@ ngx_http_llm_sched_create(ngx_cycle_t *cycle, ngx_http_llm_model_t *m,
     s->tp = tp;
     s->log = cycle->log;
     s->n_slots = m->parallel;
-    s->max_waiting = m->queue;
     s->n_ctx = m->context_length;
+    llm_admission_init(&s->admission, m->parallel, m->queue);
     ngx_queue_init(&s->waiting);
 
     s->rt = llm_runtime_create_kv(m->model, (int) m->threads, (int) s->n_ctx,
@@ -129,7 +130,7 @@ ngx_http_llm_sched_create(ngx_cycle_t *cycle, ngx_http_llm_model_t *m,
     if (s->slot_seq == NULL || s->slot_tokens == NULL || s->slot_len == NULL
         || s->slot_used == NULL || s->items == NULL || s->item_seq == NULL)
     {
-        return NULL;
+        goto failed;
     }
 
     for (i = 0; i < s->n_slots; i++) {
@@ -139,19 +140,20 @@ ngx_http_llm_sched_create(ngx_cycle_t *cycle, ngx_http_llm_model_t *m,
             ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
                           "llm_model \"%V\": cannot open sequence slot %ui",
                           &m->alias, i);
-            return NULL;
+            goto failed;
         }
 
-        s->slot_tokens[i] = ngx_palloc(cycle->pool,
-                                       s->n_ctx * sizeof(int32_t));
+        /* zeroed: committed now, as the configuration check counted it */
+        s->slot_tokens[i] = ngx_pcalloc(cycle->pool,
+                                        s->n_ctx * sizeof(int32_t));
         if (s->slot_tokens[i] == NULL) {
-            return NULL;
+            goto failed;
         }
     }
 
     s->task = ngx_thread_task_alloc(cycle->pool, 0);
     if (s->task == NULL) {
-        return NULL;
+        goto failed;
     }
 
     s->task->ctx = s;
@@ -167,6 +169,11 @@ ngx_http_llm_sched_create(ngx_cycle_t *cycle, ngx_http_llm_model_t *m,
                   llm_runtime_kv_bytes(s->rt) >> 20, m->threads);
 
     return s;
+
+failed:
+
+    llm_runtime_free(s->rt);
+    return NULL;
 }
 
 
@@ -208,10 +215,18 @@ ngx_http_llm_workers_init(ngx_cycle_t *cycle)
             continue;
         }
 
+        /*
+         * A worker that exits here is not respawned: the master would keep
+         * the port with nobody to answer.  The configuration check has
+         * counted this memory, so this is rare (the machine lost memory since);
+         * the model answers 503 in this worker and /health says so.
+         */
         m[i].sched = ngx_http_llm_sched_create(cycle, &m[i],
                                                mcf->thread_pool);
         if (m[i].sched == NULL) {
-            return NGX_ERROR;
+            ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
+                          "llm_model \"%V\" cannot run in this worker: "
+                          "its requests get 503", &m[i].alias);
         }
     }
 
@@ -294,6 +309,8 @@ ngx_http_llm_seq_create(ngx_http_llm_sched_t *s, const int32_t *prompt,
 void
 ngx_http_llm_seq_free(ngx_http_llm_seq_t *seq)
 {
+    ngx_http_llm_seq_end(seq);
+
     if (seq->sampler) {
         llm_sampler_free(seq->sampler);
     }
@@ -306,21 +323,36 @@ ngx_http_llm_seq_free(ngx_http_llm_seq_t *seq)
 
 
 ngx_int_t
-ngx_http_llm_sched_submit(ngx_http_llm_sched_t *s, ngx_http_llm_seq_t *seq)
+ngx_http_llm_sched_reserve(ngx_http_llm_sched_t *s, size_t min, size_t want,
+    size_t *granted)
 {
-    ngx_uint_t  i, free_slots;
+    switch (llm_admission_reserve(&s->admission, min, want, granted)) {
 
-    free_slots = 0;
-    for (i = 0; i < s->n_slots; i++) {
-        if (s->slot_seq[i] == NULL) {
-            free_slots++;
-        }
-    }
+    case LLM_ADMIT_OK:
+        return NGX_OK;
 
-    if (free_slots <= s->n_waiting && s->n_waiting >= s->max_waiting) {
+    case LLM_ADMIT_NEVER:
+        s->rejected++;
+        return NGX_DECLINED;
+
+    default:
         s->rejected++;
         return NGX_BUSY;
     }
+}
+
+
+size_t
+ngx_http_llm_sched_capacity(ngx_http_llm_sched_t *s)
+{
+    return llm_admission_capacity(&s->admission);
+}
+
+
+void
+ngx_http_llm_sched_submit(ngx_http_llm_sched_t *s, ngx_http_llm_seq_t *seq)
+{
+    seq->placed = 1;
 
     ngx_queue_insert_tail(&s->waiting, &seq->queue);
     seq->queued = 1;
@@ -328,8 +360,19 @@ ngx_http_llm_sched_submit(ngx_http_llm_sched_t *s, ngx_http_llm_seq_t *seq)
     s->requests++;
 
     ngx_http_llm_sched_kick(s);
+}
 
-    return NGX_OK;
+
+/* The sequence has ended: its admission place is free for another. */
+static void
+ngx_http_llm_seq_end(ngx_http_llm_seq_t *seq)
+{
+    seq->finished = 1;
+
+    if (seq->placed) {
+        seq->placed = 0;
+        llm_admission_release(&seq->sched->admission, 1);
+    }
 }
 
 
@@ -355,6 +398,8 @@ ngx_http_llm_seq_release(ngx_http_llm_seq_t *seq)
         s->cancelled++;
     }
 
+    ngx_http_llm_seq_end(seq);
+
     if (seq->queued) {
         ngx_queue_remove(&seq->queue);
         seq->queued = 0;
@@ -373,10 +418,25 @@ ngx_http_llm_seq_release(ngx_http_llm_seq_t *seq)
 
 
 void
+ngx_http_llm_seq_pause(ngx_http_llm_seq_t *seq, ngx_uint_t paused)
+{
+    if (seq->paused == paused) {
+        return;
+    }
+
+    seq->paused = (u_char) paused;
+
+    if (!paused) {
+        ngx_http_llm_sched_kick(seq->sched);
+    }
+}
+
+
+void
 ngx_http_llm_seq_finish(ngx_http_llm_seq_t *seq)
 {
     /* the slot is given back when the scheduler next retires sequences */
-    seq->finished = 1;
+    ngx_http_llm_seq_end(seq);
 }
 
 
@@ -552,7 +612,7 @@ ngx_http_llm_sched_kick(ngx_http_llm_sched_t *s)
     for (k = 0; k < s->n_slots; k++) {
         i = (s->rr + k) % s->n_slots;
         seq = s->slot_seq[i];
-        if (seq == NULL) {
+        if (seq == NULL || seq->paused) {
             continue;
         }
 
@@ -600,7 +660,7 @@ ngx_http_llm_sched_kick(ngx_http_llm_sched_t *s)
         s->in_flight = 1;     /* keeps the sequences alive in callbacks */
         for (i = 0; i < (ngx_uint_t) s->n_items; i++) {
             seq = s->item_seq[i];
-            seq->finished = 1;
+            ngx_http_llm_seq_end(seq);
             if (seq->owner) {
                 seq->on_done(seq, LLM_FINISH_ERROR,
                              "the thread pool queue is full");
@@ -643,13 +703,18 @@ ngx_http_llm_step_thread(void *data, ngx_log_t *log)
         return;
     }
 
+    /* rc > 0: some items failed on their own; the others ran */
     s->rc = llm_forward(s->rt, s->items, s->n_items, s->err, sizeof(s->err));
-    if (s->rc != 0) {
+    if (s->rc < 0) {
         return;
     }
 
     for (i = 0; i < s->n_items; i++) {
         seq = s->item_seq[i];
+
+        if (llm_forward_item_error(s->rt, i)) {
+            continue;
+        }
 
         if (s->items[i].want_embedding) {
             emb = llm_forward_embedding(s->rt, i);
@@ -687,6 +752,7 @@ ngx_http_llm_step_done(ngx_event_t *ev)
     int                  i;
     size_t               n;
     int32_t              tok;
+    const char          *error;
     llm_batch_item      *it;
     ngx_http_llm_seq_t  *seq;
 
@@ -702,6 +768,10 @@ ngx_http_llm_step_done(ngx_event_t *ev)
 
     if (s->rc == 0) {
         ngx_http_llm_step_timing(s);
+
+    } else if (!s->files_changed) {
+        ngx_log_error(NGX_LOG_ERR, s->log, 0, "llm_model \"%V\": %s",
+                      &s->model->alias, s->err);
     }
 
     if (s->files_changed && !s->files_logged) {
@@ -716,10 +786,13 @@ ngx_http_llm_step_done(ngx_event_t *ev)
         it = &s->items[i];
         seq = s->item_seq[i];
 
-        if (s->rc != 0) {
-            seq->finished = 1;
+        /* a failed step, or only this item of it */
+        error = s->rc < 0 ? s->err : llm_forward_item_error(s->rt, i);
+
+        if (error) {
+            ngx_http_llm_seq_end(seq);
             if (seq->owner) {
-                seq->on_done(seq, LLM_FINISH_ERROR, s->err);
+                seq->on_done(seq, LLM_FINISH_ERROR, error);
             }
             continue;
         }
@@ -740,7 +813,7 @@ ngx_http_llm_step_done(ngx_event_t *ev)
 
         if (seq->embedding) {
             if (seq->n_done == seq->n_prompt) {
-                seq->finished = 1;
+                ngx_http_llm_seq_end(seq);
                 seq->on_done(seq, LLM_FINISH_STOP, NULL);
             }
             continue;
@@ -753,7 +826,7 @@ ngx_http_llm_step_done(ngx_event_t *ev)
         tok = seq->next;
 
         if (llm_model_is_eos(s->engine, tok)) {
-            seq->finished = 1;
+            ngx_http_llm_seq_end(seq);
             seq->on_done(seq, LLM_FINISH_STOP, NULL);
             continue;
         }
@@ -770,7 +843,7 @@ ngx_http_llm_step_done(ngx_event_t *ev)
         if (seq->n_gen >= seq->max_gen
             || s->slot_len[it->slot] + 1 >= s->n_ctx)
         {
-            seq->finished = 1;
+            ngx_http_llm_seq_end(seq);
             seq->on_done(seq, LLM_FINISH_LENGTH, NULL);
         }
     }
@@ -801,22 +874,25 @@ ngx_http_llm_step_done(ngx_event_t *ev)
 void
 ngx_http_llm_sched_health(ngx_http_llm_sched_t *s, json_t *out)
 {
-    ngx_uint_t  i, running;
+    ngx_uint_t  i, running, paused;
 
     if (s == NULL) {
         return;
     }
 
     running = 0;
+    paused = 0;
     for (i = 0; i < s->n_slots; i++) {
         if (s->slot_seq[i]) {
             running++;
+            paused += s->slot_seq[i]->paused;
         }
     }
 
     json_object_set_new(out, "running", json_integer(running));
     json_object_set_new(out, "waiting", json_integer(s->n_waiting));
     json_object_set_new(out, "live_sequences", json_integer(s->live));
+    json_object_set_new(out, "paused", json_integer(paused));
     json_object_set_new(out, "requests", json_integer(s->requests));
     json_object_set_new(out, "cancelled", json_integer(s->cancelled));
     json_object_set_new(out, "rejected", json_integer(s->rejected));

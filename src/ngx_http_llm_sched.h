@@ -7,6 +7,7 @@
 #define _NGX_HTTP_LLM_SCHED_H_INCLUDED_
 
 #include "ngx_http_llm_module.h"
+#include "engine/llm_admission.h"
 #include "engine/llm_engine.h"
 
 
@@ -50,6 +51,8 @@ struct ngx_http_llm_seq_s {
     u_char                    finished;
     u_char                    running;      /* holds a slot */
     u_char                    queued;       /* in the wait queue */
+    u_char                    placed;       /* holds an admission place */
+    u_char                    paused;       /* left out of steps, keeps its KV */
 
     int                       slot;
     int32_t                   next;         /* sampled in the step */
@@ -67,8 +70,24 @@ ngx_http_llm_seq_t *ngx_http_llm_seq_create(ngx_http_llm_sched_t *s,
     const llm_sampler_params *sp, ngx_log_t *log);
 void ngx_http_llm_seq_free(ngx_http_llm_seq_t *seq);
 
-/* NGX_OK, NGX_BUSY when the wait queue is full, NGX_ERROR. */
-ngx_int_t ngx_http_llm_sched_submit(ngx_http_llm_sched_t *s,
+/*
+ * Reserves admission places for between min and want sequences before any
+ * work (llm_admission.h): NGX_OK with *granted; NGX_BUSY when too few are
+ * free now (429, retry later); NGX_DECLINED when min exceeds parallel +
+ * queue, so retrying can never help (400).
+ */
+ngx_int_t ngx_http_llm_sched_reserve(ngx_http_llm_sched_t *s, size_t min,
+    size_t want, size_t *granted);
+
+/* parallel + queue: the most sequences the scheduler holds at once. */
+size_t ngx_http_llm_sched_capacity(ngx_http_llm_sched_t *s);
+
+/*
+ * Queues a sequence into a place reserved for it.  The place is given back
+ * when the sequence ends (finished, failed, cancelled or released), before
+ * its on_done callback runs, so a callback may reserve it again at once.
+ */
+void ngx_http_llm_sched_submit(ngx_http_llm_sched_t *s,
     ngx_http_llm_seq_t *seq);
 
 /*
@@ -76,6 +95,12 @@ ngx_int_t ngx_http_llm_sched_submit(ngx_http_llm_sched_t *s,
  * freed now, or at the end of the step in flight that uses it.
  */
 void ngx_http_llm_seq_release(ngx_http_llm_seq_t *seq);
+
+/*
+ * Backpressure: a paused sequence keeps its slot and KV cache but is left
+ * out of steps until it is resumed (its client has not taken the output).
+ */
+void ngx_http_llm_seq_pause(ngx_http_llm_seq_t *seq, ngx_uint_t paused);
 
 /* The request side ended the sequence (a stop sequence matched). */
 void ngx_http_llm_seq_finish(ngx_http_llm_seq_t *seq);

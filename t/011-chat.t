@@ -186,17 +186,17 @@ llm_thread_pool llm;
 
 
 
-=== TEST 17: a full wait queue answers 429 with Retry-After
+=== TEST 17: n beyond parallel + queue is a 400 naming the limit, not a 429 (a busy server's 429 with Retry-After: t/072-backpressure.t)
 --- http_config
 llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 parallel=1 queue=0 ctx=256;
 llm_thread_pool llm;
 --- request
 POST /v1/chat/completions
 {"messages": [{"role": "user", "content": "a"}], "max_tokens": 1, "n": 2}
---- error_code: 429
+--- error_code: 400
 --- response_headers
-Retry-After: 1
---- response_body_like: "code":"server_busy"
+!Retry-After
+--- response_body_like: "n=2 is more than model 'tiny' can hold at once \(parallel 1 \+ queue 0 = 1 sequences\)\.","type":"invalid_request_error","param":"n","code":"invalid_value"
 
 
 

@@ -75,6 +75,8 @@ int llm_model_is_eos(const llm_model *m, int32_t id);
  * disk.  Cheap (one fstat per file): callers check before each forward pass.
  */
 int llm_model_files_changed(const llm_model *m, char *err, size_t errlen);
+/* Index of the first id outside [0, n_vocab), or -1 when every id is valid. */
+long llm_model_find_bad_token(const llm_model *m, const int32_t *ids, size_t n);
 
 /*
  * Write a random-weight model (config.json copied with the dtype set,
@@ -105,6 +107,16 @@ typedef enum {
 llm_runtime *llm_runtime_create_kv(const llm_model *m, int n_threads, int n_ctx,
     int n_seq_max, llm_kv_type kv, char *err, size_t errlen);
 void llm_runtime_free(llm_runtime *rt);
+/*
+ * Bytes llm_runtime_create_kv allocates for these arguments (KV cache,
+ * scratch, results; *kv_bytes gets the KV cache's share), without allocating
+ * them: what a configuration check adds up before any worker starts.  A
+ * runtime commits all of it at creation (every page is written once), so an
+ * accepted size is resident from the start instead of failing on first use.
+ * 0 for arguments llm_runtime_create_kv refuses.
+ */
+size_t llm_runtime_memory(const llm_model *m, int n_threads, int n_ctx,
+    int n_seq_max, llm_kv_type kv, size_t *kv_bytes);
 size_t llm_runtime_kv_bytes(const llm_runtime *rt);
 int llm_runtime_n_ctx(const llm_runtime *rt);
 int llm_runtime_n_seq_max(const llm_runtime *rt);
@@ -141,7 +153,16 @@ typedef struct {
  * One step over several sequences at once (prefill chunks and decode tokens
  * mixed, different slots, different positions).  Each weight matrix is read
  * once per internal chunk of tokens for all items.  The same slot may appear
- * only once per call.  On error no slot's length changes.
+ * only once per call.
+ *
+ * An item that cannot run (a token id outside the vocabulary, more tokens
+ * than its slot has room for, no tokens) fails on its own: the others run
+ * as if it were not there, so one bad sequence never fails the rest of a
+ * batch.  Returns 0 when every item ran, the number of failed items (> 0;
+ * llm_forward_item_error says why, err holds the first message), or -1 when
+ * the call as a whole is invalid (the caller's bug: too many items, a slot
+ * that is not open or appears twice), in which case nothing ran.  A failed
+ * item, or a failed call, changes no slot's length.
  */
 int llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items,
     char *err, size_t errlen);
@@ -149,6 +170,8 @@ int llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items,
 /* Results of the last llm_forward call, valid until the next one. */
 const float *llm_forward_logits(const llm_runtime *rt, int item_index);     /* n_vocab floats */
 const float *llm_forward_embedding(const llm_runtime *rt, int item_index);  /* hidden floats */
+/* Why the item failed in the last llm_forward call; NULL when it ran. */
+const char *llm_forward_item_error(const llm_runtime *rt, int item_index);
 
 /* ---- sampler (per request) ---- */
 

@@ -333,11 +333,38 @@ run_layers(llm_runtime *rt, int n)
     }
 }
 
+/* Checks one item against its slot and the vocabulary: 0, or -1 with msg. */
+static int
+check_item(const llm_runtime *rt, const llm_batch_item *it, char *msg, size_t len)
+{
+    int j;
+
+    if (it->n_tokens < 0 || (it->n_tokens > 0 && it->tokens == NULL)
+        || (it->n_tokens == 0 && (it->want_logits || it->want_embedding)))
+    {
+        snprintf(msg, len, "no tokens");
+        return -1;
+    }
+    if (it->n_tokens > rt->n_ctx - rt->seq_len[it->slot]) {
+        snprintf(msg, len, "%d + %d tokens exceed the context of %d",
+                 rt->seq_len[it->slot], it->n_tokens, rt->n_ctx);
+        return -1;
+    }
+    for (j = 0; j < it->n_tokens; j++) {
+        if (it->tokens[j] < 0 || it->tokens[j] >= rt->m->info.n_vocab) {
+            snprintf(msg, len, "token id %d outside the vocabulary of %d",
+                     (int) it->tokens[j], rt->m->info.n_vocab);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int
 llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items, char *err, size_t errlen)
 {
     const llm_model_info *in = &rt->m->info;
-    int H = in->hidden, i, j, n, n_logits = 0, n_emb = 0, first_row;
+    int H = in->hidden, i, j, n, n_logits = 0, n_emb = 0, first_row, n_failed = 0;
     int item_of[LLM_CHUNK];
     llm_step s;
 
@@ -358,28 +385,19 @@ llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items, char *err
                 return -1;
             }
         }
-        if (it->n_tokens < 0 || (it->n_tokens > 0 && it->tokens == NULL)
-            || (it->n_tokens == 0 && (it->want_logits || it->want_embedding)))
-        {
-            snprintf(err, errlen, "llm_forward: item %d: no tokens", i);
-            return -1;
-        }
-        if (it->n_tokens > rt->n_ctx - rt->seq_len[it->slot]) {
-            snprintf(err, errlen, "llm_forward: item %d: %d + %d tokens exceed the context of %d",
-                     i, rt->seq_len[it->slot], it->n_tokens, rt->n_ctx);
-            return -1;
-        }
-        for (j = 0; j < it->n_tokens; j++) {
-            if (it->tokens[j] < 0 || it->tokens[j] >= in->n_vocab) {
-                snprintf(err, errlen, "llm_forward: item %d: token id %d outside the vocabulary of %d",
-                         i, (int) it->tokens[j], in->n_vocab);
-                return -1;
-            }
+    }
+    /* per item: a bad one is left out, the others run */
+    for (i = 0; i < n_items; i++) {
+        char *msg = rt->item_err + (size_t) i * LLM_ITEM_ERRLEN;
+        msg[0] = '\0';
+        if (check_item(rt, &items[i], msg, LLM_ITEM_ERRLEN) != 0) {
+            if (n_failed++ == 0) snprintf(err, errlen, "llm_forward: item %d: %s", i, msg);
         }
     }
     for (i = 0; i < n_items; i++) {
-        rt->logit_row[i] = items[i].want_logits ? n_logits++ : -1;
-        rt->emb_row[i] = items[i].want_embedding ? n_emb++ : -1;
+        int ran = rt->item_err[(size_t) i * LLM_ITEM_ERRLEN] == '\0';
+        rt->logit_row[i] = ran && items[i].want_logits ? n_logits++ : -1;
+        rt->emb_row[i] = ran && items[i].want_embedding ? n_emb++ : -1;
         if (rt->emb_row[i] >= 0) memset(rt->emb + (size_t) rt->emb_row[i] * H, 0, (size_t) H * sizeof(float));
     }
 
@@ -392,7 +410,7 @@ llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items, char *err
     while (i < n_items) {
         /* fill a chunk */
         while (i < n_items && n < LLM_CHUNK) {
-            if (j >= items[i].n_tokens) {
+            if (j >= items[i].n_tokens || rt->item_err[(size_t) i * LLM_ITEM_ERRLEN]) {
                 i++;
                 j = 0;
                 continue;
@@ -435,13 +453,14 @@ llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items, char *err
         n = 0;
     }
     for (i = 0; i < n_items; i++) {
+        if (rt->item_err[(size_t) i * LLM_ITEM_ERRLEN]) continue;
         rt->seq_len[items[i].slot] += items[i].n_tokens;
         if (rt->emb_row[i] >= 0) {
             rt->k->scale(rt->emb + (size_t) rt->emb_row[i] * H, 1.0f / (float) items[i].n_tokens, H);
         }
     }
     rt->n_items = n_items;
-    return 0;
+    return n_failed;
 }
 
 const float *
@@ -456,4 +475,14 @@ llm_forward_embedding(const llm_runtime *rt, int item)
 {
     if (item < 0 || item >= rt->n_items || rt->emb_row[item] < 0) return NULL;
     return rt->emb + (size_t) rt->emb_row[item] * rt->m->info.hidden;
+}
+
+const char *
+llm_forward_item_error(const llm_runtime *rt, int item)
+{
+    const char *msg;
+
+    if (item < 0 || item >= rt->n_items) return NULL;
+    msg = rt->item_err + (size_t) item * LLM_ITEM_ERRLEN;
+    return msg[0] ? msg : NULL;
 }

@@ -1040,3 +1040,13 @@ llm_model_is_eos(const llm_model *m, int32_t id)
     }
     return 0;
 }
+
+long
+llm_model_find_bad_token(const llm_model *m, const int32_t *ids, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        if (ids[i] < 0 || ids[i] >= m->info.n_vocab) return (long) i;
+    }
+    return -1;
+}

@@ -7,12 +7,79 @@
 
 #include "engine/llm_runtime_impl.h"
 
+/*
+ * Zeroed memory, committed now: one write per page, so that what the
+ * configuration accepted (llm_runtime_memory, checked at nginx -t) is
+ * resident when the worker starts instead of failing on first use.
+ */
 static void *
 alloc_f(size_t n, size_t size, int *fail)
 {
-    void *p = calloc(n ? n : 1, size);
-    if (p == NULL) *fail = 1;
-    return p;
+    size_t i, bytes = (n ? n : 1) * size, page = (size_t) sysconf(_SC_PAGESIZE);
+    volatile unsigned char *p = calloc(n ? n : 1, size);
+
+    if (p == NULL) {
+        *fail = 1;
+        return NULL;
+    }
+    for (i = 0; i < bytes; i += page) p[i] = 0;
+    p[bytes - 1] = 0;    /* the last page, when p does not start one */
+    return (void *) p;
+}
+
+/* Threads and context as llm_runtime_create_kv resolves them; -1 if invalid. */
+static int
+resolve_shape(const llm_model_info *in, int *n_threads, int *n_ctx)
+{
+    if (*n_threads <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        *n_threads = n > 0 ? (int) n : 1;
+    }
+    if (*n_threads > 256) *n_threads = 256;
+    if (*n_ctx <= 0) *n_ctx = in->max_position_embeddings < 4096 ? in->max_position_embeddings : 4096;
+    return *n_ctx <= 0 || *n_ctx > (1 << 22) ? -1 : 0;
+}
+
+/* (n ? n : 1) * size, as alloc_f allocates it */
+static size_t
+buf_bytes(size_t n, size_t size)
+{
+    return (n ? n : 1) * size;
+}
+#define BUF_BYTES(n, size) buf_bytes((size_t) (n), (size_t) (size))
+
+size_t
+llm_runtime_memory(const llm_model *m, int n_threads, int n_ctx, int n_seq_max,
+    llm_kv_type kv, size_t *kv_bytes)
+{
+    const llm_model_info *in = &m->info;
+    size_t per_seq, kvs = kv == LLM_KV_F16 ? 2 : sizeof(float), total = 0, S, C = LLM_CHUNK;
+    size_t kv_dim = (size_t) in->n_kv_heads * in->head_dim, q_dim = (size_t) in->n_heads * in->head_dim;
+    size_t half = (size_t) (m->rot_dim / 2);
+
+    if (kv_bytes) *kv_bytes = 0;
+    if (resolve_shape(in, &n_threads, &n_ctx) != 0 || n_seq_max <= 0) return 0;
+    S = (size_t) n_seq_max;
+    per_seq = (size_t) in->n_layers * (size_t) n_ctx * kv_dim;
+    if (kv_bytes) *kv_bytes = 2 * per_seq * S * kvs;
+
+    /* the buffers of llm_runtime_create_kv, in its order */
+    total += 2 * BUF_BYTES(per_seq * S, kvs);                            /* k_cache, v_cache */
+    total += BUF_BYTES(S, sizeof(int)) + BUF_BYTES(S, 1);                /* seq_len, seq_used */
+    total += (size_t) m->n_rope * 2 * BUF_BYTES((size_t) n_ctx * half, sizeof(float));
+    total += BUF_BYTES(C, sizeof(int32_t)) + 2 * BUF_BYTES(C, sizeof(int));  /* tok, tslot, tpos */
+    total += 2 * BUF_BYTES(C * in->hidden, sizeof(float));               /* x, xn */
+    total += BUF_BYTES(C * q_dim, sizeof(float));                        /* q */
+    total += 2 * BUF_BYTES(C * kv_dim, sizeof(float));                   /* kn, vn */
+    total += BUF_BYTES(C * q_dim, sizeof(float));                        /* att */
+    total += 2 * BUF_BYTES(C * in->intermediate, sizeof(float));         /* gate, up */
+    total += BUF_BYTES((size_t) n_threads * n_ctx, sizeof(float));       /* scores */
+    total += BUF_BYTES(S * in->hidden, sizeof(float));                   /* rows */
+    total += BUF_BYTES(S * in->n_vocab, sizeof(float));                  /* logits */
+    total += BUF_BYTES(S * in->hidden, sizeof(float));                   /* emb */
+    total += 2 * BUF_BYTES(S, sizeof(int));                              /* logit_row, emb_row */
+    total += BUF_BYTES(S, LLM_ITEM_ERRLEN);                              /* item_err */
+    return total;
 }
 
 llm_runtime *
@@ -33,13 +100,7 @@ llm_runtime_create_kv(const llm_model *m, int n_threads, int n_ctx, int n_seq_ma
     float mscale;
     int fail = 0, half = m->rot_dim / 2, p, i, r, C = LLM_CHUNK;
 
-    if (n_threads <= 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        n_threads = n > 0 ? (int) n : 1;
-    }
-    if (n_threads > 256) n_threads = 256;
-    if (n_ctx <= 0) n_ctx = in->max_position_embeddings < 4096 ? in->max_position_embeddings : 4096;
-    if (n_ctx <= 0 || n_ctx > (1 << 22)) {
+    if (resolve_shape(in, &n_threads, &n_ctx) != 0) {
         snprintf(err, errlen, "bad context size %d", n_ctx);
         return NULL;
     }
@@ -94,6 +155,7 @@ llm_runtime_create_kv(const llm_model *m, int n_threads, int n_ctx, int n_seq_ma
     rt->emb = alloc_f((size_t) n_seq_max * in->hidden, sizeof(float), &fail);
     rt->logit_row = alloc_f((size_t) n_seq_max, sizeof(int), &fail);
     rt->emb_row = alloc_f((size_t) n_seq_max, sizeof(int), &fail);
+    rt->item_err = alloc_f((size_t) n_seq_max, LLM_ITEM_ERRLEN, &fail);
     inv = alloc_f((size_t) half, sizeof(float), &fail);
     if (fail) {
         free(inv);
@@ -138,7 +200,7 @@ llm_runtime_free(llm_runtime *rt)
     free(rt->x); free(rt->xn); free(rt->q); free(rt->kn); free(rt->vn);
     free(rt->att); free(rt->gate); free(rt->up); free(rt->scores);
     free(rt->rows); free(rt->logits); free(rt->emb);
-    free(rt->logit_row); free(rt->emb_row);
+    free(rt->logit_row); free(rt->emb_row); free(rt->item_err);
     free(rt);
 }
 

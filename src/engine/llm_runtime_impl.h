@@ -10,6 +10,9 @@
 /* Tokens per internal pass of the forward: bounds the scratch buffers. */
 #define LLM_CHUNK 256
 
+/* Room for one item's error message of the last forward. */
+#define LLM_ITEM_ERRLEN 128
+
 struct llm_runtime {
     const llm_model   *m;
     const llm_kernels *k;
@@ -42,6 +45,7 @@ struct llm_runtime {
     float             *emb;         /* [n_seq_max][hidden] */
     int               *logit_row;   /* per item, -1 */
     int               *emb_row;     /* per item, -1 */
+    char              *item_err;    /* [n_seq_max][LLM_ITEM_ERRLEN], "" = the item ran */
     int                n_items;
 };
 

@@ -256,6 +256,73 @@ test_runtime(void)
     llm_model_free(m);
 }
 
+/*
+ * One bad item never fails the others of a step: a token outside the
+ * vocabulary or a prompt beyond the slot's context is reported for that item
+ * alone, and the good items' logits and embeddings equal those of a batch
+ * without the bad ones.
+ */
+static void
+test_item_errors(void)
+{
+    char err[512];
+    llm_model *m = llm_model_load(FIX "/llama_f32", err, sizeof(err));
+    llm_runtime *rt;
+    int32_t ids[8] = { 5, 17, 42, 99, 7, 3, 200, 11 }, bad[3] = { 4, 256, 9 };
+    float alone[256], emb_alone[64];
+    double d = 0, de = 0;
+    int i, rc, h;
+
+    if (m == NULL) { ok(0, "%s", err); return; }
+    h = llm_model_get_info(m)->hidden;
+    if (h > 64) { ok(0, "fixture hidden size %d", h); llm_model_free(m); return; }
+    rt = llm_runtime_create(m, 2, 16, 4, err, sizeof(err));
+    if (!ok(rt != NULL, "runtime with 4 slots")) { diag(err); llm_model_free(m); return; }
+    for (i = 0; i < 4; i++) llm_seq_open(rt);
+    {
+        llm_batch_item good[2] = { { 0, ids, 8, 1, 0 }, { 1, ids, 4, 0, 1 } };
+        ok(llm_forward(rt, good, 2, err, sizeof(err)) == 0, "a batch of good items runs");
+        memcpy(alone, llm_forward_logits(rt, 0), sizeof(alone));
+        memcpy(emb_alone, llm_forward_embedding(rt, 1), (size_t) h * sizeof(float));
+        llm_seq_truncate(rt, 0, 0);
+        llm_seq_truncate(rt, 1, 0);
+    }
+    {
+        llm_batch_item mixed[4] = {
+            { 2, bad, 3, 1, 0 },        /* token 256 of a 256-token vocabulary */
+            { 0, ids, 8, 1, 0 },
+            { 3, ids, 17, 1, 0 },       /* 17 tokens into a 16-token context */
+            { 1, ids, 4, 0, 1 },
+        };
+        rc = llm_forward(rt, mixed, 4, err, sizeof(err));
+        is_int(rc, 2, "two of four items fail on their own");
+        ok(strstr(err, "item 0") && strstr(err, "outside the vocabulary"), "err names the first failure: %s", err);
+        ok(llm_forward_item_error(rt, 0) && strstr(llm_forward_item_error(rt, 0), "token id 256"),
+           "item 0: bad token id");
+        ok(llm_forward_item_error(rt, 2) && strstr(llm_forward_item_error(rt, 2), "exceed the context"),
+           "item 2: context overflow");
+        ok(llm_forward_item_error(rt, 1) == NULL && llm_forward_item_error(rt, 3) == NULL,
+           "the good items have no error");
+        ok(llm_forward_logits(rt, 0) == NULL && llm_forward_logits(rt, 2) == NULL, "failed items have no logits");
+        if (ok(llm_forward_logits(rt, 1) != NULL && llm_forward_embedding(rt, 3) != NULL,
+               "the good items have their results")) {
+            for (i = 0; i < 256; i++) d = fmax(d, fabs(llm_forward_logits(rt, 1)[i] - alone[i]));
+            for (i = 0; i < h; i++) de = fmax(de, fabs(llm_forward_embedding(rt, 3)[i] - emb_alone[i]));
+        }
+        ok(d < 1e-5 && de < 1e-5, "good items equal a batch without the bad ones (%.2g, %.2g)", d, de);
+        is_int(llm_seq_len(rt, 0), 8, "good item advanced its slot");
+        is_int(llm_seq_len(rt, 2), 0, "bad token: slot unchanged");
+        is_int(llm_seq_len(rt, 3), 0, "context overflow: slot unchanged");
+    }
+    {
+        llm_batch_item next = { 0, ids + 7, 1, 1, 0 };
+        ok(llm_forward(rt, &next, 1, err, sizeof(err)) == 0 && llm_forward_item_error(rt, 0) == NULL,
+           "the next call starts with no item errors");
+    }
+    llm_runtime_free(rt);
+    llm_model_free(m);
+}
+
 /* Prompts longer than one internal chunk: one call equals many small calls. */
 static void
 test_long_prompt(const char *name)
@@ -386,6 +453,7 @@ main(void)
     test_info();
     test_synth();
     test_runtime();
+    test_item_errors();
     test_long_prompt("llama_f32");
     test_long_prompt("mistral_sw_bf16");
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);

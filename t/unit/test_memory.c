@@ -1,0 +1,127 @@
+/*
+ * Memory sizing at configuration time: what a runtime allocates is what
+ * llm_runtime_memory predicts (so nginx -t refuses exactly what would not
+ * fit), every page of it is resident once the runtime exists (committed at
+ * worker start, not on first use), and the plan arithmetic counts weights
+ * once and the rest per worker without overflowing.
+ */
+#include <malloc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "engine/llm_engine.h"
+#include "engine/llm_memory.h"
+#include "engine/llm_runtime_impl.h"
+
+#define FIX "t/fixtures/models"
+
+/* Bytes the C allocator has handed out (0 where an instrumented allocator hides it). */
+static size_t
+heap_in_use(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    return 0;
+#else
+    struct mallinfo2 mi = mallinfo2();
+    return mi.uordblks + mi.hblkhd;
+#endif
+}
+
+/* Fraction of the pages of [p, p + n) that are resident. */
+static double
+resident(const void *p, size_t n)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t a = (uintptr_t) p & ~(uintptr_t) (page - 1), e = (uintptr_t) p + n;
+    size_t pages = (e - a + (size_t) page - 1) / (size_t) page, i, in = 0;
+    unsigned char *v = malloc(pages);
+
+    if (v == NULL || mincore((void *) a, e - a, v) != 0) {
+        free(v);
+        return -1;
+    }
+    for (i = 0; i < pages; i++) in += v[i] & 1;
+    free(v);
+    return (double) in / (double) pages;
+}
+
+static void
+test_runtime_memory(void)
+{
+    char err[256];
+    llm_model *m = llm_model_load(FIX "/llama_f32", err, sizeof(err));
+    static const int cfg[][4] = {   /* threads, ctx, slots, kv */
+        { 1, 16, 1, LLM_KV_F32 }, { 2, 256, 4, LLM_KV_F32 }, { 3, 2048, 8, LLM_KV_F16 },
+    };
+    size_t i, kv;
+
+    if (m == NULL) { ok(0, "%s", err); return; }
+    for (i = 0; i < sizeof(cfg) / sizeof(cfg[0]); i++) {
+        size_t before = heap_in_use(), used;
+        llm_runtime *rt = llm_runtime_create_kv(m, cfg[i][0], cfg[i][1], cfg[i][2],
+                                                (llm_kv_type) cfg[i][3], err, sizeof(err));
+        size_t want = llm_runtime_memory(m, cfg[i][0], cfg[i][1], cfg[i][2],
+                                         (llm_kv_type) cfg[i][3], &kv);
+        if (!ok(rt != NULL, "runtime %zu", i)) { diag(err); continue; }
+        used = heap_in_use() - before;
+        if (before == 0 || used < want / 2) {
+            ok(1, "# skip the allocator does not report its use here (sanitizer, valgrind)");
+        } else {
+            /* every allocation costs a header, large ones are rounded up to pages */
+            ok(used >= want && used <= want + want / 100 + 256 * 1024,
+               "threads=%d ctx=%d slots=%d: allocated %zu bytes, predicted %zu",
+               cfg[i][0], cfg[i][1], cfg[i][2], used, want);
+        }
+        is_int(kv, llm_runtime_kv_bytes(rt), "KV bytes as predicted");
+        /* 2 layers x (2 KV heads x 16) x K,V */
+        is_int(kv, 2LL * cfg[i][1] * cfg[i][2] * 32 * 2 * (cfg[i][3] == LLM_KV_F16 ? 2 : 4),
+               "KV bytes = layers x ctx x slots x kv_dim x 2 x element");
+        {
+            double rk = resident(rt->k_cache, kv / 2), rv = resident(rt->v_cache, kv / 2),
+                   rl = resident(rt->logits, (size_t) cfg[i][2] * 256 * sizeof(float));
+            ok(rk == 1 && rv == 1 && rl == 1,
+               "KV cache and logits are resident at creation (%.2f, %.2f, %.2f)", rk, rv, rl);
+        }
+        llm_runtime_free(rt);
+    }
+    is_int(llm_runtime_memory(m, 2, 1 << 20, 256, LLM_KV_F32, &kv) > (size_t) 128 << 30, 1,
+           "ctx=1048576 parallel=256 is predicted beyond 128 GiB");
+    is_int(kv, 2LL * (1 << 20) * 256 * 32 * 2 * 4, "its KV bytes");
+    llm_model_free(m);
+}
+
+static void
+test_plan(void)
+{
+    llm_memory_need need = { 0, 0 };
+    uint64_t avail;
+
+    llm_memory_add(&need, 1000, 300);
+    llm_memory_add(&need, 500, 200);
+    is_int(need.shared, 1500, "weights add up once");
+    is_int(need.per_worker, 500, "per-worker needs add up");
+    is_int(llm_memory_total(&need, 1), 2000, "one worker");
+    is_int(llm_memory_total(&need, 4), 3500, "four workers: weights once, the rest four times");
+    is_int(llm_memory_total(&need, 0), 1500, "no worker: weights only");
+    llm_memory_add(&need, 0, UINT64_MAX / 2);
+    ok(llm_memory_total(&need, 3) == UINT64_MAX, "saturates instead of wrapping");
+    llm_memory_add(&need, UINT64_MAX, 0);
+    ok(need.shared == UINT64_MAX, "adding saturates too");
+
+    avail = llm_memory_available();
+    ok(avail > (64ULL << 20), "available memory is known (%llu MiB)", (unsigned long long) (avail >> 20));
+    ok(avail <= (uint64_t) sysconf(_SC_PHYS_PAGES) * (uint64_t) sysconf(_SC_PAGESIZE),
+       "and at most the physical memory");
+}
+
+int
+main(void)
+{
+    test_runtime_memory();
+    test_plan();
+    return done_testing();
+}
