@@ -33,7 +33,7 @@ DEPS_TEST   := cmd:curl=curl cmd:prove=perl cmd:node=nodejs cmd:npm=npm \
                pm:IPC::Run=libipc-run-perl pm:LWP::UserAgent=libwww-perl \
                pm:URI=liburi-perl pm:JSON::PP=perl
 
-.PHONY: all deps deps-test module cli unit run stop test test-unit test-nginx test-node bench soak clean
+.PHONY: all deps deps-test module cli unit run stop test test-unit test-nginx test-node bench bench-scale soak clean
 
 all: deps module cli unit
 
@@ -122,6 +122,10 @@ test-nginx: module
 
 bench: all
 	@bash t/bench/run.sh
+
+# the multi-node part of make bench alone (t/bench/scale.pl)
+bench-scale: all
+	perl -I t/lib t/bench/scale.pl
 
 soak: all
 	@bash t/bench/soak.sh

@@ -60,3 +60,9 @@ done
 
 LLM_BASE_URL="http://127.0.0.1:$port" BENCH_PROMPT=$prompt BENCH_GEN=$gen \
     node t/bench/load.js 1 4 16
+
+# several nodes behind a front nginx: cached-token share by balancing, and
+# the cost of the front hop per chunk (docs/deployment.md)
+/usr/sbin/nginx -p "$prefix" -c conf/nginx.conf -s quit 2>/dev/null || true
+trap - EXIT
+BUILD=$build perl -I t/lib t/bench/scale.pl
