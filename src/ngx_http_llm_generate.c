@@ -346,30 +346,19 @@ static ngx_int_t
 ngx_http_llm_prompt(ngx_http_llm_gen_t *g, int32_t **ids, size_t *n_ids,
     int *starts_in_reasoning)
 {
-    int                   rc;
-    long                  bad;
-    char                 *prompt, err[512];
-    size_t                len;
-    llm_request          *req = g->req;
-    ngx_http_request_t   *r = g->r;
-    ngx_http_llm_model_t *m = g->model;
+    int                       rc;
+    char                      err[512];
+    llm_request              *req = g->req;
+    llm_chat_prompt           prompt;
+    ngx_http_request_t       *r = g->r;
+    ngx_http_llm_model_t     *m = g->model;
+    ngx_http_llm_loc_conf_t  *lcf;
 
     *starts_in_reasoning = 0;
 
     if (req->api == LLM_API_COMPLETIONS) {
         if (req->prompt_ids) {
-            bad = llm_model_find_bad_token(m->model, req->prompt_ids,
-                                           req->n_prompt_ids);
-            if (bad >= 0) {
-                g->sent = ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST,
-                                  NULL, "prompt", "invalid_value",
-                                  "prompt token %D is outside the "
-                                  "vocabulary (0..%d).",
-                                  req->prompt_ids[bad],
-                                  llm_model_get_info(m->model)->n_vocab - 1);
-                return NGX_DECLINED;
-            }
-
+            /* ids were checked against the vocabulary (llm_api_check_token_ids) */
             *ids = malloc(req->n_prompt_ids * sizeof(int32_t));
             if (*ids == NULL) {
                 return NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -411,14 +400,21 @@ ngx_http_llm_prompt(ngx_http_llm_gen_t *g, int32_t **ids, size_t *n_ids,
         return NGX_DECLINED;
     }
 
-    rc = llm_chat_render(m->chat, req, &prompt, &len, err, sizeof(err));
+    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
+
+    /* request text in the prompt is text, never control tokens */
+    rc = llm_chat_render_prompt(m->chat, lcf->split_special_tokens ? g->tok
+                                                                    : NULL,
+                                req, &prompt, err, sizeof(err));
     if (rc == LLM_CHAT_ERR_REQUEST) {
+        llm_chat_prompt_free(&prompt);
         g->sent = ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
                                           "messages", "invalid_request",
                                           "%s", err);
         return NGX_DECLINED;
     }
     if (rc != LLM_CHAT_OK) {
+        llm_chat_prompt_free(&prompt);
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
                       "llm: chat template of \"%V\": %s", &m->alias, err);
         g->sent = ngx_http_llm_send_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
@@ -429,10 +425,11 @@ ngx_http_llm_prompt(ngx_http_llm_gen_t *g, int32_t **ids, size_t *n_ids,
 
     *starts_in_reasoning = m->reasoning_parser
                            && llm_reasoning_starts_open(m->reasoning_parser,
-                                                        prompt, len);
+                                                        prompt.text,
+                                                        prompt.len);
 
-    rc = llm_tokenizer_encode(g->tok, prompt, len, 0, ids, n_ids);
-    free(prompt);
+    rc = llm_chat_prompt_encode(&prompt, g->tok, ids, n_ids);
+    llm_chat_prompt_free(&prompt);
 
     return rc == 0 ? NGX_OK : NGX_HTTP_INTERNAL_SERVER_ERROR;
 }

@@ -366,12 +366,14 @@ static ngx_int_t
 ngx_http_llm_count_tokens(ngx_http_request_t *r, ngx_http_llm_model_t *m,
     llm_request *req)
 {
-    int        rc;
-    char      *prompt, err[512];
-    size_t     len, n_ids;
-    int32_t   *ids;
-    llm_buf    b;
-    ngx_int_t  status;
+    int                       rc;
+    char                      err[512];
+    size_t                    n_ids;
+    int32_t                  *ids;
+    llm_buf                   b;
+    ngx_int_t                 status;
+    llm_chat_prompt           prompt;
+    ngx_http_llm_loc_conf_t  *lcf;
 
     if (m->chat == NULL) {
         return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL, NULL,
@@ -379,16 +381,22 @@ ngx_http_llm_count_tokens(ngx_http_request_t *r, ngx_http_llm_model_t *m,
                                        "template.", &m->alias);
     }
 
-    rc = llm_chat_render(m->chat, req, &prompt, &len, err, sizeof(err));
+    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
+
+    /* counted as generation would tokenize it */
+    rc = llm_chat_render_prompt(m->chat, lcf->split_special_tokens
+                                         ? m->tokenizer : NULL,
+                                req, &prompt, err, sizeof(err));
     if (rc != LLM_CHAT_OK) {
+        llm_chat_prompt_free(&prompt);
         return ngx_http_llm_send_error(r, rc == LLM_CHAT_ERR_REQUEST
                                           ? NGX_HTTP_BAD_REQUEST
                                           : NGX_HTTP_INTERNAL_SERVER_ERROR,
                                        NULL, NULL, NULL, "%s", err);
     }
 
-    rc = llm_tokenizer_encode(m->tokenizer, prompt, len, 0, &ids, &n_ids);
-    free(prompt);
+    rc = llm_chat_prompt_encode(&prompt, m->tokenizer, &ids, &n_ids);
+    llm_chat_prompt_free(&prompt);
     if (rc != 0) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }

@@ -92,6 +92,13 @@ static ngx_command_t  ngx_http_llm_commands[] = {
       offsetof(ngx_http_llm_loc_conf_t, max_tokens),
       &ngx_http_llm_max_tokens_bounds },
 
+    { ngx_string("llm_split_special_tokens"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_FLAG,
+      ngx_conf_set_flag_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_llm_loc_conf_t, split_special_tokens),
+      NULL },
+
     { ngx_string("llm_embeddings_max_tokens"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_conf_set_num_slot,
@@ -206,6 +213,7 @@ ngx_http_llm_create_loc_conf(ngx_conf_t *cf)
     lcf->errors = NGX_CONF_UNSET;
     lcf->max_tokens = NGX_CONF_UNSET;
     lcf->embeddings_max_tokens = NGX_CONF_UNSET;
+    lcf->split_special_tokens = NGX_CONF_UNSET;
 
     return lcf;
 }
@@ -223,6 +231,8 @@ ngx_http_llm_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_value(conf->max_tokens, prev->max_tokens, 4096);
     ngx_conf_merge_value(conf->embeddings_max_tokens,
                          prev->embeddings_max_tokens, 65536);
+    ngx_conf_merge_value(conf->split_special_tokens,
+                         prev->split_special_tokens, 1);
 
     /*
      * The content handler is set only where llm_api is written; nested

@@ -68,6 +68,7 @@ typedef struct {
     ngx_str_t                  reasoning_parser;
     ngx_int_t                  max_tokens;
     ngx_int_t                  embeddings_max_tokens;   /* all inputs of a request */
+    ngx_flag_t                 split_special_tokens;    /* request text: no control tokens */
 } ngx_http_llm_loc_conf_t;
 
 

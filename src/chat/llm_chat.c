@@ -301,19 +301,199 @@ arguments_as_text(json_t *messages)
     return out;
 }
 
+/* ---- request text inside the prompt (llm_chat_render_prompt) ---- */
+
+/*
+ * Special-token text in request strings is marked before rendering: one
+ * byte 0xFF (never part of valid UTF-8, so never in request or template
+ * text) after the first character of each occurrence.  The template moves
+ * request text around as it likes; the marks travel with it.  After the
+ * render they are taken out, and where each stood the tokenizer is told
+ * that the special token there is text (llm_tok_encode_opts.plain_at).
+ * Inside the mark a special token's text is broken, so a template that
+ * slices request text cannot uncover it either.
+ */
+#define MARK  ((char) 0xFF)
+
+static size_t
+utf8_char_len(const char *s, size_t n)
+{
+    size_t k = 1;
+    while (k < n && ((unsigned char) s[k] & 0xC0) == 0x80) k++;
+    return k;
+}
+
+/* s with marks, malloc'd into *out; 0 with *out NULL when s has no special-token text; -1 out of memory */
+static int
+mark_text(const llm_tokenizer *tok, const char *s, size_t n, char **out, size_t *outn)
+{
+    size_t i, j = 0, hits = 0, k;
+    char  *o;
+
+    *out = NULL;
+    for (i = 0; i < n; i++) if (llm_tokenizer_special_at(tok, s + i, n - i)) hits++;
+    if (hits == 0) return 0;
+    o = malloc(n + hits + 1);
+    if (o == NULL) return -1;
+    for (i = 0; i < n; ) {
+        if (llm_tokenizer_special_at(tok, s + i, n - i)) {
+            k = utf8_char_len(s + i, n - i);
+            memcpy(o + j, s + i, k);
+            j += k;
+            o[j++] = MARK;
+            i += k;
+            continue;
+        }
+        o[j++] = s[i++];
+    }
+    o[j] = '\0';
+    *out = o;
+    *outn = j;
+    return 0;
+}
+
+/* v with marks in every string and object key (a new reference; v itself when nothing changes); NULL out of memory */
+static json_t *
+mark_value(const llm_tokenizer *tok, json_t *v)
+{
+    json_t     *r = NULL, *x, *y;
+    const char *key;
+    size_t      i, kn;
+    char       *text;
+
+    switch (json_typeof(v)) {
+    case JSON_STRING:
+        if (mark_text(tok, json_string_value(v), json_string_length(v), &text, &kn) < 0) return NULL;
+        if (text == NULL) return json_incref(v);
+        r = json_stringn_nocheck(text, kn);
+        free(text);
+        return r;
+    case JSON_ARRAY:
+        json_array_foreach(v, i, x) {
+            if ((y = mark_value(tok, x)) == NULL) { json_decref(r); return NULL; }
+            if (r == NULL && y != x) {
+                size_t k;
+                r = json_array();
+                for (k = 0; k < i; k++) json_array_append(r, json_array_get(v, k));
+            }
+            if (r) json_array_append(r, y);
+            json_decref(y);
+        }
+        return r ? r : json_incref(v);
+    case JSON_OBJECT: {
+        int changed = 0;
+        r = json_object();
+        if (r == NULL) return NULL;
+        json_object_foreach(v, key, x) {
+            if ((y = mark_value(tok, x)) == NULL
+                || mark_text(tok, key, strlen(key), &text, &kn) < 0)
+            {
+                json_decref(y);
+                json_decref(r);
+                return NULL;
+            }
+            changed |= y != x || text != NULL;
+            json_object_set_new_nocheck(r, text ? text : key, y);
+            free(text);
+        }
+        if (changed) return r;
+        json_decref(r);
+        return json_incref(v);
+    }
+    default:
+        return json_incref(v);
+    }
+}
+
+/* takes the marks out of p->text and lists where they stood */
+static int
+unmark(llm_chat_prompt *p)
+{
+    size_t i, j = 0, last = (size_t) -1, n = 0, cap = 0;
+    char  *t = p->text;
+
+    for (i = 0; i < p->len; i++) {
+        if (t[i] == MARK) {
+            if (last == (size_t) -1 || (n && p->plain_at[n - 1] == last)) continue;
+            if (n == cap) {
+                size_t *np = realloc(p->plain_at, (cap ? cap * 2 : 16) * sizeof(size_t));
+                if (np == NULL) return -1;
+                p->plain_at = np;
+                cap = cap ? cap * 2 : 16;
+            }
+            p->plain_at[n++] = last;
+            continue;
+        }
+        if (((unsigned char) t[i] & 0xC0) != 0x80) last = j;
+        t[j++] = t[i];
+    }
+    t[j] = '\0';
+    p->len = j;
+    p->n_plain_at = n;
+    return 0;
+}
+
+/* every value that comes from the request, marked */
+static int
+mark_request_values(const llm_tokenizer *tok, json_t *ctx)
+{
+    static const char *const keys[] = { "messages", "tools", NULL };
+    json_t     *v, *m;
+    size_t      i;
+
+    for (i = 0; keys[i]; i++) {
+        v = json_object_get(ctx, keys[i]);
+        if (v == NULL) continue;
+        if ((m = mark_value(tok, v)) == NULL) return -1;
+        json_object_set_new(ctx, keys[i], m);
+    }
+    return 0;
+}
+
+void
+llm_chat_prompt_free(llm_chat_prompt *p)
+{
+    free(p->text);
+    free(p->plain_at);
+    memset(p, 0, sizeof(*p));
+}
+
+int
+llm_chat_prompt_encode(const llm_chat_prompt *p, const llm_tokenizer *tok, int32_t **ids, size_t *n_ids)
+{
+    llm_tok_encode_opts o = { 0 };
+
+    o.parse_special = 1;
+    o.plain_at = p->plain_at;
+    o.n_plain_at = p->n_plain_at;
+    return llm_tokenizer_encode_opts(tok, p->text, p->len, &o, ids, n_ids);
+}
+
 int
 llm_chat_render(const llm_chat *c, const llm_request *req, char **prompt, size_t *len,
                 char *err, size_t errlen)
 {
-    json_t     *ctx = json_object(), *msgs;
+    llm_chat_prompt p;
+    int             rc = llm_chat_render_prompt(c, NULL, req, &p, err, errlen);
+
+    *prompt = p.text;
+    *len = p.len;
+    free(p.plain_at);
+    return rc;
+}
+
+int
+llm_chat_render_prompt(const llm_chat *c, const llm_tokenizer *tok, const llm_request *req,
+                       llm_chat_prompt *p, char *err, size_t errlen)
+{
+    json_t     *ctx = json_object(), *msgs, *kwargs = NULL;
     int         deliver_tools, rc;
     const char *k;
     json_t     *v;
     llm_jinja  *t = c->tmpl;
     char        e[1024];
 
-    *prompt = NULL;
-    *len = 0;
+    memset(p, 0, sizeof(*p));
     if (ctx == NULL) {
         ERR("out of memory");
         return LLM_CHAT_ERR_INTERNAL;
@@ -337,7 +517,7 @@ llm_chat_render(const llm_chat *c, const llm_request *req, char **prompt, size_t
     /* transformers always passes tools and documents, None when absent */
     if (json_object_get(ctx, "tools") == NULL) json_object_set_new(ctx, "tools", json_null());
     json_object_set_new(ctx, "documents", json_null());
-    json_object_set_new(ctx, "messages", msgs);
+    json_object_set(ctx, "messages", msgs);
     json_object_set_new(ctx, "add_generation_prompt", json_boolean(req->add_generation_prompt));
     /* like transformers' special_tokens_map: only tokens that are set */
     if (*c->bos) json_object_set_new(ctx, "bos_token", json_string(c->bos));
@@ -347,22 +527,44 @@ llm_chat_render(const llm_chat *c, const llm_request *req, char **prompt, size_t
     if (json_is_object(req->template_kwargs)) {
         /* messages and tools reach the template only as validated (and
          * counted) by the API layer, never replaced by a kwarg */
-        json_object_foreach(req->template_kwargs, k, v) {
+        kwargs = tok ? mark_value(tok, req->template_kwargs) : json_incref(req->template_kwargs);
+        json_object_foreach(kwargs, k, v) {
             if (strcmp(k, "messages") != 0 && strcmp(k, "tools") != 0) json_object_set(ctx, k, v);
         }
     }
-    rc = llm_jinja_render(t, ctx, prompt, len, e, sizeof(e));
+    if (tok && (mark_request_values(tok, ctx) < 0 || (req->template_kwargs && kwargs == NULL))) {
+        json_decref(kwargs);
+        json_decref(msgs);
+        json_decref(ctx);
+        ERR("out of memory");
+        return LLM_CHAT_ERR_INTERNAL;
+    }
+    json_decref(kwargs);
+    rc = llm_jinja_render(t, ctx, &p->text, &p->len, e, sizeof(e));
     if (rc == LLM_JINJA_ERROR && c->args_retry) {
         /* templates that concatenate tool-call arguments want them as JSON text */
-        json_t *alt = arguments_as_text(json_object_get(ctx, "messages"));
+        json_t *alt = arguments_as_text(msgs);
+        if (alt != NULL && tok) {
+            json_t *marked = mark_value(tok, alt);
+            json_decref(alt);
+            alt = marked;
+        }
         if (alt != NULL) {
             char   e2[sizeof(e)];
             json_object_set_new(ctx, "messages", alt);
-            if (llm_jinja_render(t, ctx, prompt, len, e2, sizeof(e2)) == LLM_JINJA_OK) rc = LLM_JINJA_OK;
+            if (llm_jinja_render(t, ctx, &p->text, &p->len, e2, sizeof(e2)) == LLM_JINJA_OK) rc = LLM_JINJA_OK;
         }
     }
+    json_decref(msgs);
     json_decref(ctx);
-    if (rc == LLM_JINJA_OK) return LLM_CHAT_OK;
+    if (rc == LLM_JINJA_OK) {
+        if (tok && unmark(p) < 0) {
+            llm_chat_prompt_free(p);
+            ERR("out of memory");
+            return LLM_CHAT_ERR_INTERNAL;
+        }
+        return LLM_CHAT_OK;
+    }
     ERR("%s", e);
     if (rc == LLM_JINJA_ERROR && strstr(e, "out of memory")) return LLM_CHAT_ERR_INTERNAL;
     return LLM_CHAT_ERR_REQUEST;

@@ -65,6 +65,38 @@ int llm_chat_render(const llm_chat *chat, const llm_request *req,
                     char **prompt, size_t *len, char *err, size_t errlen);
 
 /*
+ * A rendered prompt and where text from the request put special-token text
+ * into it: plain_at lists those byte offsets (ascending), at which the
+ * special token is text, not control.  Without that a user could close
+ * their turn and open a system or tool turn of their own by typing
+ * "<|im_end|>\n<|im_start|>system ...".
+ */
+typedef struct {
+    char   *text;          /* malloc'd, NUL-terminated */
+    size_t  len;
+    size_t *plain_at;      /* malloc'd or NULL */
+    size_t  n_plain_at;
+} llm_chat_prompt;
+
+/*
+ * llm_chat_render, keeping request text apart: tok given, every string the
+ * request brings (messages with their content, tool calls and results,
+ * tools, chat_template_kwargs) has its special-token text listed in
+ * out->plain_at, while the template's own markup keeps its special tokens
+ * (HF split_special_tokens, for request text only).  tok NULL: nothing is
+ * listed (the old behaviour: all special-token text is control).
+ * Free with llm_chat_prompt_free (also after an error).
+ */
+int llm_chat_render_prompt(const llm_chat *chat, const llm_tokenizer *tok,
+                           const llm_request *req, llm_chat_prompt *out,
+                           char *err, size_t errlen);
+void llm_chat_prompt_free(llm_chat_prompt *p);
+
+/* The prompt's token ids (llm_tokenizer_encode_opts with its plain_at). */
+int llm_chat_prompt_encode(const llm_chat_prompt *p, const llm_tokenizer *tok,
+                           int32_t **ids, size_t *n_ids);
+
+/*
  * on (default 1): describe tools in a system prompt when the template does
  * not read `tools`; 0 renders exactly what transformers would (tools unused).
  * Call once after load, before sharing the adapter.

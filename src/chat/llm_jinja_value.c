@@ -256,7 +256,9 @@ json_str(const char *s, size_t n, int ascii, llm_jbuf *out)
         unsigned char c = (unsigned char) s[i];
         const char   *esc = NULL;
         char          u[16];
-        if (ascii && c >= 0x80) {
+        /* bytes that start no UTF-8 character (the chat adapter's marks
+           of request text) are kept as they are */
+        if (ascii && c >= 0xC2 && c <= 0xF4) {
             uint32_t cp = 0;
             size_t   k = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2, j;
             cp = c & (k == 4 ? 0x07 : k == 3 ? 0x0F : 0x1F);

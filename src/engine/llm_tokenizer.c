@@ -963,47 +963,104 @@ ws_before(const char *s, size_t n)
     return ws_at(s + n - k, k) == k ? k : 0;
 }
 
+/*
+ * The longest added token written at text + i: -1 if none.  special: also
+ * special tokens (else only the others, as HF split_special_tokens does).
+ */
+static int32_t
+added_at(const llm_tokenizer *t, const unsigned char *u, size_t len, size_t i, int special, size_t *best_len)
+{
+    int32_t node = 0, best = -1, id;
+    size_t  k;
+
+    if (!t->first_byte[u[i]]) return -1;
+    for (k = i; k < len; k++) {
+        node = trie_child(t, node, u[k]);
+        if (node < 0) break;
+        id = t->trie_tok[node];
+        if (id >= 0 && (special || !(t->flags[id] & LLM_TOKF_SPECIAL))) {
+            best = id;
+            *best_len = k - i + 1;
+        }
+    }
+    return best;
+}
+
+size_t
+llm_tokenizer_special_at(const llm_tokenizer *t, const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *) s;
+    int32_t              node = 0, id;
+    size_t               k, best = 0;
+
+    if (n == 0 || !t->first_byte[u[0]]) return 0;
+    for (k = 0; k < n; k++) {
+        node = trie_child(t, node, u[k]);
+        if (node < 0) break;
+        id = t->trie_tok[node];
+        if (id >= 0 && (t->flags[id] & LLM_TOKF_SPECIAL)) best = k + 1;
+    }
+    return best;
+}
+
 int
 llm_tokenizer_encode(const llm_tokenizer *t, const char *text, size_t len,
                      int add_special, int32_t **ids, size_t *n_ids)
 {
+    llm_tok_encode_opts o = { 0 };
+
+    o.add_special = add_special;
+    o.parse_special = 1;
+    return llm_tokenizer_encode_opts(t, text, len, &o, ids, n_ids);
+}
+
+int
+llm_tokenizer_encode_opts(const llm_tokenizer *t, const char *text, size_t len,
+                          const llm_tok_encode_opts *o, int32_t **ids, size_t *n_ids)
+{
     const unsigned char *u = (const unsigned char *) text;
     llm_tok_list         words = { 0 };
     int32_t             *out = NULL;
-    size_t               n = 0, cap = 0, i = 0, seg = 0;
+    size_t               n = 0, cap = 0, i = 0, seg = 0, next_plain = 0;
     word_cache           cache = { 0 }, *wc = NULL;
 
     *ids = NULL;
     *n_ids = 0;
     if (llm_utf8_valid_prefix(text, len) != len) {
         /* HF only ever sees valid text: invalid bytes become U+FFFD first */
-        char  *fixed;
-        size_t fl;
-        int    rc;
-        if (llm_utf8_lossy(text, len, &fixed, &fl)) return -1;
-        rc = llm_tokenizer_encode(t, fixed, fl, add_special, ids, n_ids);
+        llm_tok_encode_opts fo = *o;
+        size_t             *moved = NULL;
+        char               *fixed;
+        size_t              fl;
+        int                 rc;
+        if (o->n_plain_at) {
+            moved = malloc(o->n_plain_at * sizeof(size_t));
+            if (moved == NULL) return -1;
+            memcpy(moved, o->plain_at, o->n_plain_at * sizeof(size_t));
+        }
+        if (llm_utf8_lossy_map(text, len, &fixed, &fl, moved, o->n_plain_at)) {
+            free(moved);
+            return -1;
+        }
+        fo.plain_at = moved;
+        rc = llm_tokenizer_encode_opts(t, fixed, fl, &fo, ids, n_ids);
         free(fixed);
+        free(moved);
         return rc;
     }
     if (len >= 4096 && (cache.e = calloc(WC_SLOTS, sizeof(wc_entry))) != NULL) {
         cache.mask = WC_SLOTS - 1;
         wc = &cache;
     }
-    if (add_special && push_ids(&out, &n, &cap, t->prefix_ids, t->n_prefix)) goto fail;
+    if (o->add_special && push_ids(&out, &n, &cap, t->prefix_ids, t->n_prefix)) goto fail;
     while (i < len) {
-        int32_t node = 0, best = -1;
-        size_t  best_len = 0, k;
+        int32_t best;
+        size_t  best_len = 0;
+        int     special = o->parse_special;
 
-        if (t->first_byte[u[i]]) {
-            for (k = i; k < len; k++) {
-                node = trie_child(t, node, u[k]);
-                if (node < 0) break;
-                if (t->trie_tok[node] >= 0) {
-                    best = t->trie_tok[node];
-                    best_len = k - i + 1;
-                }
-            }
-        }
+        while (next_plain < o->n_plain_at && o->plain_at[next_plain] < i) next_plain++;
+        if (next_plain < o->n_plain_at && o->plain_at[next_plain] == i) special = 0;
+        best = added_at(t, u, len, i, special, &best_len);
         if (best < 0) {
             i++;
             continue;
@@ -1028,7 +1085,7 @@ llm_tokenizer_encode(const llm_tokenizer *t, const char *text, size_t len,
         seg = i;
     }
     if (encode_segment(t, text + seg, len - seg, seg == 0, &words, wc, &out, &n, &cap)) goto fail;
-    if (add_special && push_ids(&out, &n, &cap, t->suffix_ids, t->n_suffix)) goto fail;
+    if (o->add_special && push_ids(&out, &n, &cap, t->suffix_ids, t->n_suffix)) goto fail;
     if (out == NULL && (out = malloc(sizeof(int32_t))) == NULL) goto fail;
     llm_tok_list_free(&words);
     wc_free(&cache);

@@ -27,6 +27,39 @@ void llm_tokenizer_free(llm_tokenizer *tok);
 /* One more than the largest token id (vocabulary plus added tokens). */
 size_t llm_tokenizer_n_vocab(const llm_tokenizer *tok);
 
+/* How llm_tokenizer_encode_opts reads text. */
+typedef struct {
+    int           add_special;   /* BOS/EOS as HF add_special_tokens=True */
+    /*
+     * 1: special tokens written in the text are control tokens (HF's
+     *    default, right for a rendered chat prompt's own markup);
+     * 0: they are plain text, tokenized like any other (HF
+     *    split_special_tokens=True).  Added tokens that are not special
+     *    are recognised either way, as in HF.
+     */
+    int           parse_special;
+    /*
+     * With parse_special: byte offsets of text, ascending, at which a
+     * special token written there is plain text all the same: the places
+     * where text from a request landed inside a rendered prompt
+     * (llm_chat_render_prompt).  May be NULL.
+     */
+    const size_t *plain_at;
+    size_t        n_plain_at;
+} llm_tok_encode_opts;
+
+/* text -> ids as opts say.  *ids is malloc'd.  0, or -1 out of memory. */
+int llm_tokenizer_encode_opts(const llm_tokenizer *tok, const char *text,
+                              size_t len, const llm_tok_encode_opts *opts,
+                              int32_t **ids, size_t *n_ids);
+
+/*
+ * Bytes of the longest special token (an added token marked "special")
+ * written at the start of s, or 0.
+ */
+size_t llm_tokenizer_special_at(const llm_tokenizer *tok, const char *s,
+                                size_t n);
+
 /*
  * text -> ids.  Added/special tokens written in the text are always
  * recognised (as HF does when encoding a rendered chat prompt).

@@ -131,6 +131,8 @@ size_t llm_utf8_encode(uint32_t cp, char *out);
 size_t llm_utf8_bad_len(const char *s, size_t n);   /* bytes of the ill-formed or truncated sequence at s */
 size_t llm_utf8_valid_prefix(const char *s, size_t n);  /* length of the longest complete valid prefix */
 int    llm_utf8_lossy(const char *s, size_t n, char **out, size_t *outlen);  /* invalid -> U+FFFD, Rust rules */
+/* The same, moving the n_offs ascending byte offsets of s in offs to where they land in *out. */
+int    llm_utf8_lossy_map(const char *s, size_t n, char **out, size_t *outlen, size_t *offs, size_t n_offs);
 
 /* normalizers / pre-tokenizers (llm_tokenizer_pre.c) */
 int llm_tok_normalize(const llm_tokenizer *t, const char *s, size_t n, int first,

@@ -202,9 +202,15 @@ llm_utf8_valid_prefix(const char *s, size_t n)
 int
 llm_utf8_lossy(const char *s, size_t n, char **out, size_t *outlen)
 {
+    return llm_utf8_lossy_map(s, n, out, outlen, NULL, 0);
+}
+
+int
+llm_utf8_lossy_map(const char *s, size_t n, char **out, size_t *outlen, size_t *offs, size_t n_offs)
+{
     const unsigned char *u = (const unsigned char *) s;
     char                *o;
-    size_t               i = 0, j = 0;
+    size_t               i = 0, j = 0, m = 0, step;
     uint32_t             cp;
     int                  k;
 
@@ -214,16 +220,19 @@ llm_utf8_lossy(const char *s, size_t n, char **out, size_t *outlen)
     }
     while (i < n) {
         k = llm_utf8_decode(u + i, n - i, &cp);
+        step = k > 0 ? (size_t) k : llm_utf8_bad_len(s + i, n - i);
+        /* offsets inside this character or bad sequence move to its start */
+        while (m < n_offs && offs[m] < i + step) offs[m++] = j;
         if (k > 0) {
             memcpy(o + j, s + i, (size_t) k);
-            i += (size_t) k;
             j += (size_t) k;
         } else {
-            i += llm_utf8_bad_len(s + i, n - i);
             memcpy(o + j, "\xEF\xBF\xBD", 3);
             j += 3;
         }
+        i += step;
     }
+    while (m < n_offs) offs[m++] = j;
     o[j] = '\0';
     *out = o;
     *outlen = j;
