@@ -13,6 +13,7 @@
 #include "ngx_http_llm_generate.h"
 
 #include "api/llm_anthropic.h"
+#include "api/llm_response_budget.h"
 #include "engine/llm_detok.h"
 #include "parsers/llm_stream.h"
 
@@ -26,10 +27,9 @@ typedef struct {
     llm_detok                       detok;
     llm_stream                     *stream;
     llm_result                      result;
-    llm_token_logprobs             *lps;        /* per emitted token */
+    llm_token_logprobs             *lps;        /* not yet streamed, or all */
     size_t                          n_lps;
     size_t                          lps_cap;
-    size_t                          lps_sent;   /* streamed so far */
     ngx_uint_t                      done;
     union {
         llm_openai_chat_stream        chat;
@@ -64,8 +64,11 @@ struct ngx_http_llm_gen_s {
     ngx_int_t                       sent;           /* an early error's rc */
     ngx_chain_t                    *free;           /* recycled output bufs */
     ngx_chain_t                    *busy;           /* not yet sent */
+    size_t                          held;           /* response bytes kept */
+    size_t                          held_max;       /* llm_max_response_size */
     ngx_uint_t                      finished:1;
     ngx_uint_t                      paused:1;       /* backpressure */
+    ngx_uint_t                      over:1;         /* held_max reached */
 };
 
 
@@ -87,6 +90,10 @@ static void ngx_http_llm_on_done(ngx_http_llm_seq_t *seq, llm_finish reason,
     const char *error);
 static void ngx_http_llm_on_flush(void *owner);
 static void ngx_http_llm_writer(ngx_http_request_t *r);
+static ngx_int_t ngx_http_llm_hold(ngx_http_llm_gen_t *g, size_t text_len,
+    const llm_token_logprobs *lp);
+static void ngx_http_llm_end_choices(ngx_http_llm_gen_t *g, llm_finish reason,
+    const char *error);
 static ngx_int_t ngx_http_llm_pace(ngx_http_llm_gen_t *g, ngx_uint_t wrote);
 
 
@@ -270,11 +277,11 @@ ngx_http_llm_emit(void *data, const llm_event *ev)
         return;    /* the result is built by the stream processor */
     }
 
+    /* the logprobs of the tokens behind this text go out with it */
     lp = NULL;
     if (g->req->sampling.logprobs && ev->type == LLM_EV_CONTENT) {
-        lpl.tokens = ch->lps + ch->lps_sent;
-        lpl.n = ch->n_lps - ch->lps_sent;
-        ch->lps_sent = ch->n_lps;
+        lpl.tokens = ch->lps;
+        lpl.n = ch->n_lps;
         lp = &lpl;
     }
 
@@ -296,6 +303,10 @@ ngx_http_llm_emit(void *data, const llm_event *ev)
 
     default:
         break;
+    }
+
+    if (lp) {
+        ch->n_lps = 0;    /* formatted: a stream keeps none of them */
     }
 }
 
@@ -498,7 +509,8 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
     llm_request *req)
 {
     int                       starts_in_reasoning, n_bias;
-    size_t                    n_prompt, max_gen, room, granted;
+    size_t                    n_prompt, max_gen, room, granted, n, fit,
+                              per_token;
     int32_t                  *ids;
     ngx_int_t                 rc;
     ngx_uint_t                i;
@@ -597,6 +609,42 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
     if (max_gen > room) {
         max_gen = room;
     }
+
+    /*
+     * What the response may keep in memory (llm_max_response_size): a
+     * max_tokens the client asked for that cannot fit is a 400; the
+     * server's own default is lowered to what fits.
+     */
+    n = req->n > 0 ? (size_t) req->n : 1;
+    per_token = llm_response_bytes_per_token(req->stream,
+                                             req->sampling.logprobs,
+                                             req->sampling.top_logprobs);
+    fit = llm_response_tokens_fit(lcf->max_response_size, n, per_token);
+
+    if (max_gen > fit) {
+        if (fit == 0
+            || (req->max_tokens > 0 && (size_t) req->max_tokens == max_gen))
+        {
+            free(ids);
+            return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
+                                  "max_tokens", "invalid_value",
+                                  "n=%uz x max_tokens=%uz%s would keep "
+                                  "about %uz KiB for the response, more "
+                                  "than llm_max_response_size (%uz KiB) "
+                                  "allows: at most %uz tokens per choice "
+                                  "fit; ask for fewer tokens, choices or "
+                                  "top_logprobs, or stream the response.",
+                                  n, max_gen,
+                                  req->sampling.logprobs && !req->stream
+                                  ? " with logprobs" : "",
+                                  n * max_gen * per_token / 1024,
+                                  lcf->max_response_size / 1024, fit);
+        }
+
+        max_gen = fit;
+    }
+
+    g->held_max = lcf->max_response_size;
 
     /* response identity */
     llm_random_id(g->id, sizeof(g->id),
@@ -764,6 +812,8 @@ ngx_http_llm_on_token(ngx_http_llm_seq_t *seq, int32_t token,
 
             n = realloc(ch->lps, cap * sizeof(llm_token_logprobs));
             if (n == NULL) {
+                ngx_http_llm_end_choices(g, LLM_FINISH_ERROR,
+                                         "out of memory for logprobs");
                 return;
             }
             ch->lps = n;
@@ -772,7 +822,15 @@ ngx_http_llm_on_token(ngx_http_llm_seq_t *seq, int32_t token,
         ch->lps[ch->n_lps++] = *lp;
     }
 
-    if (llm_detok_push(&ch->detok, token, &text, &len) != 0 || len == 0) {
+    if (llm_detok_push(&ch->detok, token, &text, &len) != 0) {
+        len = 0;
+    }
+
+    if (ngx_http_llm_hold(g, len, g->req->stream ? NULL : lp) != NGX_OK) {
+        return;    /* the response reached llm_max_response_size */
+    }
+
+    if (len == 0) {
         return;
     }
 
@@ -780,6 +838,70 @@ ngx_http_llm_on_token(ngx_http_llm_seq_t *seq, int32_t token,
         /* a stop sequence matched: it is never emitted */
         ngx_http_llm_seq_finish(seq);
         ngx_http_llm_on_done(seq, LLM_FINISH_STOP_SEQ, NULL);
+    }
+}
+
+
+/*
+ * Counts what a token adds to the response kept in memory (its text and,
+ * not streaming, its logprobs); past llm_max_response_size every choice ends
+ * as if it had reached max_tokens.  NGX_DECLINED when it did.
+ */
+static ngx_int_t
+ngx_http_llm_hold(ngx_http_llm_gen_t *g, size_t text_len,
+    const llm_token_logprobs *lp)
+{
+    int     i, n;
+    char    tb[256];
+    size_t  len[1 + LLM_MAX_TOP_LOGPROBS], n_entries;
+
+    n_entries = 0;
+    if (lp) {
+        n = llm_tokenizer_token_bytes(g->tok, lp->chosen.id, tb, sizeof(tb));
+        len[n_entries++] = n > 0 ? (size_t) n : 0;
+        for (i = 0; i < lp->n_top && i < g->req->sampling.top_logprobs
+                    && i < LLM_MAX_TOP_LOGPROBS; i++)
+        {
+            n = llm_tokenizer_token_bytes(g->tok, lp->top[i].id, tb,
+                                          sizeof(tb));
+            len[n_entries++] = n > 0 ? (size_t) n : 0;
+        }
+    }
+
+    g->held += llm_response_token_bytes(text_len, lp != NULL, len, n_entries);
+
+    if (g->held <= g->held_max) {
+        return NGX_OK;
+    }
+
+    if (!g->over) {
+        g->over = 1;
+        ngx_log_error(NGX_LOG_INFO, g->r->connection->log, 0,
+                      "llm: the response reached llm_max_response_size "
+                      "(%uz bytes): it ends with finish_reason length",
+                      g->held_max);
+        ngx_http_llm_end_choices(g, LLM_FINISH_LENGTH, NULL);
+    }
+
+    return NGX_DECLINED;
+}
+
+
+/* Ends every choice still generating, as a limit or an error does. */
+static void
+ngx_http_llm_end_choices(ngx_http_llm_gen_t *g, llm_finish reason,
+    const char *error)
+{
+    ngx_uint_t              i;
+    ngx_http_llm_choice_t  *ch;
+
+    for (i = 0; i < g->n_choices && !g->finished; i++) {
+        ch = &g->choices[i];
+        if (ch->done || ch->seq == NULL) {
+            continue;
+        }
+        ngx_http_llm_seq_finish(ch->seq);
+        ngx_http_llm_on_done(ch->seq, reason, error);
     }
 }
 

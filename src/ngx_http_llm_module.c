@@ -99,6 +99,13 @@ static ngx_command_t  ngx_http_llm_commands[] = {
       offsetof(ngx_http_llm_loc_conf_t, split_special_tokens),
       NULL },
 
+    { ngx_string("llm_max_response_size"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_size_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_llm_loc_conf_t, max_response_size),
+      NULL },
+
     { ngx_string("llm_embeddings_max_tokens"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_conf_set_num_slot,
@@ -212,6 +219,7 @@ ngx_http_llm_create_loc_conf(ngx_conf_t *cf)
     lcf->server_api = NGX_CONF_UNSET;
     lcf->errors = NGX_CONF_UNSET;
     lcf->max_tokens = NGX_CONF_UNSET;
+    lcf->max_response_size = NGX_CONF_UNSET_SIZE;
     lcf->embeddings_max_tokens = NGX_CONF_UNSET;
     lcf->split_special_tokens = NGX_CONF_UNSET;
 
@@ -229,6 +237,8 @@ ngx_http_llm_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_str_value(conf->reasoning_parser, prev->reasoning_parser,
                              "auto");
     ngx_conf_merge_value(conf->max_tokens, prev->max_tokens, 4096);
+    ngx_conf_merge_size_value(conf->max_response_size,
+                              prev->max_response_size, 16 * 1024 * 1024);
     ngx_conf_merge_value(conf->embeddings_max_tokens,
                          prev->embeddings_max_tokens, 65536);
     ngx_conf_merge_value(conf->split_special_tokens,

@@ -67,6 +67,7 @@ typedef struct {
     ngx_str_t                  tool_parser;  /* "auto", "none" or an id */
     ngx_str_t                  reasoning_parser;
     ngx_int_t                  max_tokens;
+    size_t                     max_response_size;  /* llm_max_response_size */
     ngx_int_t                  embeddings_max_tokens;   /* all inputs of a request */
     ngx_flag_t                 split_special_tokens;    /* request text: no control tokens */
 } ngx_http_llm_loc_conf_t;

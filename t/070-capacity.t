@@ -106,3 +106,56 @@ POST /v1/embeddings
 GET /health
 --- error_code: 200
 --- response_body_like: "running":0,"waiting":0,"live_sequences":0,
+
+
+
+=== TEST 9: a response that could never fit llm_max_response_size is a 400 before any work (n=8, max_tokens 4000, top_logprobs 20)
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 parallel=8 ctx=8192;
+llm_thread_pool llm;
+--- request
+POST /v1/chat/completions
+{"messages": [{"role": "user", "content": "hi"}], "n": 8, "max_tokens": 4000, "logprobs": true, "top_logprobs": 20}
+--- error_code: 400
+--- response_body_like: "message":"n=8 x max_tokens=4000 with logprobs would keep about \d+ KiB for the response, more than llm_max_response_size \(16384 KiB\) allows: at most \d+ tokens per choice fit; ask for fewer tokens, choices or top_logprobs, or stream the response\.","type":"invalid_request_error","param":"max_tokens","code":"invalid_value"
+
+
+
+=== TEST 10: without max_tokens the server's default is lowered to what fits
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 parallel=8 ctx=8192;
+llm_thread_pool llm;
+llm_max_response_size 64k;
+--- request
+POST /v1/chat/completions
+{"messages": [{"role": "user", "content": "hi"}], "logprobs": true, "top_logprobs": 5, "logit_bias": {"2": -100}}
+--- error_code: 200
+--- response_body_like: "finish_reason":"length"\}\],"usage":\{"prompt_tokens":\d+,"completion_tokens":76,
+
+
+
+=== TEST 11: streamed logprobs are sent, not kept: the same budget streams 3000 tokens with top_logprobs 20
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 parallel=8 ctx=8192;
+llm_thread_pool llm;
+llm_max_response_size 64k;
+--- request
+POST /v1/chat/completions
+{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3000, "logprobs": true, "top_logprobs": 20, "stream": true, "stream_options": {"include_usage": true}, "logit_bias": {"2": -100}}
+--- error_code: 200
+--- response_body_like: "completion_tokens":3000,.*data: \[DONE\]
+
+
+
+=== TEST 12: tokens longer than the estimate end the response at llm_max_response_size (measured, not estimated)
+--- http_config
+llm_model tiny $TEST_NGINX_MODELS/ngxllm-tiny ctx=2048;
+llm_thread_pool llm;
+llm_max_response_size 64k;
+--- request
+POST /v1/completions
+{"prompt": "Say it", "max_tokens": 162, "logprobs": 1, "logit_bias": {"3572": 100}}
+--- error_code: 200
+--- response_body_like: "finish_reason":"length"\}\],"usage":\{"prompt_tokens":\d+,"completion_tokens":(?:[1-9]\d|1[0-5]\d),
+--- error_log
+llm: the response reached llm_max_response_size (65536 bytes): it ends with finish_reason length
