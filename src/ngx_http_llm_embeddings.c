@@ -5,8 +5,6 @@
  */
 #include "ngx_http_llm_generate.h"
 
-#include <math.h>
-
 #include "api/llm_openai_embeddings.h"
 
 
@@ -14,7 +12,7 @@ typedef struct {
     ngx_http_request_t     *r;
     ngx_http_llm_model_t   *model;
     llm_embed_request       req;
-    ngx_http_llm_seq_t    **seqs;
+    llm_seq               **seqs;
     size_t                 *n_tokens;
     ngx_uint_t              n_done;
     size_t                  dim;
@@ -40,13 +38,11 @@ ngx_http_llm_embed_next(ngx_http_llm_embed_t *e)
         return NGX_OK;
     }
 
-    if (ngx_http_llm_sched_reserve(e->model->sched, 1, 1, &granted)
-        != NGX_OK)
-    {
+    if (llm_sched_reserve(e->model->sched, 1, 1, &granted) != LLM_ADMIT_OK) {
         return NGX_ERROR;
     }
 
-    ngx_http_llm_sched_submit(e->model->sched, e->seqs[e->n_submitted++]);
+    llm_sched_submit(e->model->sched, e->seqs[e->n_submitted++]);
 
     return NGX_OK;
 }
@@ -61,7 +57,7 @@ ngx_http_llm_embed_cleanup(void *data)
 
     for (i = 0; e->seqs && i < e->req.n_inputs; i++) {
         if (e->seqs[i]) {
-            ngx_http_llm_seq_release(e->seqs[i]);
+            llm_seq_release(e->seqs[i]);
         }
     }
     free(e->vectors);
@@ -70,7 +66,7 @@ ngx_http_llm_embed_cleanup(void *data)
 
 
 static void
-ngx_http_llm_embed_token(ngx_http_llm_seq_t *seq, int32_t token,
+ngx_http_llm_embed_token(void *owner, llm_seq *seq, int32_t token,
     const llm_token_logprobs *lp)
 {
 }
@@ -80,6 +76,14 @@ static void
 ngx_http_llm_embed_flush(void *owner)
 {
 }
+
+
+static void ngx_http_llm_embed_done(void *owner, llm_seq *seq,
+    llm_finish reason, const char *error);
+
+static const llm_seq_events  ngx_http_llm_embed_events = {
+    ngx_http_llm_embed_token, ngx_http_llm_embed_done, ngx_http_llm_embed_flush
+};
 
 
 static void
@@ -118,13 +122,10 @@ ngx_http_llm_embed_finish(ngx_http_llm_embed_t *e, const char *error)
 
 
 static void
-ngx_http_llm_embed_done(ngx_http_llm_seq_t *seq, llm_finish reason,
+ngx_http_llm_embed_done(void *owner, llm_seq *seq, llm_finish reason,
     const char *error)
 {
-    ngx_http_llm_embed_t *e = seq->owner;
-
-    float    *v, norm;
-    size_t    d;
+    ngx_http_llm_embed_t *e = owner;
 
     if (error) {
         if (!e->failed) {
@@ -134,18 +135,9 @@ ngx_http_llm_embed_done(ngx_http_llm_seq_t *seq, llm_finish reason,
         return;
     }
 
-    v = e->vectors + seq->index * e->dim;
-    norm = 0;
-    for (d = 0; d < e->dim; d++) {
-        v[d] = seq->embed_sum[d] / (float) seq->n_prompt;
-        norm += v[d] * v[d];
-    }
-    norm = sqrtf(norm);
-    if (norm > 0) {
-        for (d = 0; d < e->dim; d++) {
-            v[d] /= norm;
-        }
-    }
+    /* pooled by the scheduler: the L2-normalised mean of the input */
+    ngx_memcpy(e->vectors + llm_seq_index(seq) * e->dim,
+               llm_seq_embedding(seq), e->dim * sizeof(float));
 
     if (++e->n_done == e->req.n_inputs) {
         ngx_http_llm_embed_finish(e, NULL);
@@ -169,7 +161,7 @@ ngx_http_llm_embeddings(ngx_http_request_t *r, u_char *body, size_t len)
     llm_api_limits         lim;
     llm_embed_input       *in;
     ngx_pool_cleanup_t    *cln;
-    ngx_http_llm_seq_t    *seq;
+    llm_seq               *seq;
     ngx_http_llm_model_t  *m;
     ngx_http_llm_embed_t  *e;
     ngx_http_llm_loc_conf_t  *lcf;
@@ -274,7 +266,7 @@ ngx_http_llm_embeddings(ngx_http_request_t *r, u_char *body, size_t len)
                                            lcf->embeddings_max_tokens);
         }
 
-        if (n_ids == 0 || n_ids > ngx_http_llm_sched_ctx(m->sched)) {
+        if (n_ids == 0 || n_ids > llm_sched_n_ctx(m->sched)) {
             if (in->text) {
                 free(ids);
             }
@@ -282,11 +274,11 @@ ngx_http_llm_embeddings(ngx_http_request_t *r, u_char *body, size_t len)
                                            "input", "context_length_exceeded",
                                            "Input %uz has %uz tokens; the "
                                            "limit is %ui.", i, n_ids,
-                                           ngx_http_llm_sched_ctx(m->sched));
+                                           llm_sched_n_ctx(m->sched));
         }
 
-        seq = ngx_http_llm_seq_create(m->sched, ids, n_ids, 0, NULL,
-                                      r->connection->log);
+        seq = llm_seq_create(m->sched, ids, n_ids, 0, NULL, -1,
+                             &ngx_http_llm_embed_events, e, i);
         if (in->text) {
             free(ids);
         }
@@ -295,33 +287,21 @@ ngx_http_llm_embeddings(ngx_http_request_t *r, u_char *body, size_t len)
         }
         e->seqs[i] = seq;
 
-        seq->embed_sum = calloc(e->dim, sizeof(float));
-        if (seq->embed_sum == NULL) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-
-        seq->owner = e;
-        seq->index = i;
-        seq->embedding = 1;
-        seq->on_token = ngx_http_llm_embed_token;
-        seq->on_done = ngx_http_llm_embed_done;
-        seq->on_flush = ngx_http_llm_embed_flush;
         e->prompt_tokens += (long) n_ids;
     }
 
     ngx_http_llm_get_ctx(r)->prompt_tokens = e->prompt_tokens;
 
     /* up to parallel inputs at a time; at least one place, or 429 now */
-    if (ngx_http_llm_sched_reserve(m->sched, 1,
-                                   ngx_min(e->req.n_inputs, m->parallel),
-                                   &granted)
-        != NGX_OK)
+    if (llm_sched_reserve(m->sched, 1, ngx_min(e->req.n_inputs, m->parallel),
+                          &granted)
+        != LLM_ADMIT_OK)
     {
         return ngx_http_llm_send_busy(r, m);
     }
 
     while (e->n_submitted < granted) {
-        ngx_http_llm_sched_submit(m->sched, e->seqs[e->n_submitted++]);
+        llm_sched_submit(m->sched, e->seqs[e->n_submitted++]);
     }
 
     r->read_event_handler = ngx_http_test_reading;

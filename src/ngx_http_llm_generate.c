@@ -22,7 +22,7 @@ typedef struct ngx_http_llm_gen_s  ngx_http_llm_gen_t;
 
 typedef struct {
     ngx_http_llm_gen_t             *gen;
-    ngx_http_llm_seq_t             *seq;
+    llm_seq                        *seq;
     ngx_uint_t                      index;
     llm_detok                       detok;
     llm_stream                     *stream;
@@ -84,11 +84,15 @@ struct ngx_http_llm_gen_s {
 
 
 static void ngx_http_llm_gen_cleanup(void *data);
-static void ngx_http_llm_on_token(ngx_http_llm_seq_t *seq, int32_t token,
+static void ngx_http_llm_on_token(void *owner, llm_seq *seq, int32_t token,
     const llm_token_logprobs *lp);
-static void ngx_http_llm_on_done(ngx_http_llm_seq_t *seq, llm_finish reason,
+static void ngx_http_llm_on_done(void *owner, llm_seq *seq, llm_finish reason,
     const char *error);
 static void ngx_http_llm_on_flush(void *owner);
+
+static const llm_seq_events  ngx_http_llm_gen_events = {
+    ngx_http_llm_on_token, ngx_http_llm_on_done, ngx_http_llm_on_flush
+};
 static void ngx_http_llm_writer(ngx_http_request_t *r);
 static ngx_int_t ngx_http_llm_hold(ngx_http_llm_gen_t *g, size_t text_len,
     const llm_token_logprobs *lp);
@@ -228,7 +232,7 @@ ngx_http_llm_pace(ngx_http_llm_gen_t *g, ngx_uint_t wrote)
     for (i = 0; i < g->n_choices; i++) {
         ch = &g->choices[i];
         if (ch->seq) {
-            ngx_http_llm_seq_pause(ch->seq, pause);
+            llm_seq_pause(ch->seq, (int) pause);
         }
     }
 
@@ -514,6 +518,7 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
     int32_t                  *ids;
     ngx_int_t                 rc;
     ngx_uint_t                i;
+    llm_admit                 admit;
     llm_logit_bias            bias[NGX_HTTP_LLM_MAX_BIAS];
     llm_api_error             err;
     llm_usage                 usage;
@@ -588,7 +593,7 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
                                        "The prompt is empty.");
     }
 
-    if (n_prompt >= ngx_http_llm_sched_ctx(m->sched)) {
+    if (n_prompt >= llm_sched_n_ctx(m->sched)) {
         free(ids);
         return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
                                        req->api == LLM_API_COMPLETIONS
@@ -597,11 +602,11 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
                                        "This model's maximum context length "
                                        "is %ui tokens. However, your prompt "
                                        "has %uz tokens.",
-                                       ngx_http_llm_sched_ctx(m->sched),
+                                       llm_sched_n_ctx(m->sched),
                                        n_prompt);
     }
 
-    room = ngx_http_llm_sched_ctx(m->sched) - n_prompt;
+    room = llm_sched_n_ctx(m->sched) - n_prompt;
     max_gen = (size_t) lcf->max_tokens;
     if (req->max_tokens > 0 && (size_t) req->max_tokens < max_gen) {
         max_gen = (size_t) req->max_tokens;
@@ -699,29 +704,22 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
 
         ngx_http_llm_sampler_params(req, i, &sp, bias, &n_bias);
 
-        ch->seq = ngx_http_llm_seq_create(m->sched, ids, n_prompt, max_gen,
-                                          &sp, r->connection->log);
+        ch->seq = llm_seq_create(m->sched, ids, n_prompt, max_gen, &sp,
+                                 req->sampling.logprobs
+                                 ? req->sampling.top_logprobs : -1,
+                                 &ngx_http_llm_gen_events, ch, i);
         if (ch->seq == NULL) {
             free(ids);
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
-
-        ch->seq->owner = ch;
-        ch->seq->index = i;
-        ch->seq->want_logprobs = req->sampling.logprobs ? 1 : 0;
-        ch->seq->n_top_logprobs = req->sampling.top_logprobs;
-        ch->seq->on_token = ngx_http_llm_on_token;
-        ch->seq->on_done = ngx_http_llm_on_done;
-        ch->seq->on_flush = ngx_http_llm_on_flush;
     }
 
     free(ids);
 
     /* every choice is admitted, or none; nothing is refused half-way */
-    rc = ngx_http_llm_sched_reserve(m->sched, g->n_choices, g->n_choices,
-                                    &granted);
+    admit = llm_sched_reserve(m->sched, g->n_choices, g->n_choices, &granted);
 
-    if (rc == NGX_DECLINED) {
+    if (admit == LLM_ADMIT_NEVER) {
         return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL, "n",
                                        "invalid_value",
                                        "n=%ui is more than model '%V' can "
@@ -729,15 +727,15 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
                                        "%ui = %uz sequences).",
                                        g->n_choices, &m->alias, m->parallel,
                                        m->queue,
-                                       ngx_http_llm_sched_capacity(m->sched));
+                                       llm_sched_capacity(m->sched));
     }
 
-    if (rc == NGX_BUSY) {
+    if (admit == LLM_ADMIT_BUSY) {
         return ngx_http_llm_send_busy(r, m);
     }
 
     for (i = 0; i < g->n_choices; i++) {
-        ngx_http_llm_sched_submit(m->sched, g->choices[i].seq);
+        llm_sched_submit(m->sched, g->choices[i].seq);
     }
 
     r->read_event_handler = ngx_http_test_reading;
@@ -791,10 +789,10 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
 /* ---- per-token output ---- */
 
 static void
-ngx_http_llm_on_token(ngx_http_llm_seq_t *seq, int32_t token,
+ngx_http_llm_on_token(void *owner, llm_seq *seq, int32_t token,
     const llm_token_logprobs *lp)
 {
-    ngx_http_llm_choice_t *ch = seq->owner;
+    ngx_http_llm_choice_t *ch = owner;
 
     size_t               len;
     const char          *text;
@@ -836,8 +834,8 @@ ngx_http_llm_on_token(ngx_http_llm_seq_t *seq, int32_t token,
 
     if (llm_stream_feed(ch->stream, text, len, ngx_http_llm_emit, ch)) {
         /* a stop sequence matched: it is never emitted */
-        ngx_http_llm_seq_finish(seq);
-        ngx_http_llm_on_done(seq, LLM_FINISH_STOP_SEQ, NULL);
+        llm_seq_finish(seq);
+        ngx_http_llm_on_done(ch, seq, LLM_FINISH_STOP_SEQ, NULL);
     }
 }
 
@@ -900,8 +898,8 @@ ngx_http_llm_end_choices(ngx_http_llm_gen_t *g, llm_finish reason,
         if (ch->done || ch->seq == NULL) {
             continue;
         }
-        ngx_http_llm_seq_finish(ch->seq);
-        ngx_http_llm_on_done(ch->seq, reason, error);
+        llm_seq_finish(ch->seq);
+        ngx_http_llm_on_done(ch, ch->seq, reason, error);
     }
 }
 
@@ -992,8 +990,8 @@ ngx_http_llm_finish_request(ngx_http_llm_gen_t *g, const char *error)
         results[i].usage.prompt_tokens = usage.prompt_tokens;
         results[i].usage.cached_tokens = usage.cached_tokens;
         if (g->req->return_token_ids && ch->seq) {
-            results[i].token_ids = ch->seq->gen;
-            results[i].n_token_ids = ch->seq->n_gen;
+            results[i].token_ids = llm_seq_generated(ch->seq,
+                                                     &results[i].n_token_ids);
         }
         lpl[i].tokens = ch->lps;
         lpl[i].n = ch->n_lps;
@@ -1031,12 +1029,12 @@ ngx_http_llm_finish_request(ngx_http_llm_gen_t *g, const char *error)
 
 
 static void
-ngx_http_llm_on_done(ngx_http_llm_seq_t *seq, llm_finish reason,
+ngx_http_llm_on_done(void *owner, llm_seq *seq, llm_finish reason,
     const char *error)
 {
-    ngx_http_llm_choice_t *ch = seq->owner;
+    ngx_http_llm_choice_t *ch = owner;
 
-    size_t               len;
+    size_t               len, n_gen;
     const char          *text;
     ngx_http_llm_gen_t  *g = ch->gen;
 
@@ -1045,8 +1043,8 @@ ngx_http_llm_on_done(ngx_http_llm_seq_t *seq, llm_finish reason,
     }
     ch->done = 1;
 
-    if (seq->index == 0) {
-        g->n_cached = seq->n_cached;
+    if (llm_seq_index(seq) == 0) {
+        g->n_cached = llm_seq_n_cached(seq);
     }
 
     if (llm_detok_flush(&ch->detok, &text, &len) == 0 && len) {
@@ -1054,7 +1052,8 @@ ngx_http_llm_on_done(ngx_http_llm_seq_t *seq, llm_finish reason,
     }
 
     llm_stream_finish(ch->stream, reason, ngx_http_llm_emit, ch, &ch->result);
-    ch->result.usage.completion_tokens = (long) seq->n_gen;
+    llm_seq_generated(seq, &n_gen);
+    ch->result.usage.completion_tokens = (long) n_gen;
 
     if (g->req->stream && !error) {
         switch (g->api) {
@@ -1153,7 +1152,7 @@ ngx_http_llm_gen_cleanup(void *data)
         ch = &g->choices[i];
 
         if (ch->seq) {
-            ngx_http_llm_seq_release(ch->seq);
+            llm_seq_release(ch->seq);
             ch->seq = NULL;
         }
         if (ch->stream) {

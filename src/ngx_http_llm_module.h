@@ -14,7 +14,8 @@
 #include "core/llm_ir.h"
 
 
-typedef struct ngx_http_llm_sched_s  ngx_http_llm_sched_t;
+typedef struct ngx_http_llm_stepper_s  ngx_http_llm_stepper_t;
+struct llm_sched;
 
 
 /* One llm_model line: loaded in the master at configuration time. */
@@ -39,7 +40,8 @@ typedef struct {
     const char                *tool_parser;      /* auto-selected ids */
     const char                *reasoning_parser;
 
-    ngx_http_llm_sched_t      *sched;        /* per worker, after fork */
+    struct llm_sched          *sched;        /* engine scheduler, per worker */
+    ngx_http_llm_stepper_t    *stepper;      /* its step loop (_sched.c) */
 } ngx_http_llm_model_t;
 
 
@@ -135,6 +137,6 @@ ngx_int_t ngx_http_llm_add_variables(ngx_conf_t *cf);
 /* Per-worker schedulers (ngx_http_llm_sched.c). */
 ngx_int_t ngx_http_llm_workers_init(ngx_cycle_t *cycle);
 void ngx_http_llm_workers_exit(ngx_cycle_t *cycle);
-void ngx_http_llm_sched_health(ngx_http_llm_sched_t *s, json_t *out);
+void ngx_http_llm_sched_health(struct llm_sched *s, json_t *out);
 
 #endif

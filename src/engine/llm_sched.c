@@ -1,0 +1,974 @@
+/*
+ * The scheduler: slots, admission, prefix reuse, prefill budget, batch
+ * building and retirement (llm_sched.h says who calls what, on which thread).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/llm_sched.h"
+
+/* Bounds of the prefill budget (llm_prefill_budget). */
+#define LLM_SCHED_PREFILL_MAX   512
+#define LLM_SCHED_PREFILL_MIN   16
+
+/* Weight of the newest step in the moving averages of step times. */
+#define LLM_SCHED_EMA_NEW       0.2
+
+struct llm_seq {
+    llm_seq               *prev, *next_q;   /* wait queue links */
+    llm_sched             *sched;
+    const llm_seq_events  *ev;
+    void                  *owner;           /* NULL once released */
+    size_t                 index;           /* choice or input index */
+
+    int32_t               *prompt;
+    size_t                 n_prompt;
+    size_t                 n_done;          /* prompt tokens in the KV cache */
+    size_t                 n_cached;        /* of those, reused from the cache */
+
+    int32_t               *gen;             /* generated tokens */
+    size_t                 n_gen;
+    size_t                 max_gen;
+
+    llm_sampler           *sampler;         /* NULL: an embedding sequence */
+    int                    top_logprobs;    /* < 0: no logprobs */
+    float                 *embed_sum;       /* embeddings: token-weighted sum */
+
+    /* plain bytes, not bitfields: the step thread reads some of them */
+    unsigned char          cancelled;
+    unsigned char          finished;
+    unsigned char          running;         /* holds a slot */
+    unsigned char          queued;          /* in the wait queue */
+    unsigned char          placed;          /* holds an admission place */
+    unsigned char          paused;          /* left out of steps, keeps its KV */
+
+    int                    slot;
+    int32_t                next;            /* sampled in the step */
+    llm_token_logprobs     lp;
+};
+
+struct llm_sched {
+    const llm_model       *model;
+    llm_runtime           *rt;
+    llm_sched_config       cfg;
+    size_t                 n_slots;
+    size_t                 n_ctx;
+    size_t                 hidden;
+    int                    in_flight;
+
+    llm_seq               *wait_head, *wait_tail;
+    size_t                 n_waiting;
+    llm_admission          admission;       /* places of parallel + queue */
+
+    llm_seq              **slot_seq;        /* running sequence, or NULL */
+    int32_t              **slot_tokens;     /* tokens whose KV the slot holds */
+    size_t                *slot_len;
+    uint64_t              *slot_used;       /* admission tick, for LRU ties */
+    uint64_t               tick;
+    size_t                 rr;              /* round-robin start for prefill */
+
+    /* the step in flight */
+    llm_batch_item        *items;
+    llm_seq              **item_seq;
+    int                    n_items;
+    int                    n_decode;        /* items that are decode tokens */
+    int                    n_prefill;       /* prompt tokens in the step */
+    int                    rc;
+    int                    files_changed;   /* set by the step thread */
+    char                   err[512];
+    double                 step_ms;         /* measured in the thread */
+
+    /* moving averages for sizing prefill chunks */
+    double                 decode_ms;       /* a decode-only step */
+    double                 prefill_token_ms;
+
+    size_t                 live;            /* sequences allocated */
+    uint64_t               requests, cancelled, rejected, prompt_tokens;
+    uint64_t               cached_tokens, generated_tokens, steps;
+};
+
+
+static void
+llm_sched_wake(llm_sched *s)
+{
+    if (s->cfg.wake) {
+        s->cfg.wake(s->cfg.wake_data);
+    }
+}
+
+
+/* ---- creation ---- */
+
+llm_sched *
+llm_sched_create(const llm_model *m, const llm_sched_config *cfg, char *err,
+    size_t errlen)
+{
+    size_t      i;
+    llm_sched  *s;
+
+    s = calloc(1, sizeof(*s));
+    if (s == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+
+    s->model = m;
+    s->cfg = *cfg;
+    s->n_slots = (size_t) cfg->parallel;
+    s->n_ctx = (size_t) cfg->n_ctx;
+    s->hidden = (size_t) llm_model_get_info(m)->hidden;
+    llm_admission_init(&s->admission, s->n_slots, (size_t) cfg->queue);
+
+    s->rt = llm_runtime_create_kv(m, cfg->threads, cfg->n_ctx, cfg->parallel,
+                                  cfg->kv, err, errlen);
+    if (s->rt == NULL) {
+        free(s);
+        return NULL;
+    }
+
+    s->slot_seq = calloc(s->n_slots, sizeof(*s->slot_seq));
+    s->slot_tokens = calloc(s->n_slots, sizeof(*s->slot_tokens));
+    s->slot_len = calloc(s->n_slots, sizeof(*s->slot_len));
+    s->slot_used = calloc(s->n_slots, sizeof(*s->slot_used));
+    s->items = calloc(s->n_slots, sizeof(*s->items));
+    s->item_seq = calloc(s->n_slots, sizeof(*s->item_seq));
+    if (s->slot_seq == NULL || s->slot_tokens == NULL || s->slot_len == NULL
+        || s->slot_used == NULL || s->items == NULL || s->item_seq == NULL)
+    {
+        snprintf(err, errlen, "out of memory for %zu slots", s->n_slots);
+        goto failed;
+    }
+
+    for (i = 0; i < s->n_slots; i++) {
+        /* the scheduler owns every slot for its lifetime */
+        if (llm_seq_open(s->rt) != (int) i) {
+            snprintf(err, errlen, "cannot open sequence slot %zu", i);
+            goto failed;
+        }
+
+        /* zeroed: committed now, as the configuration check counted it */
+        s->slot_tokens[i] = calloc(s->n_ctx, sizeof(int32_t));
+        if (s->slot_tokens[i] == NULL) {
+            snprintf(err, errlen, "out of memory for slot %zu", i);
+            goto failed;
+        }
+    }
+
+    return s;
+
+failed:
+
+    llm_sched_free(s);
+    return NULL;
+}
+
+
+static void llm_seq_free(llm_seq *seq);
+
+void
+llm_sched_free(llm_sched *s)
+{
+    size_t    i;
+    llm_seq  *seq;
+
+    if (s == NULL) {
+        return;
+    }
+
+    while (s->wait_head) {
+        seq = s->wait_head;
+        s->wait_head = seq->next_q;
+        llm_seq_free(seq);
+    }
+
+    for (i = 0; s->slot_seq && i < s->n_slots; i++) {
+        if (s->slot_seq[i]) {
+            llm_seq_free(s->slot_seq[i]);
+        }
+    }
+
+    for (i = 0; s->slot_tokens && i < s->n_slots; i++) {
+        free(s->slot_tokens[i]);
+    }
+
+    llm_runtime_free(s->rt);
+    free(s->slot_seq);
+    free(s->slot_tokens);
+    free(s->slot_len);
+    free(s->slot_used);
+    free(s->items);
+    free(s->item_seq);
+    free(s);
+}
+
+
+const llm_model *
+llm_sched_model(const llm_sched *s)
+{
+    return s->model;
+}
+
+
+size_t
+llm_sched_n_ctx(const llm_sched *s)
+{
+    return s->n_ctx;
+}
+
+
+size_t
+llm_sched_capacity(const llm_sched *s)
+{
+    return llm_admission_capacity(&s->admission);
+}
+
+
+void
+llm_sched_get_stats(const llm_sched *s, llm_sched_stats *st)
+{
+    size_t  i;
+
+    memset(st, 0, sizeof(*st));
+
+    for (i = 0; i < s->n_slots; i++) {
+        if (s->slot_seq[i]) {
+            st->running++;
+            st->paused += s->slot_seq[i]->paused;
+        }
+    }
+
+    st->waiting = s->n_waiting;
+    st->live = s->live;
+    st->requests = s->requests;
+    st->cancelled = s->cancelled;
+    st->rejected = s->rejected;
+    st->prompt_tokens = s->prompt_tokens;
+    st->cached_tokens = s->cached_tokens;
+    st->generated_tokens = s->generated_tokens;
+    st->steps = s->steps;
+    st->decode_step_ms = s->decode_ms;
+    st->prefill_token_ms = s->prefill_token_ms;
+    st->kv_cache_bytes = llm_runtime_kv_bytes(s->rt);
+    st->step_items = (size_t) s->n_items;
+    st->step_prefill_tokens = (size_t) s->n_prefill;
+}
+
+
+llm_admit
+llm_sched_reserve(llm_sched *s, size_t min, size_t want, size_t *granted)
+{
+    llm_admit  rc;
+
+    rc = llm_admission_reserve(&s->admission, min, want, granted);
+    if (rc != LLM_ADMIT_OK) {
+        s->rejected++;
+    }
+
+    return rc;
+}
+
+
+/* ---- sequences ---- */
+
+llm_seq *
+llm_seq_create(llm_sched *s, const int32_t *prompt, size_t n_prompt,
+    size_t max_gen, const llm_sampler_params *sp, int top_logprobs,
+    const llm_seq_events *ev, void *owner, size_t index)
+{
+    llm_seq  *seq;
+
+    seq = calloc(1, sizeof(*seq));
+    if (seq == NULL) {
+        return NULL;
+    }
+
+    seq->sched = s;
+    seq->ev = ev;
+    seq->owner = owner;
+    seq->index = index;
+    seq->slot = -1;
+    seq->max_gen = max_gen;
+    seq->top_logprobs = top_logprobs;
+    s->live++;
+
+    seq->prompt = malloc((n_prompt ? n_prompt : 1) * sizeof(int32_t));
+    seq->gen = malloc((max_gen ? max_gen : 1) * sizeof(int32_t));
+    if (seq->prompt == NULL || seq->gen == NULL) {
+        goto failed;
+    }
+
+    memcpy(seq->prompt, prompt, n_prompt * sizeof(int32_t));
+    seq->n_prompt = n_prompt;
+
+    if (sp == NULL) {
+        seq->embed_sum = calloc(s->hidden, sizeof(float));
+        if (seq->embed_sum == NULL) {
+            goto failed;
+        }
+        return seq;
+    }
+
+    seq->sampler = llm_sampler_create(sp, llm_model_get_info(s->model)->n_vocab);
+    if (seq->sampler == NULL) {
+        goto failed;
+    }
+    llm_sampler_accept_prompt(seq->sampler, prompt, (int) n_prompt);
+
+    return seq;
+
+failed:
+
+    llm_seq_free(seq);
+    return NULL;
+}
+
+
+/* The sequence has ended: its admission place is free for another. */
+static void
+llm_seq_end(llm_seq *seq)
+{
+    seq->finished = 1;
+
+    if (seq->placed) {
+        seq->placed = 0;
+        llm_admission_release(&seq->sched->admission, 1);
+    }
+}
+
+
+static void
+llm_seq_free(llm_seq *seq)
+{
+    llm_seq_end(seq);
+
+    if (seq->sampler) {
+        llm_sampler_free(seq->sampler);
+    }
+    free(seq->prompt);
+    free(seq->gen);
+    free(seq->embed_sum);
+    seq->sched->live--;
+    free(seq);
+}
+
+
+static void
+llm_seq_unqueue(llm_seq *seq)
+{
+    llm_sched  *s = seq->sched;
+
+    if (!seq->queued) {
+        return;
+    }
+
+    if (seq->prev) {
+        seq->prev->next_q = seq->next_q;
+    } else {
+        s->wait_head = seq->next_q;
+    }
+    if (seq->next_q) {
+        seq->next_q->prev = seq->prev;
+    } else {
+        s->wait_tail = seq->prev;
+    }
+
+    seq->prev = seq->next_q = NULL;
+    seq->queued = 0;
+    s->n_waiting--;
+}
+
+
+void
+llm_sched_submit(llm_sched *s, llm_seq *seq)
+{
+    seq->placed = 1;
+
+    seq->prev = s->wait_tail;
+    seq->next_q = NULL;
+    if (s->wait_tail) {
+        s->wait_tail->next_q = seq;
+    } else {
+        s->wait_head = seq;
+    }
+    s->wait_tail = seq;
+    seq->queued = 1;
+    s->n_waiting++;
+    s->requests++;
+
+    llm_sched_wake(s);
+}
+
+
+static void
+llm_slot_release(llm_sched *s, llm_seq *seq)
+{
+    if (seq->running) {
+        s->slot_seq[seq->slot] = NULL;
+        seq->running = 0;
+    }
+}
+
+
+void
+llm_seq_release(llm_seq *seq)
+{
+    llm_sched  *s = seq->sched;
+
+    seq->owner = NULL;
+
+    if (!seq->finished && (seq->queued || seq->running)) {
+        seq->cancelled = 1;
+        s->cancelled++;
+    }
+
+    llm_seq_end(seq);
+    llm_seq_unqueue(seq);
+
+    if (seq->running && s->in_flight) {
+        return;    /* the step in flight uses it: retired when it completes */
+    }
+
+    llm_slot_release(s, seq);
+    llm_seq_free(seq);
+
+    llm_sched_wake(s);
+}
+
+
+void
+llm_seq_finish(llm_seq *seq)
+{
+    /* the slot is given back when the scheduler next retires sequences */
+    llm_seq_end(seq);
+}
+
+
+void
+llm_seq_pause(llm_seq *seq, int paused)
+{
+    if (seq->paused == (paused != 0)) {
+        return;
+    }
+
+    seq->paused = paused != 0;
+
+    if (!paused) {
+        llm_sched_wake(seq->sched);
+    }
+}
+
+
+size_t
+llm_seq_index(const llm_seq *seq)
+{
+    return seq->index;
+}
+
+
+size_t
+llm_seq_n_prompt(const llm_seq *seq)
+{
+    return seq->n_prompt;
+}
+
+
+size_t
+llm_seq_n_cached(const llm_seq *seq)
+{
+    return seq->n_cached;
+}
+
+
+const int32_t *
+llm_seq_generated(const llm_seq *seq, size_t *n)
+{
+    *n = seq->n_gen;
+    return seq->gen;
+}
+
+
+const float *
+llm_seq_embedding(const llm_seq *seq)
+{
+    return seq->sampler == NULL && seq->finished && seq->n_prompt
+           && seq->n_done == seq->n_prompt ? seq->embed_sum : NULL;
+}
+
+
+/* ---- the step ---- */
+
+int
+llm_sched_in_flight(const llm_sched *s)
+{
+    return s->in_flight;
+}
+
+
+static size_t
+llm_common_prefix(const int32_t *a, size_t na, const int32_t *b, size_t nb)
+{
+    size_t  i, n;
+
+    n = na < nb ? na : nb;
+    for (i = 0; i < n && a[i] == b[i]; i++) { /* void */ }
+
+    return i;
+}
+
+
+/* Waiting sequences into free slots, each where its prompt is cached most. */
+static void
+llm_sched_admit(llm_sched *s)
+{
+    size_t    i, best, common, best_common, limit;
+    llm_seq  *seq;
+
+    while (s->wait_head) {
+        seq = s->wait_head;
+
+        best = s->n_slots;
+        best_common = 0;
+
+        /* at least one prompt token is computed, for its logits */
+        limit = seq->sampler == NULL ? 0 : seq->n_prompt - 1;
+
+        for (i = 0; i < s->n_slots; i++) {
+            if (s->slot_seq[i]) {
+                continue;
+            }
+
+            common = llm_common_prefix(s->slot_tokens[i], s->slot_len[i],
+                                       seq->prompt, limit);
+            if (best == s->n_slots || common > best_common
+                || (common == best_common
+                    && s->slot_used[i] < s->slot_used[best]))
+            {
+                best = i;
+                best_common = common;
+            }
+        }
+
+        if (best == s->n_slots) {
+            return;    /* every slot is busy */
+        }
+
+        llm_seq_unqueue(seq);
+
+        llm_seq_truncate(s->rt, (int) best, (int) best_common);
+        s->slot_len[best] = best_common;
+        s->slot_seq[best] = seq;
+        s->slot_used[best] = ++s->tick;
+
+        seq->slot = (int) best;
+        seq->running = 1;
+        seq->n_done = best_common;
+        seq->n_cached = best_common;
+
+        s->prompt_tokens += seq->n_prompt;
+        s->cached_tokens += best_common;
+    }
+}
+
+
+size_t
+llm_prefill_budget(int decoding, double decode_ms, double prefill_token_ms)
+{
+    double  room;
+
+    if (!decoding || decode_ms <= 0 || prefill_token_ms <= 0) {
+        return LLM_SCHED_PREFILL_MAX;
+    }
+
+    /* a step with prefill may take about two decode-only steps */
+    room = decode_ms / prefill_token_ms;
+
+    if (room < LLM_SCHED_PREFILL_MIN) {
+        return LLM_SCHED_PREFILL_MIN;
+    }
+
+    return room > LLM_SCHED_PREFILL_MAX ? LLM_SCHED_PREFILL_MAX
+                                        : (size_t) room;
+}
+
+
+static size_t
+llm_sched_prefill_budget(llm_sched *s)
+{
+    size_t    i;
+    int       decoding;
+    llm_seq  *seq;
+
+    decoding = 0;
+    for (i = 0; i < s->n_slots; i++) {
+        seq = s->slot_seq[i];
+        if (seq && seq->n_done == seq->n_prompt) {
+            decoding = 1;
+            break;
+        }
+    }
+
+    return llm_prefill_budget(decoding, s->decode_ms, s->prefill_token_ms);
+}
+
+
+static double
+llm_ema(double avg, double x)
+{
+    return avg > 0 ? (1 - LLM_SCHED_EMA_NEW) * avg + LLM_SCHED_EMA_NEW * x : x;
+}
+
+
+/* Updates the step-time averages from the step that just completed. */
+static void
+llm_sched_step_timing(llm_sched *s)
+{
+    double  per_token;
+
+    if (s->n_prefill == 0) {
+        s->decode_ms = llm_ema(s->decode_ms, s->step_ms);
+        return;
+    }
+
+    /* the prompt tokens' share of the step, beyond its decode tokens */
+    per_token = (s->step_ms - (s->n_decode ? s->decode_ms : 0)) / s->n_prefill;
+    if (per_token > 0) {
+        s->prefill_token_ms = llm_ema(s->prefill_token_ms, per_token);
+    }
+}
+
+
+int
+llm_sched_step_prepare(llm_sched *s)
+{
+    size_t           i, k, n, budget;
+    llm_seq         *seq;
+    llm_batch_item  *it;
+
+    if (s->in_flight) {
+        return 0;
+    }
+
+    /* retire sequences that ended while no step was in flight */
+    for (i = 0; i < s->n_slots; i++) {
+        seq = s->slot_seq[i];
+        if (seq && (seq->finished || seq->cancelled)) {
+            llm_slot_release(s, seq);
+            if (seq->owner == NULL) {
+                llm_seq_free(seq);
+            }
+        }
+    }
+
+    llm_sched_admit(s);
+
+    s->n_items = 0;
+    s->n_decode = 0;
+    s->n_prefill = 0;
+    budget = llm_sched_prefill_budget(s);
+
+    for (k = 0; k < s->n_slots; k++) {
+        i = (s->rr + k) % s->n_slots;
+        seq = s->slot_seq[i];
+        if (seq == NULL || seq->paused) {
+            continue;
+        }
+
+        it = &s->items[s->n_items];
+        it->slot = (int) i;
+        it->want_embedding = 0;
+
+        if (seq->n_done < seq->n_prompt) {
+            n = seq->n_prompt - seq->n_done;
+            if (n > budget) {
+                n = budget;
+            }
+            if (n == 0) {
+                continue;
+            }
+            budget -= n;
+
+            it->tokens = seq->prompt + seq->n_done;
+            it->n_tokens = (int) n;
+            s->n_prefill += (int) n;
+            it->want_logits = seq->sampler != NULL
+                              && seq->n_done + n == seq->n_prompt;
+            it->want_embedding = seq->sampler == NULL;
+
+        } else {
+            /* decode: feed the last sampled token */
+            it->tokens = &seq->gen[seq->n_gen - 1];
+            it->n_tokens = 1;
+            it->want_logits = 1;
+            s->n_decode++;
+        }
+
+        s->item_seq[s->n_items++] = seq;
+    }
+
+    s->rr++;
+
+    if (s->n_items == 0) {
+        return 0;
+    }
+
+    s->in_flight = 1;
+    s->steps++;
+    s->rc = 0;
+    s->files_changed = 0;
+
+    return s->n_items;
+}
+
+
+void
+llm_sched_step_run(llm_sched *s)
+{
+    int               i;
+    size_t            d;
+    llm_seq          *seq;
+    const float      *logits, *emb;
+    struct timespec   t0, t1;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+
+    /* weights rewritten in place: their mapping must not be read (SIGBUS) */
+    if (llm_model_files_changed(s->model, s->err, sizeof(s->err))) {
+        s->rc = -1;
+        s->files_changed = 1;
+        return;
+    }
+
+    /* rc > 0: some items failed on their own; the others ran */
+    s->rc = llm_forward(s->rt, s->items, s->n_items, s->err, sizeof(s->err));
+    if (s->rc < 0) {
+        return;
+    }
+
+    for (i = 0; i < s->n_items; i++) {
+        seq = s->item_seq[i];
+
+        if (llm_forward_item_error(s->rt, i)) {
+            continue;
+        }
+
+        if (s->items[i].want_embedding) {
+            emb = llm_forward_embedding(s->rt, i);
+            if (emb) {
+                /* the engine averages per chunk: weight by chunk size */
+                for (d = 0; d < s->hidden; d++) {
+                    seq->embed_sum[d] += emb[d] * s->items[i].n_tokens;
+                }
+            }
+        }
+
+        if (!s->items[i].want_logits || seq->sampler == NULL) {
+            continue;
+        }
+
+        logits = llm_forward_logits(s->rt, i);
+        seq->next = llm_sampler_sample(seq->sampler, logits,
+                                       seq->top_logprobs >= 0 ? &seq->lp : NULL,
+                                       seq->top_logprobs > 0 ? seq->top_logprobs
+                                                             : 0);
+        llm_sampler_accept(seq->sampler, seq->next);
+    }
+
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    s->step_ms = (t1.tv_sec - t0.tv_sec) * 1e3
+                 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+}
+
+
+/*
+ * Embedding pooling, all of it in one place: the engine gives the mean of a
+ * chunk's final hidden states, the step sums them weighted by chunk size,
+ * and here the sum becomes the mean over the whole input, L2-normalised.
+ */
+static void
+llm_seq_pool_embedding(llm_seq *seq)
+{
+    size_t  d, h = seq->sched->hidden;
+    float   norm = 0;
+
+    for (d = 0; d < h; d++) {
+        seq->embed_sum[d] /= (float) seq->n_prompt;
+        norm += seq->embed_sum[d] * seq->embed_sum[d];
+    }
+
+    norm = sqrtf(norm);
+    if (norm > 0) {
+        for (d = 0; d < h; d++) {
+            seq->embed_sum[d] /= norm;
+        }
+    }
+}
+
+
+/* on_done once, with the place already given back. */
+static void
+llm_seq_done(llm_seq *seq, llm_finish reason, const char *error)
+{
+    llm_seq_end(seq);
+    if (seq->owner) {
+        seq->ev->on_done(seq->owner, seq, reason, error);
+    }
+}
+
+
+/* Each owner's flush once, after all its sequences' tokens of the step. */
+static void
+llm_sched_flush(llm_sched *s)
+{
+    int    i, j, seen;
+    void  *owner;
+
+    for (i = 0; i < s->n_items; i++) {
+        owner = s->item_seq[i]->owner;
+        if (owner == NULL) {
+            continue;
+        }
+        seen = 0;
+        for (j = 0; j < i && !seen; j++) {
+            seen = s->item_seq[j]->owner == owner;
+        }
+        if (!seen) {
+            s->item_seq[i]->ev->on_flush(owner);
+        }
+    }
+}
+
+
+/* Frees the step's sequences whose owner let go during the step. */
+static void
+llm_sched_step_end(llm_sched *s)
+{
+    int       i;
+    llm_seq  *seq;
+
+    for (i = 0; i < s->n_items; i++) {
+        seq = s->item_seq[i];
+        if (seq->owner == NULL && seq->running) {
+            llm_slot_release(s, seq);
+            llm_seq_free(seq);
+        }
+    }
+
+    s->in_flight = 0;
+}
+
+
+const char *
+llm_sched_step_complete(llm_sched *s, int *files_changed)
+{
+    int              i;
+    size_t           n;
+    int32_t          tok;
+    llm_seq         *seq;
+    const char      *error, *failure;
+    llm_batch_item  *it;
+
+    /*
+     * in_flight stays set while tokens are delivered: callbacks may finish
+     * or release sequences of this step, which must outlive the loops below.
+     */
+
+    *files_changed = s->files_changed;
+    failure = s->rc < 0 ? s->err : NULL;
+
+    if (s->rc == 0) {
+        llm_sched_step_timing(s);
+    }
+
+    for (i = 0; i < s->n_items; i++) {
+        it = &s->items[i];
+        seq = s->item_seq[i];
+
+        /* a failed step, or only this item of it */
+        error = s->rc < 0 ? s->err : llm_forward_item_error(s->rt, i);
+
+        if (error) {
+            llm_seq_done(seq, LLM_FINISH_ERROR, error);
+            continue;
+        }
+
+        /* the slot's cache now holds these tokens too */
+        n = (size_t) it->n_tokens;
+        memcpy(s->slot_tokens[it->slot] + s->slot_len[it->slot], it->tokens,
+               n * sizeof(int32_t));
+        s->slot_len[it->slot] += n;
+
+        if (seq->n_done < seq->n_prompt) {
+            seq->n_done += n;
+        }
+
+        if (seq->owner == NULL || seq->finished) {
+            continue;
+        }
+
+        if (seq->sampler == NULL) {
+            if (seq->n_done == seq->n_prompt) {
+                llm_seq_pool_embedding(seq);
+                llm_seq_done(seq, LLM_FINISH_STOP, NULL);
+            }
+            continue;
+        }
+
+        if (!it->want_logits) {
+            continue;    /* a prefill chunk that is not the last */
+        }
+
+        tok = seq->next;
+
+        if (llm_model_is_eos(s->model, tok)) {
+            llm_seq_done(seq, LLM_FINISH_STOP, NULL);
+            continue;
+        }
+
+        seq->gen[seq->n_gen++] = tok;
+        s->generated_tokens++;
+
+        seq->ev->on_token(seq->owner, seq, tok,
+                          seq->top_logprobs >= 0 ? &seq->lp : NULL);
+
+        if (seq->finished || seq->owner == NULL) {
+            continue;    /* a stop sequence matched, or the owner let go */
+        }
+
+        if (seq->n_gen >= seq->max_gen
+            || s->slot_len[it->slot] + 1 >= s->n_ctx)
+        {
+            llm_seq_done(seq, LLM_FINISH_LENGTH, NULL);
+        }
+    }
+
+    /* one write per owner per step */
+    llm_sched_flush(s);
+    llm_sched_step_end(s);
+
+    return failure;
+}
+
+
+void
+llm_sched_step_abort(llm_sched *s, const char *error)
+{
+    int  i;
+
+    for (i = 0; i < s->n_items; i++) {
+        llm_seq_done(s->item_seq[i], LLM_FINISH_ERROR, error);
+    }
+
+    for (i = 0; i < s->n_items; i++) {
+        /* released or not, an aborted sequence leaves its slot */
+        llm_slot_release(s, s->item_seq[i]);
+        if (s->item_seq[i]->owner == NULL) {
+            llm_seq_free(s->item_seq[i]);
+        }
+    }
+
+    s->n_items = 0;
+    s->in_flight = 0;
+}

@@ -1,0 +1,172 @@
+/*
+ * The scheduler of one model in one process: sequence slots with a prefix
+ * cache, admission places, a wait queue, and the batched step.  No nginx:
+ * the caller owns the threads.  The protocol is
+ *
+ *   event loop:  llm_sched_step_prepare()  -> n items (0: nothing to run)
+ *   any thread:  llm_sched_step_run()         the forward pass and sampling
+ *   event loop:  llm_sched_step_complete()    tokens to their owners, retire
+ *
+ * with at most one step in flight.  Everything except step_run belongs to
+ * one thread (the event loop); step_run touches only the step's own items
+ * and the sequences in them, which stay alive until step_complete even when
+ * their owner lets go of them during the step.
+ *
+ * Continuous batching falls out of this: every step serves every running
+ * sequence (a prefill chunk of a newly admitted one, one decode token of the
+ * others), and a sequence submitted during a step joins the next one.
+ *
+ * Slots keep their KV cache after a sequence ends; a new sequence takes the
+ * free slot sharing the longest token prefix with its prompt (ties: least
+ * recently used) and skips that prefix (n_cached).
+ */
+#ifndef LLM_SCHED_H
+#define LLM_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/llm_admission.h"
+#include "engine/llm_engine.h"
+
+typedef struct llm_sched llm_sched;
+typedef struct llm_seq   llm_seq;
+
+/*
+ * What a sequence tells its owner, always on the event loop, from
+ * llm_sched_step_complete (or llm_sched_step_abort).  on_done runs once; the
+ * sequence's admission place is already free by then, so it may submit
+ * again.  The owner calls llm_seq_release when it no longer needs the
+ * sequence (from a callback too).
+ */
+typedef struct {
+    void (*on_token)(void *owner, llm_seq *seq, int32_t token,
+                     const llm_token_logprobs *lp);
+    void (*on_done)(void *owner, llm_seq *seq, llm_finish reason,
+                    const char *error);
+    void (*on_flush)(void *owner);   /* once per owner and step, after tokens */
+} llm_seq_events;
+
+typedef struct {
+    int          parallel;   /* slots: sequences that run at once */
+    int          queue;      /* sequences that may wait for a slot */
+    int          n_ctx;      /* tokens per slot */
+    int          threads;    /* compute threads of the runtime */
+    llm_kv_type  kv;
+    /*
+     * Called when new work may be runnable (a submit, a resume, a slot set
+     * free) so the caller can post a step if none is in flight; may be NULL.
+     */
+    void       (*wake)(void *data);
+    void        *wake_data;
+} llm_sched_config;
+
+typedef struct {
+    size_t   running;         /* sequences holding a slot */
+    size_t   paused;          /* of those, left out of steps (backpressure) */
+    size_t   waiting;         /* sequences in the wait queue */
+    size_t   live;            /* sequences allocated */
+    uint64_t requests;
+    uint64_t cancelled;
+    uint64_t rejected;
+    uint64_t prompt_tokens;
+    uint64_t cached_tokens;
+    uint64_t generated_tokens;
+    uint64_t steps;
+    double   decode_step_ms;  /* moving average of a decode-only step */
+    double   prefill_token_ms;/* moving average per prompt token */
+    size_t   kv_cache_bytes;
+    size_t   step_items;      /* the last prepared step: sequences in it */
+    size_t   step_prefill_tokens;  /* and its prompt tokens */
+} llm_sched_stats;
+
+/* Creates the runtime (KV cache, compute threads) and opens every slot. */
+llm_sched *llm_sched_create(const llm_model *m, const llm_sched_config *cfg,
+    char *err, size_t errlen);
+/* Not while a step is in flight.  Frees the sequences it still holds. */
+void llm_sched_free(llm_sched *s);
+
+const llm_model *llm_sched_model(const llm_sched *s);
+size_t llm_sched_n_ctx(const llm_sched *s);
+/* parallel + queue: the most sequences the scheduler holds at once. */
+size_t llm_sched_capacity(const llm_sched *s);
+void llm_sched_get_stats(const llm_sched *s, llm_sched_stats *st);
+
+/*
+ * Reserves admission places for between min and want sequences before any
+ * work (llm_admission.h): LLM_ADMIT_OK with *granted; BUSY when too few are
+ * free now (retry later); NEVER when min exceeds parallel + queue.
+ */
+llm_admit llm_sched_reserve(llm_sched *s, size_t min, size_t want,
+    size_t *granted);
+
+/* ---- sequences ---- */
+
+/*
+ * A sequence over a copy of the prompt.  sp == NULL makes an embedding
+ * sequence: its prompt is read, nothing is sampled, and llm_seq_embedding
+ * gives the L2-normalised mean of its final hidden states when it is done.  top_logprobs
+ * < 0: no logprobs; >= 0: the sampled token's logprob and that many
+ * alternatives with every token.  NULL when out of memory.
+ */
+llm_seq *llm_seq_create(llm_sched *s, const int32_t *prompt, size_t n_prompt,
+    size_t max_gen, const llm_sampler_params *sp, int top_logprobs,
+    const llm_seq_events *ev, void *owner, size_t index);
+
+/* Queues a sequence into a place reserved for it with llm_sched_reserve. */
+void llm_sched_submit(llm_sched *s, llm_seq *seq);
+
+/*
+ * The owner lets go (finished, or its client went away): no more callbacks;
+ * the sequence is freed now, or when the step in flight that uses it ends.
+ */
+void llm_seq_release(llm_seq *seq);
+
+/* The owner ended the sequence (a stop string matched): no on_done follows. */
+void llm_seq_finish(llm_seq *seq);
+
+/*
+ * Backpressure: a paused sequence keeps its slot and KV cache but is left
+ * out of steps until it is resumed (its client has not taken the output).
+ */
+void llm_seq_pause(llm_seq *seq, int paused);
+
+size_t llm_seq_index(const llm_seq *seq);
+size_t llm_seq_n_prompt(const llm_seq *seq);
+size_t llm_seq_n_cached(const llm_seq *seq);     /* prompt tokens reused */
+const int32_t *llm_seq_generated(const llm_seq *seq, size_t *n);
+/* Embedding sequences, after on_done(STOP): `hidden` floats, else NULL. */
+const float *llm_seq_embedding(const llm_seq *seq);
+
+/* ---- the step ---- */
+
+/*
+ * Prompt tokens per step across all sequences.  With nobody decoding a
+ * prompt goes in large chunks (512: big GEMMs are efficient).  While some
+ * sequence decodes, the chunk is sized from the measured step times so that
+ * a step with prefill takes about two decode-only steps (at least 16 tokens):
+ * running streams keep a steady pace while new prompts are read.
+ */
+size_t llm_prefill_budget(int decoding, double decode_ms,
+    double prefill_token_ms);
+
+int  llm_sched_in_flight(const llm_sched *s);
+/*
+ * Retires ended sequences, admits waiting ones, builds the next batch:
+ * returns its number of items and marks the step in flight (> 0), or 0 when
+ * there is nothing to run (or a step is in flight already).
+ */
+int  llm_sched_step_prepare(llm_sched *s);
+/* The model math and sampling of the prepared step (any thread). */
+void llm_sched_step_run(llm_sched *s);
+/*
+ * Delivers the step's results through the callbacks and ends the step.
+ * Returns the step's failure (the whole step failed; every item's owner has
+ * had on_done(ERROR)) for the caller to log, or NULL; *files_changed is set
+ * when it failed because a weight file was rewritten in place.
+ */
+const char *llm_sched_step_complete(llm_sched *s, int *files_changed);
+/* The prepared step could not be run: its sequences fail with `error`. */
+void llm_sched_step_abort(llm_sched *s, const char *error);
+
+#endif
