@@ -12,7 +12,7 @@
  */
 #include "ngx_http_llm_generate.h"
 
-#include "api/llm_anthropic.h"
+#include "api/llm_formatter.h"
 #include "api/llm_response_budget.h"
 #include "engine/llm_detok.h"
 #include "parsers/llm_stream.h"
@@ -31,11 +31,6 @@ typedef struct {
     size_t                          n_lps;
     size_t                          lps_cap;
     ngx_uint_t                      done;
-    union {
-        llm_openai_chat_stream        chat;
-        llm_openai_completion_stream  completion;
-        llm_anthropic_stream          messages;
-    } fmt;
 } ngx_http_llm_choice_t;
 
 
@@ -44,7 +39,6 @@ struct ngx_http_llm_gen_s {
     ngx_http_llm_ctx_t             *ctx;
     ngx_http_llm_model_t           *model;
     llm_request                    *req;
-    llm_api_kind                    api;
     const llm_tokenizer            *tok;
 
     ngx_uint_t                      n_choices;
@@ -57,8 +51,7 @@ struct ngx_http_llm_gen_s {
     size_t                          n_cached;
 
     char                            id[64];
-    llm_openai_meta                 meta;
-    llm_anthropic_meta              ameta;
+    llm_formatter                  *fmt;            /* the protocol's bytes */
 
     llm_buf                         out;            /* pending stream bytes */
     ngx_int_t                       sent;           /* an early error's rc */
@@ -289,24 +282,9 @@ ngx_http_llm_emit(void *data, const llm_event *ev)
         lp = &lpl;
     }
 
-    switch (g->api) {
-    case LLM_API_CHAT:
-        llm_openai_chat_stream_event(&ch->fmt.chat, &g->out, ev, lp);
-        break;
-
-    case LLM_API_COMPLETIONS:
-        if (ev->type == LLM_EV_CONTENT) {
-            llm_openai_completion_stream_text(&ch->fmt.completion, &g->out,
-                                              ev->text, ev->len, lp);
-        }
-        break;
-
-    case LLM_API_MESSAGES:
-        llm_anthropic_stream_event(&ch->fmt.messages, &g->out, ev);
-        break;
-
-    default:
-        break;
+    if (llm_formatter_event(g->fmt, &g->out, ch->index, ev, lp) != 0) {
+        ngx_log_error(NGX_LOG_ALERT, g->r->connection->log, 0,
+                      "llm: out of memory formatting a stream event");
     }
 
     if (lp) {
@@ -519,9 +497,10 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
     ngx_int_t                 rc;
     ngx_uint_t                i;
     llm_admit                 admit;
+    llm_formatter_config      fc;
+    const llm_formatter_def  *def;
     llm_logit_bias            bias[NGX_HTTP_LLM_MAX_BIAS];
     llm_api_error             err;
-    llm_usage                 usage;
     llm_stream_config         sc;
     llm_sampler_params        sp;
     ngx_pool_cleanup_t       *cln;
@@ -565,10 +544,8 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
     ctx->gen = g;
     g->model = m;
     g->req = req;
-    g->api = req->api;
     g->tok = m->tokenizer;
     llm_buf_init(&g->out);
-    ngx_memzero(&usage, sizeof(usage));
 
     if (ngx_http_llm_named_tool(req) != NGX_OK) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -651,23 +628,34 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
 
     g->held_max = lcf->max_response_size;
 
-    /* response identity */
-    llm_random_id(g->id, sizeof(g->id),
-                  req->api == LLM_API_CHAT ? "chatcmpl-"
-                  : req->api == LLM_API_COMPLETIONS ? "cmpl-" : "msg_", 24);
-
-    g->meta.id = g->id;
-    g->meta.created = ngx_time();
-    g->meta.model = req->model ? req->model : (char *) m->alias.data;
-    g->meta.fingerprint = NGX_HTTP_LLM_FINGERPRINT;
-    g->meta.token_bytes = ngx_http_llm_token_bytes;
-    g->meta.token_ctx = (void *) g->tok;
-    g->meta.top_logprobs = req->sampling.top_logprobs;
-
-    g->ameta.id = g->id;
-    g->ameta.model = g->meta.model;
-
     g->n_choices = req->n > 0 ? req->n : 1;
+
+    /* response identity and the protocol's formatter */
+    def = llm_formatter_find(req->api);
+    llm_random_id(g->id, sizeof(g->id), def->id_prefix, 24);
+
+    ngx_memzero(&fc, sizeof(fc));
+    fc.id = g->id;
+    fc.created = ngx_time();
+    fc.model = req->model ? req->model : (char *) m->alias.data;
+    fc.fingerprint = NGX_HTTP_LLM_FINGERPRINT;
+    fc.n_choices = g->n_choices;
+    fc.stream = req->stream;
+    fc.include_usage = req->include_usage;
+    fc.logprobs = req->sampling.logprobs;
+    fc.top_logprobs = req->sampling.top_logprobs;
+    fc.token_bytes = ngx_http_llm_token_bytes;
+    fc.token_ctx = (void *) g->tok;
+    fc.echo = req->echo ? g->prompt_text : NULL;
+    fc.echo_len = g->prompt_len;
+    fc.prompt_tokens = (long) n_prompt;
+
+    g->fmt = llm_formatter_create(def, &fc);
+    if (g->fmt == NULL) {
+        free(ids);
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
     g->choices = ngx_pcalloc(r->pool,
                              g->n_choices * sizeof(ngx_http_llm_choice_t));
     if (g->choices == NULL) {
@@ -746,35 +734,8 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
             return NGX_ERROR;
         }
 
-        for (i = 0; i < g->n_choices; i++) {
-            ch = &g->choices[i];
-            switch (g->api) {
-            case LLM_API_CHAT:
-                llm_openai_chat_stream_init(&ch->fmt.chat, &g->meta, (int) i,
-                                            req->include_usage,
-                                            req->sampling.logprobs);
-                llm_openai_chat_stream_start(&ch->fmt.chat, &g->out);
-                break;
-            case LLM_API_COMPLETIONS:
-                llm_openai_completion_stream_init(&ch->fmt.completion,
-                                                  &g->meta, (int) i,
-                                                  req->include_usage,
-                                                  req->sampling.logprobs);
-                if (req->echo && g->prompt_text) {
-                    llm_openai_completion_stream_text(&ch->fmt.completion,
-                                                      &g->out, g->prompt_text,
-                                                      g->prompt_len, NULL);
-                }
-                break;
-            case LLM_API_MESSAGES:
-                llm_anthropic_stream_init(&ch->fmt.messages, &g->ameta);
-                usage.prompt_tokens = (long) n_prompt;
-                llm_anthropic_stream_start(&ch->fmt.messages, &g->out,
-                                           &usage);
-                break;
-            default:
-                break;
-            }
+        if (llm_formatter_start(g->fmt, &g->out) != 0) {
+            return NGX_ERROR;
         }
 
         if (ngx_http_llm_send_pending(g, 0) == NGX_ERROR) {
@@ -910,29 +871,20 @@ ngx_http_llm_stream_error(ngx_http_llm_gen_t *g, const char *error)
 {
     llm_api_error  err;
 
-    llm_api_error_set(&err, 500, g->api == LLM_API_MESSAGES ? "api_error"
-                                                            : "server_error",
-                      NULL, NULL, "Generation failed: %s", error);
-
-    if (g->api == LLM_API_MESSAGES) {
-        llm_anthropic_stream_error(&g->out, &err);
-        return;
-    }
-
-    llm_openai_stream_error(&g->out, &err);
-    llm_openai_stream_done(&g->out);
+    llm_formatter_generation_error(g->fmt, &err, error);
+    llm_formatter_error(g->fmt, &g->out, &err);
 }
 
 
 static void
 ngx_http_llm_finish_request(ngx_http_llm_gen_t *g, const char *error)
 {
-    ngx_int_t             rc;
-    ngx_uint_t            i;
-    llm_usage             usage;
-    llm_result           *results;
-    llm_logprobs_list    *lpl;
-    ngx_http_request_t   *r = g->r;
+    ngx_int_t              rc;
+    ngx_uint_t             i;
+    llm_usage              usage;
+    llm_result            *results;
+    llm_logprobs_list     *lpl;
+    ngx_http_request_t    *r = g->r;
     ngx_http_llm_choice_t *ch;
 
     g->finished = 1;
@@ -945,32 +897,7 @@ ngx_http_llm_finish_request(ngx_http_llm_gen_t *g, const char *error)
     }
     g->ctx->completion_tokens = usage.completion_tokens;
 
-    if (g->req->stream) {
-        if (error) {
-            ngx_http_llm_stream_error(g, error);
-
-        } else if (g->api == LLM_API_MESSAGES) {
-            ch = &g->choices[0];
-            llm_anthropic_stream_finish(&ch->fmt.messages, &g->out,
-                                        ch->result.finish,
-                                        ch->result.stop_sequence, &usage);
-
-        } else {
-            if (g->req->include_usage) {
-                llm_openai_stream_usage(&g->out, &g->meta,
-                                        g->api == LLM_API_CHAT
-                                        ? "chat.completion.chunk"
-                                        : "text_completion", &usage);
-            }
-            llm_openai_stream_done(&g->out);
-        }
-
-        rc = ngx_http_llm_send_pending(g, 1);
-        ngx_http_finalize_request(r, rc == NGX_ERROR ? NGX_ERROR : rc);
-        return;
-    }
-
-    if (error) {
+    if (error && !g->req->stream) {
         ngx_http_finalize_request(r, ngx_http_llm_send_error(r,
                                   NGX_HTTP_INTERNAL_SERVER_ERROR, NULL, NULL,
                                   NULL, "Generation failed: %s", error));
@@ -980,7 +907,9 @@ ngx_http_llm_finish_request(ngx_http_llm_gen_t *g, const char *error)
     results = ngx_pcalloc(r->pool, g->n_choices * sizeof(llm_result));
     lpl = ngx_pcalloc(r->pool, g->n_choices * sizeof(llm_logprobs_list));
     if (results == NULL || lpl == NULL) {
-        ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
+        ngx_http_finalize_request(r, g->req->stream
+                                     ? NGX_ERROR
+                                     : NGX_HTTP_INTERNAL_SERVER_ERROR);
         return;
     }
 
@@ -997,28 +926,28 @@ ngx_http_llm_finish_request(ngx_http_llm_gen_t *g, const char *error)
         lpl[i].n = ch->n_lps;
     }
 
-    llm_buf_reset(&g->out);
+    if (g->req->stream) {
+        if (error) {
+            ngx_http_llm_stream_error(g, error);
 
-    switch (g->api) {
-    case LLM_API_CHAT:
-        rc = llm_openai_chat_response(&g->out, &g->meta, results,
-                                      g->n_choices,
-                                      g->req->sampling.logprobs ? lpl : NULL);
-        break;
-    case LLM_API_COMPLETIONS:
-        rc = llm_openai_completion_response(&g->out, &g->meta, results,
-                                            g->n_choices,
-                                            g->req->sampling.logprobs
-                                            ? lpl : NULL,
-                                            g->prompt_text, g->prompt_len);
-        break;
-    default:
-        rc = llm_anthropic_message_response(&g->out, &g->ameta,
-                                            &results[0]);
-        break;
+        } else if (llm_formatter_finish(g->fmt, &g->out, results, &usage)
+                   != 0)
+        {
+            ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
+                          "llm: out of memory ending a stream");
+        }
+
+        rc = ngx_http_llm_send_pending(g, 1);
+        ngx_http_finalize_request(r, rc == NGX_ERROR ? NGX_ERROR : rc);
+        return;
     }
 
-    if (rc != 0) {
+    llm_buf_reset(&g->out);
+
+    if (llm_formatter_response(g->fmt, &g->out, results,
+                               g->req->sampling.logprobs ? lpl : NULL)
+        != 0)
+    {
         ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
         return;
     }
@@ -1056,17 +985,11 @@ ngx_http_llm_on_done(void *owner, llm_seq *seq, llm_finish reason,
     ch->result.usage.completion_tokens = (long) n_gen;
 
     if (g->req->stream && !error) {
-        switch (g->api) {
-        case LLM_API_CHAT:
-            llm_openai_chat_stream_finish(&ch->fmt.chat, &g->out,
-                                          ch->result.finish);
-            break;
-        case LLM_API_COMPLETIONS:
-            llm_openai_completion_stream_finish(&ch->fmt.completion, &g->out,
-                                                ch->result.finish);
-            break;
-        default:
-            break;
+        if (llm_formatter_finish_choice(g->fmt, &g->out, ch->index, &ch->result)
+            != 0)
+        {
+            ngx_log_error(NGX_LOG_ALERT, g->r->connection->log, 0,
+                          "llm: out of memory ending a choice");
         }
     }
 
@@ -1163,6 +1086,7 @@ ngx_http_llm_gen_cleanup(void *data)
         free(ch->lps);
     }
 
+    llm_formatter_free(g->fmt);
     free(g->prompt_text);
     llm_buf_free(&g->out);
 }

@@ -1,0 +1,86 @@
+/*
+ * Response formatters: one table of functions per protocol (like
+ * llm_parser_def for parsers), so the layers above never switch on the
+ * protocol.  A formatter holds the protocol state of every choice of one
+ * response and writes bytes into the caller's buffer:
+ *
+ *   streaming      start, then event* per choice, finish_choice per choice,
+ *                  then finish (or error once the stream has begun)
+ *   non-streaming  response, with every choice's result
+ *
+ * OpenAI chat and completions, and Anthropic messages, are fed the same
+ * llm_event stream and llm_result values.  No nginx, no engine.
+ */
+#ifndef LLM_FORMATTER_H
+#define LLM_FORMATTER_H
+
+#include "api/llm_api.h"
+
+typedef struct llm_formatter llm_formatter;
+
+typedef struct {
+    const char         *id;            /* response id, with its prefix */
+    long long           created;       /* unix seconds */
+    const char         *model;
+    const char         *fingerprint;   /* OpenAI system_fingerprint */
+    size_t              n_choices;
+    int                 stream;
+    int                 include_usage; /* OpenAI stream_options */
+    int                 logprobs;      /* logprobs asked for */
+    int                 top_logprobs;
+    llm_token_bytes_fn  token_bytes;   /* raw bytes of a token, for logprobs */
+    void               *token_ctx;
+    const char         *echo;          /* completions echo: the prompt text */
+    size_t              echo_len;
+    long                prompt_tokens; /* Anthropic message_start usage */
+} llm_formatter_config;
+
+typedef struct {
+    const char *name;
+    const char *id_prefix;      /* "chatcmpl-", "cmpl-", "msg_" */
+    const char *server_error;   /* the error type of a 500 in this protocol */
+    int (*start)(llm_formatter *f, llm_buf *b);
+    /* lp: the logprobs of the tokens behind a CONTENT event, or NULL */
+    int (*event)(llm_formatter *f, llm_buf *b, size_t choice,
+                 const llm_event *ev, const llm_logprobs_list *lp);
+    int (*finish_choice)(llm_formatter *f, llm_buf *b, size_t choice,
+                         const llm_result *r);
+    int (*finish)(llm_formatter *f, llm_buf *b, const llm_result *results,
+                  const llm_usage *usage);
+    int (*error)(llm_formatter *f, llm_buf *b, const llm_api_error *err);
+    int (*response)(llm_formatter *f, llm_buf *b, const llm_result *results,
+                    const llm_logprobs_list *lps);
+} llm_formatter_def;
+
+/* The table of a protocol (CHAT, COMPLETIONS, MESSAGES), or NULL. */
+const llm_formatter_def *llm_formatter_find(llm_api_kind api);
+
+/* cfg's strings are borrowed and must outlive the formatter.  NULL: no memory. */
+llm_formatter *llm_formatter_create(const llm_formatter_def *def,
+    const llm_formatter_config *cfg);
+void llm_formatter_free(llm_formatter *f);
+const llm_formatter_config *llm_formatter_get_config(const llm_formatter *f);
+
+/* Each returns 0, or -1 when out of memory (the output is then incomplete). */
+int llm_formatter_start(llm_formatter *f, llm_buf *b);
+int llm_formatter_event(llm_formatter *f, llm_buf *b, size_t choice,
+    const llm_event *ev, const llm_logprobs_list *lp);
+int llm_formatter_finish_choice(llm_formatter *f, llm_buf *b, size_t choice,
+    const llm_result *r);
+/* The end of a stream: results of every choice, usage of the whole request. */
+int llm_formatter_finish(llm_formatter *f, llm_buf *b,
+    const llm_result *results, const llm_usage *usage);
+/* A failure after the stream began: the protocol's error event, then its end. */
+int llm_formatter_error(llm_formatter *f, llm_buf *b, const llm_api_error *err);
+/* The whole non-streaming body; lps per choice, or NULL without logprobs. */
+int llm_formatter_response(llm_formatter *f, llm_buf *b,
+    const llm_result *results, const llm_logprobs_list *lps);
+
+/*
+ * The 500 of a generation that failed part-way, typed for the protocol
+ * ("server_error" for OpenAI, "api_error" for Anthropic).
+ */
+void llm_formatter_generation_error(const llm_formatter *f, llm_api_error *err,
+    const char *what);
+
+#endif
