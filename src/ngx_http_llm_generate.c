@@ -726,6 +726,11 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
         llm_sched_submit(m->sched, g->choices[i].seq);
     }
 
+    ngx_log_debug4(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
+                   "llm submit: model \"%V\", %ui sequences of %uz prompt "
+                   "tokens, max %uz new", &m->alias, g->n_choices, n_prompt,
+                   max_gen);
+
     r->read_event_handler = ngx_http_test_reading;
     r->write_event_handler = ngx_http_llm_writer;
 
@@ -972,6 +977,10 @@ ngx_http_llm_on_done(void *owner, llm_seq *seq, llm_finish reason,
     }
     ch->done = 1;
 
+    ngx_log_debug3(NGX_LOG_DEBUG_HTTP, g->r->connection->log, 0,
+                   "llm done: choice %ui, finish %d%s", ch->index,
+                   (int) reason, error ? ", failed" : "");
+
     if (llm_seq_index(seq) == 0) {
         g->n_cached = llm_seq_n_cached(seq);
     }
@@ -1004,15 +1013,21 @@ ngx_http_llm_on_flush(void *owner)
 {
     ngx_http_llm_choice_t *ch = owner;
 
+    ngx_connection_t    *c;
     ngx_http_llm_gen_t  *g = ch->gen;
 
     if (g->finished || !g->req->stream) {
         return;
     }
 
+    c = g->r->connection;
+
     if (ngx_http_llm_send_pending(g, 0) == NGX_ERROR) {
         ngx_http_finalize_request(g->r, NGX_ERROR);
     }
+
+    /* as after any event handler that wrote for a request */
+    ngx_http_run_posted_requests(c);
 }
 
 
@@ -1075,6 +1090,8 @@ ngx_http_llm_gen_cleanup(void *data)
         ch = &g->choices[i];
 
         if (ch->seq) {
+            ngx_log_debug1(NGX_LOG_DEBUG_HTTP, g->r->connection->log, 0,
+                           "llm release: choice %ui", i);
             llm_seq_release(ch->seq);
             ch->seq = NULL;
         }
