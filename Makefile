@@ -17,7 +17,7 @@ CFLAGS_CORE := -std=gnu11 $(OPT) -g -fPIC -pthread -Wall -Wextra -Werror \
                -Wno-unused-parameter -Isrc -I. $(EXTRA_CFLAGS)
 LDLIBS      := -ljansson -lpcre2-8 -lopenblas -lm -lpthread $(EXTRA_LDFLAGS)
 
-CORE_DIRS   := src/core src/api src/chat src/parsers src/engine kernels/cpu
+CORE_DIRS   := src/core src/api src/chat src/parsers src/grammar src/engine kernels/cpu
 CORE_SRCS   := $(wildcard $(addsuffix /*.c,$(CORE_DIRS)))
 CORE_HDRS   := $(wildcard $(addsuffix /*.h,$(CORE_DIRS)))
 CORE_OBJS   := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)

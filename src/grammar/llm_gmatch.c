@@ -1,0 +1,662 @@
+/*
+ * The recognizer and token masks.
+ *
+ * A parse stack is a chain of nodes (pos, parent): pos is the next grammar
+ * element to match, parent the node to continue at when the rule ends (node
+ * 0 = nothing left: the input is complete).  Nodes are hash-consed, so a
+ * stack is one integer and a parse state (all stacks alive after the input
+ * so far; the grammar may be ambiguous) is a sorted set of integers, also
+ * interned.  Every stack in a state has a byte class on top, or is node 0.
+ *
+ * Advancing a state by a byte pops the matching stacks and expands what
+ * follows: a rule reference pushes the continuation (unless the reference
+ * ends its alternative: a tail call, so right recursion does not grow the
+ * stack) and expands each alternative; the end of a rule returns to the
+ * parent.  Results are memoized per (state, byte), which turns the pushdown
+ * automaton into a lazily built DFA over the configurations actually met.
+ *
+ * The mask of a state is a preorder walk of the vocabulary trie carrying one
+ * state per depth: a dead byte skips the node's subtree, a live node allows
+ * the tokens ending there.  Masks are cached per state within a memory budget.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grammar/llm_gvocab_int.h"
+
+#define TR_UNKNOWN  (-2)
+#define TR_DEAD     (-1)
+#define MAX_EXPAND_DEPTH 4096
+#define MASK_BUDGET ((size_t) 64 << 20)
+
+typedef struct {
+    int32_t pos, parent;
+} gnode;
+
+typedef struct {
+    uint32_t  off, n;        /* node ids in pool[] */
+    int32_t  *trans;         /* [256] or NULL */
+    uint64_t *mask;
+    int16_t   forced;        /* -2 unknown, -1 none, else the only next byte */
+    uint8_t   accepting;
+} gstate;
+
+struct llm_gindex {
+    const llm_grammar *g;
+    const llm_gvocab  *v;
+    int32_t  *stop, *extra;
+    size_t    n_stop, n_extra;
+    size_t    words;
+
+    gnode    *nodes;
+    size_t    n_nodes, cap_nodes;
+    int32_t  *node_ht;
+    size_t    node_cap;          /* power of two */
+
+    gstate   *st;
+    size_t    n_st, cap_st;
+    int32_t  *st_ht;
+    size_t    st_cap;
+    int32_t  *pool;
+    size_t    n_pool, cap_pool;
+
+    /* scratch of one advance */
+    int32_t  *buf;
+    size_t    n_buf, cap_buf;
+    uint64_t *vis_key;
+    uint32_t *vis_gen;
+    size_t    vis_cap, vis_n;
+    uint32_t  gen;
+    int       fail;              /* out of memory or too deep */
+
+    int32_t  *walk;              /* trie walk: state per depth */
+    int32_t   init;
+    size_t    mask_bytes;
+    pthread_mutex_t mu;
+};
+
+struct llm_gmatcher {
+    llm_gindex *x;
+    int32_t     state;
+    int         done;
+};
+
+static uint64_t
+mix64(uint64_t h)
+{
+    h ^= h >> 33; h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33; h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 33);
+}
+
+/* ---- nodes ---- */
+
+static int
+grow_ht(int32_t **ht, size_t *cap, size_t need)
+{
+    int32_t *n;
+    size_t c = *cap ? *cap : 1024, i;
+    while (c < need * 2) c *= 2;
+    if (c == *cap) return 0;
+    n = malloc(c * sizeof(int32_t));
+    if (n == NULL) return -1;
+    for (i = 0; i < c; i++) n[i] = -1;
+    free(*ht);
+    *ht = n;
+    *cap = c;
+    return 1;   /* caller rehashes */
+}
+
+static int32_t
+node_intern(llm_gindex *x, int32_t pos, int32_t parent)
+{
+    uint64_t h = mix64(((uint64_t) (uint32_t) pos << 32) | (uint32_t) parent);
+    size_t i;
+    int r;
+
+    for (i = h & (x->node_cap - 1); x->node_ht[i] >= 0; i = (i + 1) & (x->node_cap - 1)) {
+        const gnode *n = &x->nodes[x->node_ht[i]];
+        if (n->pos == pos && n->parent == parent) return x->node_ht[i];
+    }
+    if (x->n_nodes == x->cap_nodes) {
+        size_t cap = x->cap_nodes * 2;
+        gnode *nn = realloc(x->nodes, cap * sizeof(gnode));
+        if (nn == NULL) { x->fail = 1; return -1; }
+        x->nodes = nn;
+        x->cap_nodes = cap;
+    }
+    x->nodes[x->n_nodes].pos = pos;
+    x->nodes[x->n_nodes].parent = parent;
+    x->n_nodes++;
+    r = grow_ht(&x->node_ht, &x->node_cap, x->n_nodes);
+    if (r < 0) { x->fail = 1; return -1; }
+    if (r > 0) {
+        size_t k;
+        for (k = 0; k < x->n_nodes; k++) {
+            h = mix64(((uint64_t) (uint32_t) x->nodes[k].pos << 32) | (uint32_t) x->nodes[k].parent);
+            for (i = h & (x->node_cap - 1); x->node_ht[i] >= 0; i = (i + 1) & (x->node_cap - 1)) {}
+            x->node_ht[i] = (int32_t) k;
+        }
+    } else {
+        x->node_ht[i] = (int32_t) (x->n_nodes - 1);
+    }
+    return (int32_t) (x->n_nodes - 1);
+}
+
+/* ---- one expansion pass ---- */
+
+static int
+visit_first(llm_gindex *x, int32_t pos, int32_t parent)
+{
+    uint64_t key = ((uint64_t) (uint32_t) pos << 32) | (uint32_t) parent;
+    size_t i;
+
+    if ((x->vis_n + 1) * 2 > x->vis_cap) {
+        /* grow and keep this generation's keys */
+        size_t cap = x->vis_cap ? x->vis_cap * 2 : 1024, k;
+        uint64_t *nk = malloc(cap * sizeof(uint64_t));
+        uint32_t *ng = calloc(cap, sizeof(uint32_t));
+        if (!nk || !ng) { free(nk); free(ng); x->fail = 1; return 0; }
+        for (k = 0; k < x->vis_cap; k++) {
+            if (x->vis_gen[k] != x->gen) continue;
+            for (i = mix64(x->vis_key[k]) & (cap - 1); ng[i] == x->gen; i = (i + 1) & (cap - 1)) {}
+            nk[i] = x->vis_key[k];
+            ng[i] = x->gen;
+        }
+        free(x->vis_key); free(x->vis_gen);
+        x->vis_key = nk; x->vis_gen = ng; x->vis_cap = cap;
+    }
+    for (i = mix64(key) & (x->vis_cap - 1); x->vis_gen[i] == x->gen; i = (i + 1) & (x->vis_cap - 1)) {
+        if (x->vis_key[i] == key) return 0;
+    }
+    x->vis_gen[i] = x->gen;
+    x->vis_key[i] = key;
+    x->vis_n++;
+    return 1;
+}
+
+static void
+new_pass(llm_gindex *x)
+{
+    x->n_buf = 0;
+    x->vis_n = 0;
+    if (++x->gen == 0) {   /* wrapped: clear */
+        if (x->vis_gen) memset(x->vis_gen, 0, x->vis_cap * sizeof(uint32_t));
+        x->gen = 1;
+    }
+}
+
+static void
+buf_push(llm_gindex *x, int32_t id)
+{
+    if (x->n_buf == x->cap_buf) {
+        size_t cap = x->cap_buf ? x->cap_buf * 2 : 64;
+        int32_t *b = realloc(x->buf, cap * sizeof(int32_t));
+        if (b == NULL) { x->fail = 1; return; }
+        x->buf = b;
+        x->cap_buf = cap;
+    }
+    x->buf[x->n_buf++] = id;
+}
+
+static void
+expand(llm_gindex *x, int32_t pos, int32_t parent, int depth)
+{
+    const llm_grammar *g = x->g;
+    const llm_gelem *e;
+
+    if (x->fail) return;
+    if (depth > MAX_EXPAND_DEPTH) { x->fail = 1; return; }
+    if (!visit_first(x, pos, parent)) return;
+    e = &g->el[pos];
+    if (llm_gelem_ends(e)) {
+        if (parent == 0) buf_push(x, 0);
+        else expand(x, x->nodes[parent].pos, x->nodes[parent].parent, depth + 1);
+        return;
+    }
+    if (e->type == LLM_GE_CLASS) {
+        int32_t id = node_intern(x, pos, parent);
+        if (id >= 0) buf_push(x, id);
+        return;
+    }
+    {
+        int32_t ret = llm_gelem_ends(e + 1) ? parent : node_intern(x, pos + 1, parent);
+        uint32_t a = g->rule_start[e->val];
+        if (ret < 0) return;
+        for ( ;; ) {
+            expand(x, (int32_t) a, ret, depth + 1);
+            while (!llm_gelem_ends(&g->el[a])) a++;
+            if (g->el[a].type == LLM_GE_END) break;
+            a++;
+        }
+    }
+}
+
+static int
+cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *) a, y = *(const int32_t *) b;
+    return x < y ? -1 : x > y;
+}
+
+/* Intern the set in buf[] as a state; -1 when empty or on failure. */
+static int32_t
+state_intern(llm_gindex *x)
+{
+    size_t n = 0, i, k;
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    gstate *s;
+    int r;
+
+    if (x->fail || x->n_buf == 0) return TR_DEAD;
+    qsort(x->buf, x->n_buf, sizeof(int32_t), cmp_i32);
+    for (i = 0; i < x->n_buf; i++) {
+        if (n == 0 || x->buf[n - 1] != x->buf[i]) x->buf[n++] = x->buf[i];
+    }
+    for (i = 0; i < n; i++) h = mix64(h ^ (uint64_t) (uint32_t) x->buf[i]);
+    for (i = h & (x->st_cap - 1); x->st_ht[i] >= 0; i = (i + 1) & (x->st_cap - 1)) {
+        s = &x->st[x->st_ht[i]];
+        if (s->n == n && memcmp(x->pool + s->off, x->buf, n * sizeof(int32_t)) == 0)
+            return x->st_ht[i];
+    }
+    if (x->n_pool + n > x->cap_pool) {
+        size_t cap = (x->n_pool + n) * 2;
+        int32_t *p = realloc(x->pool, cap * sizeof(int32_t));
+        if (p == NULL) { x->fail = 1; return TR_DEAD; }
+        x->pool = p;
+        x->cap_pool = cap;
+    }
+    if (x->n_st == x->cap_st) {
+        size_t cap = x->cap_st * 2;
+        gstate *ns = realloc(x->st, cap * sizeof(gstate));
+        if (ns == NULL) { x->fail = 1; return TR_DEAD; }
+        x->st = ns;
+        x->cap_st = cap;
+    }
+    s = &x->st[x->n_st];
+    memset(s, 0, sizeof(*s));
+    s->off = (uint32_t) x->n_pool;
+    s->n = (uint32_t) n;
+    s->forced = -2;
+    s->accepting = x->buf[0] == 0;
+    memcpy(x->pool + x->n_pool, x->buf, n * sizeof(int32_t));
+    x->n_pool += n;
+    x->n_st++;
+    r = grow_ht(&x->st_ht, &x->st_cap, x->n_st);
+    if (r < 0) { x->fail = 1; return TR_DEAD; }
+    if (r > 0) {
+        for (k = 0; k < x->n_st; k++) {
+            const gstate *t = &x->st[k];
+            h = 0x9e3779b97f4a7c15ull;
+            for (i = 0; i < t->n; i++) h = mix64(h ^ (uint64_t) (uint32_t) x->pool[t->off + i]);
+            for (i = h & (x->st_cap - 1); x->st_ht[i] >= 0; i = (i + 1) & (x->st_cap - 1)) {}
+            x->st_ht[i] = (int32_t) k;
+        }
+    } else {
+        x->st_ht[i] = (int32_t) (x->n_st - 1);
+    }
+    return (int32_t) (x->n_st - 1);
+}
+
+static int32_t
+advance(llm_gindex *x, int32_t s, unsigned b)
+{
+    const llm_grammar *g = x->g;
+    uint32_t i, n = x->st[s].n, off = x->st[s].off;
+    int32_t r;
+
+    new_pass(x);
+    for (i = 0; i < n; i++) {
+        int32_t id = x->pool[off + i];
+        const gnode *nd;
+        if (id == 0) continue;
+        nd = &x->nodes[id];
+        if (llm_gset_has(g->cls[g->el[nd->pos].val], b)) {
+            int32_t parent = nd->parent;
+            expand(x, nd->pos + 1, parent, 0);
+        }
+    }
+    r = state_intern(x);
+    if (x->fail) { x->fail = 0; return -3; }   /* resource failure, not "dead" */
+    return r;
+}
+
+/* Transition of s by b, computed on first use.  -1 dead, -3 failure. */
+static inline int32_t
+trans(llm_gindex *x, int32_t s, unsigned b)
+{
+    int32_t *tr = x->st[s].trans, t;
+    if (tr != NULL && tr[b] != TR_UNKNOWN) return tr[b];
+    if (tr == NULL) {
+        int i;
+        tr = malloc(256 * sizeof(int32_t));
+        if (tr == NULL) return -3;
+        for (i = 0; i < 256; i++) tr[i] = TR_UNKNOWN;
+        x->st[s].trans = tr;
+    }
+    t = advance(x, s, b);
+    if (t == -3) return -3;
+    x->st[s].trans[b] = t;     /* st[] may have moved */
+    return t;
+}
+
+/* ---- index ---- */
+
+llm_gindex *
+llm_gindex_create(const llm_grammar *g, const llm_gvocab *v,
+                  const int32_t *stop_ids, size_t n_stop,
+                  const int32_t *extra_ids, size_t n_extra, char *err, size_t errlen)
+{
+    llm_gindex *x = calloc(1, sizeof(*x));
+    uint32_t a;
+
+    if (x == NULL) goto oom;
+    x->g = g;
+    x->v = v;
+    x->words = (v->n_vocab + 63) / 64;
+    x->stop = malloc((n_stop + 1) * sizeof(int32_t));
+    x->extra = malloc((n_extra + 1) * sizeof(int32_t));
+    x->cap_nodes = 256;
+    x->nodes = malloc(x->cap_nodes * sizeof(gnode));
+    x->cap_st = 64;
+    x->st = malloc(x->cap_st * sizeof(gstate));
+    x->walk = malloc((v->max_depth + 2) * sizeof(int32_t));
+    if (!x->stop || !x->extra || !x->nodes || !x->st || !x->walk
+        || grow_ht(&x->node_ht, &x->node_cap, 1) < 0 || grow_ht(&x->st_ht, &x->st_cap, 1) < 0)
+        goto oom;
+    if (n_stop) memcpy(x->stop, stop_ids, n_stop * sizeof(int32_t));
+    if (n_extra) memcpy(x->extra, extra_ids, n_extra * sizeof(int32_t));
+    x->n_stop = n_stop;
+    x->n_extra = n_extra;
+    x->nodes[0].pos = -1;
+    x->nodes[0].parent = -1;
+    x->n_nodes = 1;
+    pthread_mutex_init(&x->mu, NULL);
+
+    /* the initial state: every alternative of the root, nothing after it */
+    new_pass(x);
+    a = g->rule_start[g->root];
+    for ( ;; ) {
+        expand(x, (int32_t) a, 0, 0);
+        while (!llm_gelem_ends(&g->el[a])) a++;
+        if (g->el[a].type == LLM_GE_END) break;
+        a++;
+    }
+    x->init = state_intern(x);
+    if (x->init < 0) {
+        llm_gerr(err, errlen, x->fail ? "grammar nests too deeply" : "grammar matches nothing");
+        llm_gindex_free(x);
+        return NULL;
+    }
+    return x;
+oom:
+    llm_gerr(err, errlen, "out of memory");
+    llm_gindex_free(x);
+    return NULL;
+}
+
+void
+llm_gindex_drop_masks(llm_gindex *x)
+{
+    size_t i;
+    pthread_mutex_lock(&x->mu);
+    for (i = 0; i < x->n_st; i++) {
+        free(x->st[i].mask);
+        x->st[i].mask = NULL;
+    }
+    x->mask_bytes = 0;
+    pthread_mutex_unlock(&x->mu);
+}
+
+void
+llm_gindex_free(llm_gindex *x)
+{
+    size_t i;
+    if (x == NULL) return;
+    if (x->st) {
+        for (i = 0; i < x->n_st; i++) { free(x->st[i].trans); free(x->st[i].mask); }
+    }
+    if (x->n_nodes) pthread_mutex_destroy(&x->mu);
+    free(x->stop); free(x->extra); free(x->nodes); free(x->node_ht);
+    free(x->st); free(x->st_ht); free(x->pool); free(x->buf);
+    free(x->vis_key); free(x->vis_gen); free(x->walk);
+    free(x);
+}
+
+size_t
+llm_gindex_n_states(const llm_gindex *x)
+{
+    return x->n_st;
+}
+
+/* Walk bytes from s; -1 when a byte is not allowed, -3 on failure. */
+static int32_t
+walk_bytes(llm_gindex *x, int32_t s, const char *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n && s >= 0; i++) s = trans(x, s, (unsigned char) p[i]);
+    return s;
+}
+
+static int
+compute_mask(llm_gindex *x, int32_t s, uint64_t *m)
+{
+    const llm_gvocab *v = x->v;
+    const uint8_t *byte = v->byte;
+    const uint16_t *depth = v->depth;
+    const uint32_t *skip = v->skip;
+    const int32_t *first = v->first_tok, *next = v->next_tok;
+    int32_t *walk = x->walk;
+    size_t i, n = v->n_nodes, k;
+    int any = 0;
+
+    memset(m, 0, x->words * sizeof(uint64_t));
+    walk[0] = s;
+    for (i = 1; i < n; ) {
+        int32_t cur = walk[depth[i] - 1], t;
+        const int32_t *tr = x->st[cur].trans;
+        t = (tr != NULL && tr[byte[i]] != TR_UNKNOWN) ? tr[byte[i]] : trans(x, cur, byte[i]);
+        if (t == -3) return -3;
+        if (t < 0) { i = skip[i]; continue; }
+        walk[depth[i]] = t;
+        {
+            int32_t id;
+            for (id = first[i]; id >= 0; id = next[id]) {
+                m[id >> 6] |= 1ull << (id & 63);
+                any = 1;
+            }
+        }
+        i++;
+    }
+    for (k = 0; k < x->n_extra; k++) {
+        int32_t id = x->extra[k], len, t;
+        if (id < 0 || (size_t) id >= v->n_vocab) continue;
+        len = v->len[id] < -1 ? -2 - v->len[id] : v->len[id];
+        if (len <= 0) continue;
+        t = walk_bytes(x, s, v->arena + v->off[id], (size_t) len);
+        if (t == -3) return -3;
+        if (t >= 0) { m[id >> 6] |= 1ull << (id & 63); any = 1; }
+    }
+    if (x->st[s].accepting) {
+        for (k = 0; k < x->n_stop; k++) {
+            int32_t id = x->stop[k];
+            if (id < 0 || (size_t) id >= v->n_vocab) continue;
+            m[id >> 6] |= 1ull << (id & 63);
+            any = 1;
+        }
+    }
+    return any ? 0 : -1;
+}
+
+/* ---- matcher ---- */
+
+llm_gmatcher *
+llm_gmatcher_create(llm_gindex *x)
+{
+    llm_gmatcher *m = calloc(1, sizeof(*m));
+    if (m == NULL) return NULL;
+    m->x = x;
+    m->state = x->init;
+    return m;
+}
+
+void
+llm_gmatcher_free(llm_gmatcher *m)
+{
+    free(m);
+}
+
+int
+llm_gmatcher_mask(llm_gmatcher *m, uint64_t *bits)
+{
+    llm_gindex *x = m->x;
+    int rc = 0;
+    size_t bytes = x->words * sizeof(uint64_t);
+    uint64_t *mask;
+
+    if (m->done) {
+        memset(bits, 0, bytes);
+        return -1;
+    }
+    pthread_mutex_lock(&x->mu);
+    mask = x->st[m->state].mask;
+    if (mask == NULL) {
+        rc = compute_mask(x, m->state, bits);
+        if (rc == 0) {
+            if (x->mask_bytes + bytes > MASK_BUDGET) {
+                size_t i;
+                for (i = 0; i < x->n_st; i++) { free(x->st[i].mask); x->st[i].mask = NULL; }
+                x->mask_bytes = 0;
+            }
+            mask = malloc(bytes);
+            if (mask != NULL) {
+                memcpy(mask, bits, bytes);
+                x->st[m->state].mask = mask;
+                x->mask_bytes += bytes;
+            }
+        }
+    } else {
+        memcpy(bits, mask, bytes);
+    }
+    pthread_mutex_unlock(&x->mu);
+    return rc == 0 ? 0 : -1;
+}
+
+static int
+is_stop(const llm_gindex *x, int32_t id)
+{
+    size_t i;
+    for (i = 0; i < x->n_stop; i++) if (x->stop[i] == id) return 1;
+    return 0;
+}
+
+static int
+is_extra(const llm_gindex *x, int32_t id)
+{
+    size_t i;
+    for (i = 0; i < x->n_extra; i++) if (x->extra[i] == id) return 1;
+    return 0;
+}
+
+/* State after token id from the matcher's state: -1 not allowed, -4 a stop id
+ * allowed (the generation ends). */
+static int32_t
+token_next(llm_gmatcher *m, int32_t id)
+{
+    llm_gindex *x = m->x;
+    const llm_gvocab *v = x->v;
+    int32_t len, t;
+
+    if (m->done || id < 0 || (size_t) id >= v->n_vocab) return -1;
+    if (is_stop(x, id)) return x->st[m->state].accepting ? -4 : -1;
+    len = v->len[id];
+    if (len < -1 && is_extra(x, id)) len = -2 - len;
+    if (len <= 0) return -1;
+    pthread_mutex_lock(&x->mu);
+    t = walk_bytes(x, m->state, v->arena + v->off[id], (size_t) len);
+    pthread_mutex_unlock(&x->mu);
+    return t < 0 ? -1 : t;
+}
+
+int
+llm_gmatcher_allows(llm_gmatcher *m, int32_t id)
+{
+    return token_next(m, id) != -1;
+}
+
+int
+llm_gmatcher_accept(llm_gmatcher *m, int32_t id)
+{
+    int32_t t = token_next(m, id);
+    if (t == -1) return -1;
+    if (t == -4) m->done = 1;
+    else m->state = t;
+    return 0;
+}
+
+int
+llm_gmatcher_accept_bytes(llm_gmatcher *m, const char *s, size_t n)
+{
+    int32_t t;
+    if (m->done) return n ? -1 : 0;
+    pthread_mutex_lock(&m->x->mu);
+    t = walk_bytes(m->x, m->state, s, n);
+    pthread_mutex_unlock(&m->x->mu);
+    if (t < 0) return -1;
+    m->state = t;
+    return 0;
+}
+
+int
+llm_gmatcher_done(const llm_gmatcher *m)
+{
+    return m->done;
+}
+
+int
+llm_gmatcher_complete(const llm_gmatcher *m)
+{
+    return m->x->st[m->state].accepting;
+}
+
+size_t
+llm_gmatcher_forced(llm_gmatcher *m, char *out, size_t cap)
+{
+    llm_gindex *x = m->x;
+    int32_t s = m->state;
+    size_t n = 0;
+
+    if (m->done) return 0;
+    pthread_mutex_lock(&x->mu);
+    while (n < cap && !x->st[s].accepting) {
+        int f = x->st[s].forced;
+        if (f == -2) {
+            unsigned b;
+            int live = 0, only = -1;
+            for (b = 0; b < 256 && live < 2; b++) {
+                int32_t t = trans(x, s, b);
+                if (t == -3) { live = 2; break; }
+                if (t >= 0) { live++; only = (int) b; }
+            }
+            f = live == 1 ? only : -1;
+            x->st[s].forced = (int16_t) f;
+        }
+        if (f < 0) break;
+        out[n++] = (char) f;
+        s = trans(x, s, (unsigned) f);
+        if (s < 0) break;
+    }
+    pthread_mutex_unlock(&x->mu);
+    return n;
+}
+
+int
+llm_grammar_accepts(llm_gindex *x, const char *s, size_t n)
+{
+    int32_t t;
+    pthread_mutex_lock(&x->mu);
+    t = walk_bytes(x, x->init, s, n);
+    pthread_mutex_unlock(&x->mu);
+    return t >= 0 && x->st[t].accepting;
+}

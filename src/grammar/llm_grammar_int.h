@@ -1,0 +1,65 @@
+/* Internal layout of a built grammar, shared by the files of src/grammar. */
+#ifndef LLM_GRAMMAR_INT_H
+#define LLM_GRAMMAR_INT_H
+
+#include <stdint.h>
+
+#include "grammar/llm_grammar.h"
+
+/*
+ * A rule body is its alternatives back to back, separated by ALT and closed
+ * by END; within an alternative each element is one byte from a class or a
+ * reference to a rule.  A position is an index into el[].
+ */
+enum { LLM_GE_END = 0, LLM_GE_ALT, LLM_GE_RULE, LLM_GE_CLASS };
+
+typedef struct {
+    int32_t type;
+    int32_t val;          /* rule id or class id */
+} llm_gelem;
+
+struct llm_grammar {
+    llm_gelem  *el;
+    size_t      n_el;
+    uint32_t   *rule_start;    /* by rule id: first element of its body */
+    char      **names;
+    size_t      n_rules;
+    uint8_t   (*cls)[32];      /* byte sets */
+    size_t      n_cls;
+    int         root;
+};
+
+static inline int
+llm_gelem_ends(const llm_gelem *e)
+{
+    return e->type == LLM_GE_END || e->type == LLM_GE_ALT;
+}
+
+static inline int
+llm_gset_has(const uint8_t set[32], unsigned b)
+{
+    return (set[b >> 3] >> (b & 7)) & 1;
+}
+
+static inline void
+llm_gset_add(uint8_t set[32], unsigned b)
+{
+    set[b >> 3] |= (uint8_t) (1u << (b & 7));
+}
+
+/* Elements in a sequence under construction; move its elements from `from`
+ * on into a new rule (a lone rule reference is returned as is), leaving the
+ * sequence cut at `from` -- for quantifiers applied to the last item. */
+size_t llm_gseq_len(const llm_gseq *s);
+int    llm_gseq_take_rule(llm_gbuild *b, llm_gseq *s, size_t from, const char *name);
+
+/* A regular expression as a rule (llm_regex.c); json: emit characters as they
+ * are written inside a JSON string literal. */
+int llm_gregex_rule(llm_gbuild *b, const char *re, size_t len, int json,
+                    char *err, size_t errlen);
+
+/* Set err and return NULL / -1 in the callers (printf-style). */
+void llm_gerr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif
