@@ -75,6 +75,11 @@ cli: $(CLI)
 $(CLI): $(CLI_SRCS) $(CORE_LIB) $(CORE_HDRS)
 	$(CC) $(CFLAGS_CORE) -Isrc/cli $(CLI_SRCS) $(CORE_LIB) $(LDLIBS) -o $@
 
+BENCH_BINS  := $(BUILD)/bench/grammar
+$(BUILD)/bench/%: t/bench/%.c $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_CORE) $< $(CORE_LIB) $(LDLIBS) -o $@
+
 unit: $(UNIT_BINS)
 $(BUILD)/unit/%: t/unit/%.c t/unit/tap.h $(CORE_LIB)
 	@mkdir -p $(dir $@)
@@ -120,7 +125,7 @@ test-unit: unit
 test-nginx: module
 	TEST_NGINX_BINARY=$(NGINX_BIN) TEST_NGINX_LOAD_MODULES=$(CURDIR)/$(MODULE) prove -I t/lib t/*.t
 
-bench: all
+bench: all $(BENCH_BINS)
 	@bash t/bench/run.sh
 
 # the multi-node part of make bench alone (t/bench/scale.pl)

@@ -209,6 +209,14 @@ void llm_sampler_accept_prompt(llm_sampler *s, const int32_t *ids, int n);
  */
 int32_t llm_sampler_sample(llm_sampler *s, const float *logits,
     llm_token_logprobs *lp, int n_top);
+/*
+ * The same restricted to the ids set in `allowed` (a bitset of n_vocab bits,
+ * e.g. a grammar's token mask): the others get probability 0, truncation
+ * (top_k/top_p/min_p) and logprobs see only allowed tokens.  -1 when none is
+ * allowed.
+ */
+int32_t llm_sampler_sample_allowed(llm_sampler *s, const float *logits,
+    const uint64_t *allowed, llm_token_logprobs *lp, int n_top);
 void llm_sampler_accept(llm_sampler *s, int32_t tok);
 
 #endif

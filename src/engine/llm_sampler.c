@@ -204,6 +204,7 @@ fill_logprobs(llm_sampler *s, const float *v, llm_token_logprobs *lp, int n_top,
     if (n_top < 0) n_top = 0;
     /* insertion into a small sorted list */
     for (i = 0; i < V; i++) {
+        if (v[i] == -INFINITY) continue;    /* masked out by a grammar */
         if (n == n_top && (n == 0 || v[i] <= lp->top[n - 1].logprob)) continue;
         j = n < n_top ? n++ : n - 1;
         while (j > 0 && lp->top[j - 1].logprob < v[i]) {
@@ -217,8 +218,25 @@ fill_logprobs(llm_sampler *s, const float *v, llm_token_logprobs *lp, int n_top,
     lp->n_top = n;
 }
 
+static int32_t sample(llm_sampler *s, const float *logits, const uint64_t *allowed,
+    llm_token_logprobs *lp, int n_top);
+
 int32_t
 llm_sampler_sample(llm_sampler *s, const float *logits, llm_token_logprobs *lp, int n_top)
+{
+    return sample(s, logits, NULL, lp, n_top);
+}
+
+int32_t
+llm_sampler_sample_allowed(llm_sampler *s, const float *logits, const uint64_t *allowed,
+    llm_token_logprobs *lp, int n_top)
+{
+    return sample(s, logits, allowed, lp, n_top);
+}
+
+static int32_t
+sample(llm_sampler *s, const float *logits, const uint64_t *allowed,
+    llm_token_logprobs *lp, int n_top)
 {
     const llm_sampler_params *p = &s->p;
     float *v = s->work;
@@ -242,7 +260,20 @@ llm_sampler_sample(llm_sampler *s, const float *logits, llm_token_logprobs *lp, 
             v[id] -= p->presence_penalty + p->frequency_penalty * (float) s->count[id];
         }
     }
-    for (i = 1; i < V; i++) if (v[i] > v[best]) best = i;
+    if (allowed != NULL) {
+        /* a grammar's mask: refused tokens get no probability at all */
+        for (i = 0; i < V; i += 64) {
+            uint64_t w = allowed[i >> 6];
+            int j, e = V - i < 64 ? V - i : 64;
+            if (w == ~0ull) continue;
+            for (j = 0; j < e; j++) if (!((w >> j) & 1)) v[i + j] = -INFINITY;
+        }
+        best = -1;
+        for (i = 0; i < V; i++) if (v[i] > -INFINITY && (best < 0 || v[i] > v[best])) best = i;
+        if (best < 0) return -1;
+    } else {
+        for (i = 1; i < V; i++) if (v[i] > v[best]) best = i;
+    }
 
     if (p->temperature <= 1e-6f || p->top_k == 1) {
         chosen = best;

@@ -1165,6 +1165,12 @@ llm_tokenizer_is_special(const llm_tokenizer *t, int32_t id)
     return id >= 0 && (size_t) id < t->n_vocab && (t->flags[id] & LLM_TOKF_SPECIAL);
 }
 
+int
+llm_tokenizer_is_added(const llm_tokenizer *t, int32_t id)
+{
+    return id >= 0 && (size_t) id < t->n_vocab && (t->flags[id] & LLM_TOKF_ADDED);
+}
+
 const char *llm_tokenizer_bos(const llm_tokenizer *t) { return t->bos; }
 const char *llm_tokenizer_eos(const llm_tokenizer *t) { return t->eos; }
 int32_t llm_tokenizer_bos_id(const llm_tokenizer *t) { return t->bos_id; }

@@ -89,6 +89,9 @@ const char *llm_tokenizer_piece(const llm_tokenizer *tok, int32_t id);
 /* 1 for added tokens marked "special": true. */
 int llm_tokenizer_is_special(const llm_tokenizer *tok, int32_t id);
 
+/* 1 for added tokens (tokenizer.json added_tokens), special or not. */
+int llm_tokenizer_is_added(const llm_tokenizer *tok, int32_t id);
+
 /* BOS/EOS from tokenizer_config.json (string or {"content": ...}); NULL / -1 if not set. */
 const char *llm_tokenizer_bos(const llm_tokenizer *tok);
 const char *llm_tokenizer_eos(const llm_tokenizer *tok);

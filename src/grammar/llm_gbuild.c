@@ -34,8 +34,10 @@ struct llm_gbuild {
     size_t     n_rules, cap_rules;
     uint8_t  (*cls)[32];
     size_t     n_cls, cap_cls;
-    gb_memo   *memo;          /* open addressing, key NULL = empty */
+    gb_memo   *memo;          /* helper rules by content; open addressing, key NULL = empty */
     size_t     memo_cap, memo_n;
+    gb_memo   *names;         /* rule ids by name */
+    size_t     names_cap, names_n;
     int        oom;
 };
 
@@ -154,20 +156,21 @@ llm_gbuild_free(llm_gbuild *b)
         free(b->rules[i].body);
     }
     for (i = 0; i < b->memo_cap; i++) free(b->memo[i].key);
+    for (i = 0; i < b->names_cap; i++) free(b->names[i].key);
     free(b->memo);
+    free(b->names);
     free(b->rules);
     free(b->cls);
     free(b);
 }
 
+static int tab_get(const gb_memo *t, size_t cap, const char *key);
+static int tab_put(gb_memo **tp, size_t *capp, size_t *np, const char *key, int rule);
+
 int
 llm_gbuild_find(const llm_gbuild *b, const char *name)
 {
-    size_t i;
-    for (i = 0; i < b->n_rules; i++) {
-        if (strcmp(b->rules[i].name, name) == 0) return (int) i;
-    }
-    return -1;
+    return tab_get(b->names, b->names_cap, name);
 }
 
 int
@@ -175,10 +178,10 @@ llm_gbuild_rule(llm_gbuild *b, const char *name)
 {
     char buf[128];
     const char *nm = name;
-    int k = 1;
+    size_t k = b->n_rules;
 
     while (llm_gbuild_find(b, nm) >= 0) {
-        snprintf(buf, sizeof(buf), "%.100s-%d", name, k++);
+        snprintf(buf, sizeof(buf), "%.100s-%zu", name, k++);
         nm = buf;
     }
     if (b->n_rules == b->cap_rules) {
@@ -191,7 +194,11 @@ llm_gbuild_rule(llm_gbuild *b, const char *name)
     b->rules[b->n_rules].name = strdup(nm);
     b->rules[b->n_rules].body = NULL;
     b->rules[b->n_rules].n_body = 0;
-    if (b->rules[b->n_rules].name == NULL) { b->oom = 1; return -1; }
+    if (b->rules[b->n_rules].name == NULL
+        || tab_put(&b->names, &b->names_cap, &b->names_n, nm, (int) b->n_rules) < 0) {
+        b->oom = 1;
+        return -1;
+    }
     return (int) b->n_rules++;
 }
 
@@ -220,38 +227,51 @@ hash_str(const char *s)
 }
 
 static int
-memo_get(llm_gbuild *b, const char *key)
+tab_get(const gb_memo *t, size_t cap, const char *key)
 {
     size_t i;
-    if (b->memo_cap == 0) return -1;
-    for (i = hash_str(key) & (b->memo_cap - 1); b->memo[i].key; i = (i + 1) & (b->memo_cap - 1)) {
-        if (strcmp(b->memo[i].key, key) == 0) return b->memo[i].rule;
+    if (cap == 0) return -1;
+    for (i = hash_str(key) & (cap - 1); t[i].key; i = (i + 1) & (cap - 1)) {
+        if (strcmp(t[i].key, key) == 0) return t[i].rule;
     }
     return -1;
+}
+
+static int
+tab_put(gb_memo **tp, size_t *capp, size_t *np, const char *key, int rule)
+{
+    size_t i;
+    if ((*np + 1) * 2 > *capp) {
+        size_t cap = *capp ? *capp * 2 : 64, j;
+        gb_memo *m = calloc(cap, sizeof(*m));
+        if (m == NULL) return -1;
+        for (j = 0; j < *capp; j++) {
+            if ((*tp)[j].key == NULL) continue;
+            for (i = hash_str((*tp)[j].key) & (cap - 1); m[i].key; i = (i + 1) & (cap - 1)) {}
+            m[i] = (*tp)[j];
+        }
+        free(*tp);
+        *tp = m;
+        *capp = cap;
+    }
+    for (i = hash_str(key) & (*capp - 1); (*tp)[i].key; i = (i + 1) & (*capp - 1)) {}
+    (*tp)[i].key = strdup(key);
+    if ((*tp)[i].key == NULL) return -1;
+    (*tp)[i].rule = rule;
+    (*np)++;
+    return 0;
+}
+
+static int
+memo_get(llm_gbuild *b, const char *key)
+{
+    return tab_get(b->memo, b->memo_cap, key);
 }
 
 static void
 memo_put(llm_gbuild *b, const char *key, int rule)
 {
-    size_t i;
-    if ((b->memo_n + 1) * 2 > b->memo_cap) {
-        size_t cap = b->memo_cap ? b->memo_cap * 2 : 64, j;
-        gb_memo *m = calloc(cap, sizeof(*m));
-        if (m == NULL) { b->oom = 1; return; }
-        for (j = 0; j < b->memo_cap; j++) {
-            if (b->memo[j].key == NULL) continue;
-            for (i = hash_str(b->memo[j].key) & (cap - 1); m[i].key; i = (i + 1) & (cap - 1)) {}
-            m[i] = b->memo[j];
-        }
-        free(b->memo);
-        b->memo = m;
-        b->memo_cap = cap;
-    }
-    for (i = hash_str(key) & (b->memo_cap - 1); b->memo[i].key; i = (i + 1) & (b->memo_cap - 1)) {}
-    b->memo[i].key = strdup(key);
-    if (b->memo[i].key == NULL) { b->oom = 1; return; }
-    b->memo[i].rule = rule;
-    b->memo_n++;
+    if (tab_put(&b->memo, &b->memo_cap, &b->memo_n, key, rule) < 0) b->oom = 1;
 }
 
 int

@@ -73,6 +73,7 @@ struct llm_gindex {
     int32_t  *walk;              /* trie walk: state per depth */
     int32_t   init;
     size_t    mask_bytes;
+    long      n_computed;        /* masks computed (cache misses) */
     pthread_mutex_t mu;
 };
 
@@ -430,6 +431,12 @@ llm_gindex_n_states(const llm_gindex *x)
     return x->n_st;
 }
 
+long
+llm_gindex_n_masks_computed(const llm_gindex *x)
+{
+    return x->n_computed;
+}
+
 /* Walk bytes from s; -1 when a byte is not allowed, -3 on failure. */
 static int32_t
 walk_bytes(llm_gindex *x, int32_t s, const char *p, size_t n)
@@ -523,6 +530,7 @@ llm_gmatcher_mask(llm_gmatcher *m, uint64_t *bits)
     mask = x->st[m->state].mask;
     if (mask == NULL) {
         rc = compute_mask(x, m->state, bits);
+        x->n_computed++;
         if (rc == 0) {
             if (x->mask_bytes + bytes > MASK_BUDGET) {
                 size_t i;

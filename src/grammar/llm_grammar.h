@@ -122,6 +122,7 @@ llm_gindex *llm_gindex_create(const llm_grammar *g, const llm_gvocab *v,
                               char *err, size_t errlen);
 void   llm_gindex_free(llm_gindex *x);
 size_t llm_gindex_n_states(const llm_gindex *x);
+long   llm_gindex_n_masks_computed(const llm_gindex *x);   /* cache misses so far */
 /* Drop cached masks (transitions stay); for memory tests and benchmarks. */
 void   llm_gindex_drop_masks(llm_gindex *x);
 

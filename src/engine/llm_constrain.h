@@ -1,0 +1,53 @@
+/*
+ * Grammar-constrained sampling for one sequence: the engine side of
+ * src/grammar.  The glue (or a session) compiles a grammar once, indexes it
+ * against the model's vocabulary (llm_constrain_vocab, built once per model),
+ * and gives each constrained sequence an llm_constraint; per step it calls
+ * llm_constraint_sample instead of llm_sampler_sample, then
+ * llm_constraint_accept with the token it keeps, and may append the tokens
+ * llm_constraint_forced returns without sampling (jump-forward).
+ */
+#ifndef LLM_CONSTRAIN_H
+#define LLM_CONSTRAIN_H
+
+#include <stdint.h>
+
+#include "engine/llm_engine.h"
+#include "engine/llm_tokenizer.h"
+#include "grammar/llm_grammar.h"
+
+/* Every token by its bytes; added tokens (special or not) are left out, so a
+ * grammar reaches them only as stop ids or as a format's marker ids. */
+llm_gvocab *llm_constrain_vocab(const llm_tokenizer *tok, char *err, size_t errlen);
+
+typedef struct llm_constraint llm_constraint;
+
+/* x stays borrowed; NULL on allocation failure. */
+llm_constraint *llm_constraint_create(llm_gindex *x, const llm_tokenizer *tok);
+void llm_constraint_free(llm_constraint *c);
+
+/*
+ * Next token under the grammar.  Without logprobs the sampler's own pick is
+ * kept when the grammar allows it (no mask computed: the common case for a
+ * model that follows the format); otherwise, and whenever logprobs are
+ * asked for, the pick is drawn from the masked distribution.  -1 when the
+ * grammar allows nothing (cannot happen for a grammar whose rules all end).
+ */
+int32_t llm_constraint_sample(llm_constraint *c, llm_sampler *s, const float *logits,
+    llm_token_logprobs *lp, int n_top);
+/* Advance by the kept token; -1 if the grammar refuses it. */
+int llm_constraint_accept(llm_constraint *c, int32_t id);
+/*
+ * Jump-forward: up to max tokens the grammar forces from here (the forced
+ * bytes tokenized as the model's tokenizer would, the last one held back
+ * when more text follows so the model may merge it), already accepted.
+ * Returns their count.
+ */
+int llm_constraint_forced(llm_constraint *c, int32_t *ids, int max);
+/* 1 once a stop id was accepted; 1 when the text is a complete sentence. */
+int llm_constraint_done(const llm_constraint *c);
+int llm_constraint_complete(const llm_constraint *c);
+/* Mask calls that had to be computed or copied (the fast path avoids them). */
+long llm_constraint_n_masks(const llm_constraint *c);
+
+#endif

@@ -1,0 +1,161 @@
+/*
+ * The sampler hook: masked sampling (llm_sampler_sample_allowed) and the
+ * per-sequence constraint (llm_constraint_*) over Qwen3's real tokenizer
+ * with random logits (a random-weight model): every generation, at
+ * temperature 1.0 and 1.5, with and without jump-forward, decodes to JSON
+ * valid against its schema.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "jschema_check.h"
+#include "engine/llm_constrain.h"
+
+static void
+test_sampler_mask(void)
+{
+    float logits[130];
+    uint64_t allowed[3] = {0};
+    llm_sampler_params p;
+    llm_sampler *s;
+    llm_token_logprobs lp;
+    int i, bad = 0;
+    int32_t t;
+
+    for (i = 0; i < 130; i++) logits[i] = (float) (i % 7);
+    /* allow 3, 64, 129 */
+    allowed[0] = 1ull << 3; allowed[1] = 1ull; allowed[2] = 1ull << 1;
+    llm_sampler_params_default(&p);
+    p.temperature = 0;
+    s = llm_sampler_create(&p, 130);
+    /* logits: 3 -> 3, 64 -> 1, 129 -> 3; unmasked best ids are 6, 13, ... (6) */
+    t = llm_sampler_sample_allowed(s, logits, allowed, &lp, 5);
+    is_int(t, 3, "greedy picks the best allowed id, the first of a tie");
+    is_int(lp.n_top, 3, "top logprobs list only the 3 allowed ids");
+    llm_sampler_free(s);
+    p.temperature = 1.5f;
+    p.top_k = 2;
+    p.has_seed = 1;
+    p.seed = 7;
+    s = llm_sampler_create(&p, 130);
+    for (i = 0; i < 2000; i++) {
+        t = llm_sampler_sample_allowed(s, logits, allowed, &lp, 5);
+        if (t != 3 && t != 64 && t != 129) bad++;
+        if (lp.n_top != 3) bad++;
+    }
+    is_int(bad, 0, "sampling at temperature 1.5 never leaves the mask; logprobs list only allowed ids");
+    memset(allowed, 0, sizeof(allowed));
+    is_int(llm_sampler_sample_allowed(s, logits, allowed, NULL, 0), -1, "an empty mask gives -1");
+    llm_sampler_free(s);
+}
+
+static const char *schemas[] = {
+    "{\"type\":\"object\",\"properties\":{\"location\":{\"type\":\"string\",\"maxLength\":30},\"unit\":{\"type\":\"string\",\"enum\":[\"celsius\",\"fahrenheit\"]}},\"required\":[\"location\",\"unit\"],\"additionalProperties\":false}",
+    "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\",\"minimum\":-3,\"maximum\":250},\"x\":{\"type\":\"number\",\"minimum\":0,\"maximum\":1},\"ok\":{\"type\":\"boolean\"},\"tags\":{\"type\":\"array\",\"items\":{\"enum\":[\"a\",\"b\"]},\"maxItems\":3}},\"required\":[\"n\",\"x\",\"ok\",\"tags\"]}",
+    "{\"anyOf\":[{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"string\",\"format\":\"uuid\"}},\"required\":[\"id\"]},{\"type\":\"array\",\"items\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9},\"minItems\":1,\"maxItems\":3}]}",
+    NULL
+};
+
+static void
+test_generations(const llm_tokenizer *tok, llm_gvocab *v)
+{
+    size_t nv = llm_tokenizer_n_vocab(tok);
+    float *logits = malloc(nv * sizeof(float));
+    int32_t stop = llm_tokenizer_token_id(tok, "<|im_end|>"), ids[4096], forced[64];
+    uint64_t r = 0x1234567ull;
+    int si;
+
+    for (si = 0; schemas[si]; si++) {
+        char err[256];
+        json_t *s = json_loads(schemas[si], 0, NULL);
+        llm_grammar *g = llm_grammar_from_json_schema(s, err, sizeof(err));
+        llm_gindex *x = g ? llm_gindex_create(g, v, &stop, 1, NULL, 0, err, sizeof(err)) : NULL;
+        int run, invalid = 0, finished = 0, refused = 0, jumped = 0;
+        if (!ok(x != NULL, "schema %d compiles", si)) continue;
+        for (run = 0; run < 24; run++) {
+            llm_sampler_params p;
+            llm_sampler *sm;
+            llm_constraint *c = llm_constraint_create(x, tok);
+            int n = 0, k, use_jump = run & 1;
+            llm_sampler_params_default(&p);
+            p.temperature = run % 4 < 2 ? 1.0f : 1.5f;
+            p.has_seed = 1;
+            p.seed = (uint64_t) run * 977 + (uint64_t) si;
+            sm = llm_sampler_create(&p, (int) nv);
+            while (n < 600 && !llm_constraint_done(c)) {
+                int32_t t;
+                if (use_jump) {
+                    int nf = llm_constraint_forced(c, forced, 64);
+                    for (k = 0; k < nf && n < 4096; k++) ids[n++] = forced[k];
+                    jumped += nf;
+                    if (llm_constraint_done(c)) break;
+                }
+                /* random logits: a random-weight model */
+                for (k = 0; k < (int) nv; k++) {
+                    r ^= r << 13; r ^= r >> 7; r ^= r << 17;
+                    logits[k] = (float) ((r >> 40) & 0xFFFF) / 4096.0f;
+                }
+                t = llm_constraint_sample(c, sm, logits, NULL, 0);
+                if (t < 0 || llm_constraint_accept(c, t) < 0) { refused++; break; }
+                if (t != stop) ids[n++] = t;
+            }
+            if (llm_constraint_done(c)) {
+                char *text = NULL;
+                size_t len = 0;
+                json_t *val;
+                finished++;
+                llm_tokenizer_decode(tok, ids, (size_t) n, 0, &text, &len);
+                val = json_loadb(text, len, JSON_DECODE_ANY, NULL);
+                if (val == NULL || !jsc_valid(val, s, s)) {
+                    if (invalid++ < 3) printf("# invalid (%s): %s\n", val ? jsc_why : "not JSON", text);
+                }
+                json_decref(val);
+                free(text);
+            }
+            llm_sampler_free(sm);
+            llm_constraint_free(c);
+        }
+        is_int(invalid, 0, "schema %d: every finished generation is valid (%d of 24 finished)", si, finished);
+        is_int(refused, 0, "schema %d: the grammar never refuses the constrained pick", si);
+        ok(finished >= 12, "schema %d: generations finish within 600 tokens (%d)", si, finished);
+        ok(jumped > 0, "schema %d: jump-forward appended %d forced tokens", si, jumped);
+        llm_gindex_free(x);
+        llm_grammar_free(g);
+        json_decref(s);
+    }
+    free(logits);
+}
+
+int
+main(void)
+{
+    char err[256];
+    const char *dir = getenv("TEST_NGINX_TOKENIZERS");
+    char path[512];
+    llm_tokenizer *tok;
+    llm_gvocab *v;
+
+    test_sampler_mask();
+    snprintf(path, sizeof(path), "%s/qwen3", dir ? dir : "t/.cache/tokenizers");
+    tok = llm_tokenizer_load(path, err, sizeof(err));
+    if (tok == NULL) {
+        diag("no Qwen3 tokenizer (run t/fetch-tokenizers.sh); generation tests skipped");
+        return done_testing();
+    }
+    v = llm_constrain_vocab(tok, err, sizeof(err));
+    ok(v != NULL, "vocabulary of the Qwen3 tokenizer");
+    {
+        size_t len;
+        ok(llm_gvocab_token(v, llm_tokenizer_token_id(tok, "<|im_end|>"), &len) == NULL,
+           "special tokens are not in the trie");
+        ok(llm_gvocab_token(v, llm_tokenizer_token_id(tok, "<tool_call>"), &len) == NULL,
+           "added tokens are not in the trie");
+    }
+    if (v) test_generations(tok, v);
+    llm_gvocab_free(v);
+    llm_tokenizer_free(tok);
+    return done_testing();
+}
