@@ -24,6 +24,9 @@ fi
 bash t/fetch-tokenizers.sh >/dev/null
 cp t/.cache/tokenizers/qwen3/tokenizer.json t/.cache/tokenizers/qwen3/tokenizer_config.json "$model/"
 
+echo "== grammar engine (masks and compile on Qwen3's 150k vocabulary; load: $(cut -d' ' -f1-3 /proc/loadavg))"
+"$build/bench/grammar" t/.cache/tokenizers/qwen3 "${BENCH_GRAMMAR_GENS:-20}"
+
 echo "== engine alone (build/llm bench)"
 for b in 1 4 16; do
     "$build/llm" bench --model "$model" --prompt-len "$prompt" --gen "$gen" --batch "$b" --threads "$threads"
