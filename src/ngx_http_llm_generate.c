@@ -14,6 +14,8 @@
 
 #include "api/llm_formatter.h"
 #include "api/llm_response_budget.h"
+#include "chat/llm_structured.h"
+#include "engine/llm_constrain.h"
 #include "engine/llm_detok.h"
 #include "parsers/llm_stream.h"
 
@@ -464,6 +466,99 @@ ngx_http_llm_sampler_params(llm_request *req, ngx_uint_t index,
 }
 
 
+/* The model's structured-output state in this worker, built on first use. */
+static llm_structured *
+ngx_http_llm_structured_state(ngx_http_llm_model_t *m, char *err, size_t errlen)
+{
+    const llm_model_info  *info;
+
+    if (m->structured == NULL) {
+        info = llm_model_get_info(m->model);
+        m->structured = llm_structured_create(m->tokenizer, info->eos_ids,
+                                              (size_t) info->n_eos,
+                                              err, errlen);
+    }
+
+    return m->structured;
+}
+
+
+/*
+ * Structured output (response_format, grammar, regex, tool_choice): a
+ * request whose constraint cannot be enforced is refused with a 400 before
+ * anything is queued; the grammar is compiled here once (then cached).
+ */
+static ngx_int_t
+ngx_http_llm_structured_check(ngx_http_llm_gen_t *g,
+    const llm_parser_def *tool_def, const llm_parser_def *reasoning_def,
+    int starts_in_reasoning)
+{
+    char                  err[320];
+    const char           *param;
+    llm_structured       *st;
+    llm_structured_plan   plan;
+
+    st = ngx_http_llm_structured_state(g->model, err, sizeof(err));
+    if (st == NULL) {
+        ngx_log_error(NGX_LOG_ERR, g->r->connection->log, 0,
+                      "llm: structured output unavailable: %s", err);
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (llm_structured_prepare(st, g->req, tool_def ? tool_def->id : NULL,
+                               reasoning_def ? reasoning_def->id : NULL,
+                               starts_in_reasoning, &plan, err, sizeof(err),
+                               &param)
+        != 0)
+    {
+        return ngx_http_llm_send_error(g->r, NGX_HTTP_BAD_REQUEST, NULL,
+                                       param, "invalid_value", "%s.", err);
+    }
+
+    llm_structured_release(st, &plan);
+    return NGX_OK;
+}
+
+
+/* The same for one choice: its sequence gets the grammar's constraint. */
+static ngx_int_t
+ngx_http_llm_structured_seq(ngx_http_llm_gen_t *g, llm_seq *seq,
+    const llm_parser_def *tool_def, const llm_parser_def *reasoning_def,
+    int starts_in_reasoning)
+{
+    char                  err[320];
+    const char           *param;
+    llm_constraint       *c;
+    llm_structured       *st;
+    llm_structured_plan   plan;
+
+    st = ngx_http_llm_structured_state(g->model, err, sizeof(err));
+    if (st == NULL
+        || llm_structured_prepare(st, g->req, tool_def ? tool_def->id : NULL,
+                                  reasoning_def ? reasoning_def->id : NULL,
+                                  starts_in_reasoning, &plan, err,
+                                  sizeof(err), &param) != 0)
+    {
+        return NGX_ERROR;
+    }
+
+    if (plan.index == NULL) {
+        return NGX_OK;
+    }
+
+    /* the constraint holds its own reference to the compiled grammar */
+    c = llm_constraint_create(plan.index, g->tok, plan.triggers,
+                              plan.n_triggers);
+    llm_structured_release(st, &plan);
+    if (c == NULL) {
+        return NGX_ERROR;
+    }
+
+    llm_seq_set_constraint(seq, c);
+    return NGX_OK;
+}
+
+
 ngx_int_t
 ngx_http_llm_send_busy(ngx_http_request_t *r, ngx_http_llm_model_t *m)
 {
@@ -503,6 +598,7 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
     llm_api_error             err;
     llm_stream_config         sc;
     llm_sampler_params        sp;
+    const llm_parser_def     *tool_def, *reasoning_def;
     ngx_pool_cleanup_t       *cln;
     ngx_http_llm_gen_t       *g;
     ngx_http_llm_choice_t    *ch;
@@ -663,6 +759,18 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
+    tool_def = req->api != LLM_API_COMPLETIONS
+               ? ngx_http_llm_tool_parser(r, m, req) : NULL;
+    reasoning_def = req->api != LLM_API_COMPLETIONS
+                    ? ngx_http_llm_reasoning_parser(r, m) : NULL;
+
+    rc = ngx_http_llm_structured_check(g, tool_def, reasoning_def,
+                                       starts_in_reasoning);
+    if (rc != NGX_OK) {
+        free(ids);
+        return rc;
+    }
+
     for (i = 0; i < g->n_choices; i++) {
         ch = &g->choices[i];
         ch->gen = g;
@@ -697,6 +805,13 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
                                  ? req->sampling.top_logprobs : -1,
                                  &ngx_http_llm_gen_events, ch, i);
         if (ch->seq == NULL) {
+            free(ids);
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+
+        if (ngx_http_llm_structured_seq(g, ch->seq, tool_def, reasoning_def,
+                                        starts_in_reasoning) != NGX_OK)
+        {
             free(ids);
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }

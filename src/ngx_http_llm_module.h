@@ -41,6 +41,8 @@ typedef struct {
     const char                *reasoning_parser;
 
     struct llm_sched          *sched;        /* engine scheduler, per worker */
+    struct llm_structured     *structured;   /* compiled grammars, per worker,
+                                                built on first use */
     ngx_http_llm_stepper_t    *stepper;      /* its step loop (_sched.c) */
 } ngx_http_llm_model_t;
 

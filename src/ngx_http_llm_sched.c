@@ -9,6 +9,7 @@
  * per model is in flight, so the event loop never runs model math.
  */
 #include "ngx_http_llm_sched.h"
+#include "chat/llm_structured.h"
 
 
 struct ngx_http_llm_stepper_s {
@@ -166,6 +167,9 @@ ngx_http_llm_workers_exit(ngx_cycle_t *cycle)
         }
         st->exiting = 1;
         llm_sched_free(st->sched);
+        /* after the sequences: their constraints read its vocabulary */
+        llm_structured_free(m[i].structured);
+        m[i].structured = NULL;
         m[i].sched = NULL;
         m[i].stepper = NULL;
     }

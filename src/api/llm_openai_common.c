@@ -1,6 +1,7 @@
 /* Sampling and stream fields shared by /v1/chat/completions and
  * /v1/completions. */
 #include "api/llm_openai_common.h"
+#include "grammar/llm_grammar.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -232,6 +233,33 @@ parse_logit_bias(const json_t *root, size_t max, llm_request *req,
     return 1;
 }
 
+/* Extensions: "grammar" (GBNF) and "regex", compiled now so that what
+ * cannot be enforced is a 400 naming the problem. */
+static int
+parse_guide(const json_t *root, const char *key, char **out, llm_api_error *err)
+{
+    const json_t *v = json_object_get(root, key);
+    char msg[300];
+    llm_grammar *g;
+
+    if (v == NULL || json_is_null(v)) {
+        return 0;
+    }
+    if (!json_is_string(v)) {
+        return llm_api_type_error(err, key, "a string", v);
+    }
+    g = key[0] == 'g'
+        ? llm_grammar_from_gbnf(json_string_value(v), json_string_length(v), msg, sizeof(msg))
+        : llm_grammar_from_regex(json_string_value(v), json_string_length(v), msg, sizeof(msg));
+    if (g == NULL) {
+        return llm_api_bad_request(err, "invalid_value", key,
+            "Invalid '%s': %s.", key, msg);
+    }
+    llm_grammar_free(g);
+    *out = llm_api_strdup(json_string_value(v), err);
+    return *out ? 0 : -1;
+}
+
 static int
 parse_response_format(const json_t *root, llm_request *req,
     llm_api_error *err)
@@ -258,6 +286,23 @@ parse_response_format(const json_t *root, llm_request *req,
             return llm_api_type_error(err, "response_format.json_schema",
                 "an object", js);
         }
+        {
+            /* the schema is enforced: what cannot be is refused now */
+            const json_t *schema = json_object_get(js, "schema");
+            char msg[300];
+            llm_grammar *g;
+            if (schema != NULL && !json_is_object(schema) && !json_is_boolean(schema)) {
+                return llm_api_type_error(err, "response_format.json_schema.schema",
+                    "an object", schema);
+            }
+            g = llm_grammar_from_json_schema(schema, msg, sizeof(msg));
+            if (g == NULL) {
+                return llm_api_bad_request(err, "invalid_value",
+                    "response_format.json_schema.schema",
+                    "Invalid 'response_format.json_schema.schema': %s.", msg);
+            }
+            llm_grammar_free(g);
+        }
     } else if (strcmp(type, "text") != 0 && strcmp(type, "json_object") != 0)
     {
         return llm_api_bad_request(err, "invalid_value",
@@ -278,6 +323,7 @@ llm_openai_parse_common(const json_t *root, const llm_api_limits *lim,
     double        d;
     int           b, rc, max_n;
     const json_t *so;
+    const char   *rft;
 
     max_n = lim && lim->max_n > 0 ? lim->max_n : LLM_API_DEFAULT_MAX_N;
 
@@ -405,8 +451,20 @@ llm_openai_parse_common(const json_t *root, const llm_api_limits *lim,
             req->include_usage = b;
         }
     }
-    if (parse_response_format(root, req, err) < 0) {
+    if (parse_response_format(root, req, err) < 0
+        || parse_guide(root, "grammar", &req->grammar, err) < 0
+        || parse_guide(root, "regex", &req->regex, err) < 0)
+    {
         return -1;
+    }
+    rft = req->response_format
+          ? json_string_value(json_object_get(req->response_format, "type")) : NULL;
+    if ((req->grammar != NULL) + (req->regex != NULL)
+        + (rft != NULL && strcmp(rft, "text") != 0) > 1)
+    {
+        return llm_api_bad_request(err, "invalid_value", "grammar",
+            "Only one of 'response_format' (JSON), 'grammar' and 'regex' "
+            "may be given.");
     }
 
     /* extensions beyond OpenAI's API (vLLM-compatible names) */

@@ -30,6 +30,8 @@ llm_request_free(llm_request *r)
     json_decref(r->messages);
     json_decref(r->tools);
     free(r->tool_choice_name);
+    free(r->grammar);
+    free(r->regex);
     json_decref(r->template_kwargs);
     free(r->prompt);
     free(r->prompt_ids);

@@ -83,6 +83,8 @@ typedef struct {
     int            stream;
     int            include_usage;  /* stream_options.include_usage */
     json_t        *response_format;
+    char          *grammar;        /* extension: GBNF the output must follow */
+    char          *regex;          /* extension: regular expression the output must match */
     json_t        *metadata;       /* echoed nowhere; accepted */
     int            return_token_ids;  /* extension: choices[].token_ids */
 } llm_request;

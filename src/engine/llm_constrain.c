@@ -1,3 +1,4 @@
+#define _GNU_SOURCE 1   /* memmem */
 /*
  * Grammar-constrained sampling (see llm_constrain.h).  Sampling first from
  * the unconstrained distribution and keeping the pick when the grammar
@@ -10,17 +11,36 @@
 
 #include "engine/llm_constrain.h"
 
+#define MAX_TRIGGERS 4
+#define WINDOW 512
+
 struct llm_constraint {
+    llm_gindex          *x;                /* a reference held */
     llm_gmatcher        *m;
     const llm_tokenizer *tok;
     size_t               n_vocab;
     uint64_t            *bits;
     long                 n_masks;
+    /* lazy start: the grammar applies once these markers appeared in order */
+    char                *trigger[MAX_TRIGGERS];
+    size_t               n_triggers, stage;
+    char                 win[WINDOW];      /* recent free text, for the next marker */
+    size_t               n_win;
+    int                  broken;           /* the text after a marker left the grammar */
 };
 
+/* A token's text: added tokens are their content, others their bytes. */
 static int
 tok_bytes(void *ctx, int32_t id, char *out, size_t cap)
 {
+    if (llm_tokenizer_is_added(ctx, id)) {
+        const char *p = llm_tokenizer_piece(ctx, id);
+        size_t n = p ? strlen(p) : 0;
+        if (p == NULL) return -1;
+        if (n > cap) n = cap;
+        memcpy(out, p, n);
+        return (int) n;
+    }
     return llm_tokenizer_token_bytes(ctx, id, out, cap);
 }
 
@@ -42,17 +62,29 @@ llm_constrain_vocab(const llm_tokenizer *tok, char *err, size_t errlen)
 }
 
 llm_constraint *
-llm_constraint_create(llm_gindex *x, const llm_tokenizer *tok)
+llm_constraint_create(llm_gindex *x, const llm_tokenizer *tok,
+    const char *const *triggers, size_t n_triggers)
 {
     llm_constraint *c = calloc(1, sizeof(*c));
+    size_t i;
     if (c == NULL) return NULL;
     c->tok = tok;
     c->n_vocab = llm_tokenizer_n_vocab(tok);
+    c->x = x;
+    llm_gindex_retain(x);
     c->m = llm_gmatcher_create(x);
     c->bits = malloc((c->n_vocab + 63) / 64 * sizeof(uint64_t));
-    if (c->m == NULL || c->bits == NULL) {
+    if (c->m == NULL || c->bits == NULL || n_triggers > MAX_TRIGGERS) {
         llm_constraint_free(c);
         return NULL;
+    }
+    for (i = 0; i < n_triggers; i++) {
+        c->trigger[i] = strdup(triggers[i]);
+        if (c->trigger[i] == NULL || strlen(triggers[i]) >= WINDOW / 2) {
+            llm_constraint_free(c);
+            return NULL;
+        }
+        c->n_triggers++;
     }
     return c;
 }
@@ -60,16 +92,71 @@ llm_constraint_create(llm_gindex *x, const llm_tokenizer *tok)
 void
 llm_constraint_free(llm_constraint *c)
 {
+    size_t i;
     if (c == NULL) return;
+    for (i = 0; i < c->n_triggers; i++) free(c->trigger[i]);
     llm_gmatcher_free(c->m);
+    if (c->x) llm_gindex_free(c->x);
     free(c->bits);
     free(c);
+}
+
+/* the grammar is in force (every trigger seen, nothing went astray) */
+static int
+active(const llm_constraint *c)
+{
+    return c->stage == c->n_triggers && !c->broken;
+}
+
+int
+llm_constraint_active(const llm_constraint *c)
+{
+    return active(c);
+}
+
+int
+llm_constraint_broken(const llm_constraint *c)
+{
+    return c->broken;
+}
+
+/* Free text before the grammar applies: look for the next marker in it. */
+static void
+watch(llm_constraint *c, int32_t id)
+{
+    char buf[256];
+    int n = tok_bytes((void *) c->tok, id, buf, sizeof(buf));
+    char *hit;
+    size_t tl;
+
+    if (n <= 0) return;
+    if (c->n_win + (size_t) n > WINDOW) {
+        /* keep the tail that may still hold the start of a marker */
+        size_t keep = WINDOW / 2 > (size_t) n ? WINDOW / 2 - (size_t) n : 0;
+        if (keep > c->n_win) keep = c->n_win;
+        memmove(c->win, c->win + c->n_win - keep, keep);
+        c->n_win = keep;
+    }
+    memcpy(c->win + c->n_win, buf, (size_t) n);
+    c->n_win += (size_t) n;
+    while (c->stage < c->n_triggers) {
+        tl = strlen(c->trigger[c->stage]);
+        hit = memmem(c->win, c->n_win, c->trigger[c->stage], tl);
+        if (hit == NULL) return;
+        /* the text after the marker stays for the next one, or the grammar */
+        c->n_win -= (size_t) (hit + tl - c->win);
+        memmove(c->win, hit + tl, c->n_win);
+        c->stage++;
+    }
+    if (c->n_win && llm_gmatcher_accept_bytes(c->m, c->win, c->n_win) < 0) c->broken = 1;
+    c->n_win = 0;
 }
 
 int32_t
 llm_constraint_sample(llm_constraint *c, llm_sampler *s, const float *logits,
     llm_token_logprobs *lp, int n_top)
 {
+    if (!active(c)) return llm_sampler_sample(s, logits, lp, n_top);
     if (lp == NULL) {
         int32_t pick = llm_sampler_sample(s, logits, NULL, 0);
         if (pick >= 0 && llm_gmatcher_allows(c->m, pick)) return pick;
@@ -82,6 +169,11 @@ llm_constraint_sample(llm_constraint *c, llm_sampler *s, const float *logits,
 int
 llm_constraint_accept(llm_constraint *c, int32_t id)
 {
+    if (c->broken) return 0;
+    if (c->stage < c->n_triggers) {
+        watch(c, id);
+        return 0;
+    }
     return llm_gmatcher_accept(c->m, id);
 }
 
@@ -89,12 +181,12 @@ int
 llm_constraint_forced(llm_constraint *c, int32_t *ids, int max)
 {
     char buf[512];
-    size_t n = llm_gmatcher_forced(c->m, buf, sizeof(buf));
+    size_t n = active(c) ? llm_gmatcher_forced(c->m, buf, sizeof(buf)) : 0;
     int32_t *enc = NULL;
     size_t n_enc = 0, i, keep;
     int out = 0;
 
-    if (n == 0 || max <= 0) return 0;
+    if (!active(c) || n == 0 || max <= 0) return 0;
     if (llm_tokenizer_encode(c->tok, buf, n, 0, &enc, &n_enc) < 0) return 0;
     /* the last piece is held back (the model may merge it with what follows)
      * unless it is the only one */
@@ -110,7 +202,7 @@ llm_constraint_forced(llm_constraint *c, int32_t *ids, int max)
 int
 llm_constraint_done(const llm_constraint *c)
 {
-    return llm_gmatcher_done(c->m);
+    return active(c) && llm_gmatcher_done(c->m);
 }
 
 int

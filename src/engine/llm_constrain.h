@@ -22,8 +22,14 @@ llm_gvocab *llm_constrain_vocab(const llm_tokenizer *tok, char *err, size_t errl
 
 typedef struct llm_constraint llm_constraint;
 
-/* x stays borrowed; NULL on allocation failure. */
-llm_constraint *llm_constraint_create(llm_gindex *x, const llm_tokenizer *tok);
+/*
+ * Holds a reference to x (llm_gindex_retain) until freed.  triggers (may be none): marker strings that must appear
+ * in the output, in order, before the grammar applies; the text after the
+ * last one is its start (tool_choice auto, a reasoning block to close
+ * first).  NULL on allocation failure.
+ */
+llm_constraint *llm_constraint_create(llm_gindex *x, const llm_tokenizer *tok,
+    const char *const *triggers, size_t n_triggers);
 void llm_constraint_free(llm_constraint *c);
 
 /*
@@ -47,6 +53,10 @@ int llm_constraint_forced(llm_constraint *c, int32_t *ids, int max);
 /* 1 once a stop id was accepted; 1 when the text is a complete sentence. */
 int llm_constraint_done(const llm_constraint *c);
 int llm_constraint_complete(const llm_constraint *c);
+/* 1 while the grammar applies (all triggers seen); 1 when the text that
+ * followed a trigger left the grammar (it is then not enforced). */
+int llm_constraint_active(const llm_constraint *c);
+int llm_constraint_broken(const llm_constraint *c);
 /* Mask calls that had to be computed or copied (the fast path avoids them). */
 long llm_constraint_n_masks(const llm_constraint *c);
 

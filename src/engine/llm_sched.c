@@ -34,6 +34,8 @@ struct llm_seq {
     size_t                 max_gen;
 
     llm_sampler           *sampler;         /* NULL: an embedding sequence */
+    llm_constraint        *constraint;      /* the output's grammar, or NULL */
+    size_t                 n_unfed;         /* generated tokens not yet in the KV cache */
     int                    top_logprobs;    /* < 0: no logprobs */
     float                 *embed_sum;       /* embeddings: token-weighted sum */
 
@@ -347,6 +349,7 @@ llm_seq_free(llm_seq *seq)
     if (seq->sampler) {
         llm_sampler_free(seq->sampler);
     }
+    llm_constraint_free(seq->constraint);
     free(seq->prompt);
     free(seq->gen);
     free(seq->embed_sum);
@@ -698,9 +701,10 @@ llm_sched_step_prepare(llm_sched *s)
             it->want_embedding = seq->sampler == NULL;
 
         } else {
-            /* decode: feed the last sampled token */
-            it->tokens = &seq->gen[seq->n_gen - 1];
-            it->n_tokens = 1;
+            /* decode: feed the last sampled token and any forced after it */
+            n = seq->n_unfed ? seq->n_unfed : 1;
+            it->tokens = &seq->gen[seq->n_gen - n];
+            it->n_tokens = (int) n;
             it->want_logits = 1;
             s->n_decode++;
         }
@@ -769,10 +773,27 @@ llm_sched_step_run(llm_sched *s)
         }
 
         logits = llm_forward_logits(s->rt, i);
-        seq->next = llm_sampler_sample(seq->sampler, logits,
-                                       seq->top_logprobs >= 0 ? &seq->lp : NULL,
-                                       seq->top_logprobs > 0 ? seq->top_logprobs
-                                                             : 0);
+
+        if (seq->constraint) {
+            seq->next = llm_constraint_sample(seq->constraint, seq->sampler,
+                            logits, seq->top_logprobs >= 0 ? &seq->lp : NULL,
+                            seq->top_logprobs > 0 ? seq->top_logprobs : 0);
+            if (seq->next >= 0
+                && llm_constraint_accept(seq->constraint, seq->next) < 0)
+            {
+                seq->next = -1;
+            }
+            if (seq->next < 0) {
+                continue;    /* reported by step_complete */
+            }
+
+        } else {
+            seq->next = llm_sampler_sample(seq->sampler, logits,
+                                    seq->top_logprobs >= 0 ? &seq->lp : NULL,
+                                    seq->top_logprobs > 0 ? seq->top_logprobs
+                                                          : 0);
+        }
+
         llm_sampler_accept(seq->sampler, seq->next);
     }
 
@@ -860,6 +881,52 @@ llm_sched_step_end(llm_sched *s)
 }
 
 
+/*
+ * Jump-forward: tokens the output's grammar forces after the one just
+ * sampled are appended without sampling; the next step feeds them all at
+ * once, so structure costs no decode steps.
+ */
+static void
+llm_seq_jump_forward(llm_sched *s, llm_seq *seq, int slot)
+{
+    int      k, n;
+    long     room;
+    int32_t  forced[16];
+
+    room = (long) (seq->max_gen - seq->n_gen);
+    if ((long) (s->n_ctx - s->slot_len[slot]) - (long) seq->n_unfed - 1 < room) {
+        room = (long) (s->n_ctx - s->slot_len[slot]) - (long) seq->n_unfed - 1;
+    }
+    if (room <= 0) {
+        return;
+    }
+
+    n = llm_constraint_forced(seq->constraint, forced,
+                              room < 16 ? (int) room : 16);
+
+    for (k = 0; k < n; k++) {
+        seq->gen[seq->n_gen++] = forced[k];
+        seq->n_unfed++;
+        s->generated_tokens++;
+        llm_sampler_accept(seq->sampler, forced[k]);
+
+        seq->ev->on_token(seq->owner, seq, forced[k], NULL);
+
+        if (seq->finished || seq->owner == NULL) {
+            return;
+        }
+    }
+}
+
+
+void
+llm_seq_set_constraint(llm_seq *seq, llm_constraint *c)
+{
+    llm_constraint_free(seq->constraint);
+    seq->constraint = c;
+}
+
+
 const char *
 llm_sched_step_complete(llm_sched *s, int *files_changed)
 {
@@ -922,12 +989,19 @@ llm_sched_step_complete(llm_sched *s, int *files_changed)
 
         tok = seq->next;
 
+        if (tok < 0) {
+            llm_seq_done(seq, LLM_FINISH_ERROR,
+                         "the output grammar allows no further token");
+            continue;
+        }
+
         if (llm_model_is_eos(s->model, tok)) {
             llm_seq_done(seq, LLM_FINISH_STOP, NULL);
             continue;
         }
 
         seq->gen[seq->n_gen++] = tok;
+        seq->n_unfed = 1;
         s->generated_tokens++;
 
         seq->ev->on_token(seq->owner, seq, tok,
@@ -937,8 +1011,15 @@ llm_sched_step_complete(llm_sched *s, int *files_changed)
             continue;    /* a stop sequence matched, or the owner let go */
         }
 
+        if (seq->constraint && seq->top_logprobs < 0) {
+            llm_seq_jump_forward(s, seq, it->slot);
+            if (seq->finished || seq->owner == NULL) {
+                continue;
+            }
+        }
+
         if (seq->n_gen >= seq->max_gen
-            || s->slot_len[it->slot] + 1 >= s->n_ctx)
+            || s->slot_len[it->slot] + seq->n_unfed >= s->n_ctx)
         {
             llm_seq_done(seq, LLM_FINISH_LENGTH, NULL);
         }

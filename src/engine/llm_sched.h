@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "engine/llm_admission.h"
+#include "engine/llm_constrain.h"
 #include "engine/llm_engine.h"
 
 typedef struct llm_sched llm_sched;
@@ -112,6 +113,14 @@ llm_admit llm_sched_reserve(llm_sched *s, size_t min, size_t want,
 llm_seq *llm_seq_create(llm_sched *s, const int32_t *prompt, size_t n_prompt,
     size_t max_gen, const llm_sampler_params *sp, int top_logprobs,
     const llm_seq_events *ev, void *owner, size_t index);
+
+/*
+ * The sequence's output must follow a grammar (structured output): sampling
+ * goes through c, and tokens the grammar forces are appended without
+ * sampling (jump-forward; not with logprobs).  Takes ownership of c; call
+ * before submitting.
+ */
+void llm_seq_set_constraint(llm_seq *seq, llm_constraint *c);
 
 /* Queues a sequence into a place reserved for it with llm_sched_reserve. */
 void llm_sched_submit(llm_sched *s, llm_seq *seq);

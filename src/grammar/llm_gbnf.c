@@ -18,6 +18,7 @@
 
 typedef struct {
     llm_gbuild *b;
+    const char *prefix;       /* put before every rule name (embedding) */
     const char *s, *end;
     const char *p;
     char       *err;
@@ -185,6 +186,17 @@ out:
 
 static int parse_alternates(gp *g, llm_gseq *s, int nested);
 
+/* the rule a name refers to, created on first mention */
+static int
+named_rule(gp *g, const char *name)
+{
+    char full[192];
+    int rule;
+    snprintf(full, sizeof(full), "%s%s", g->prefix, name);
+    rule = llm_gbuild_find(g->b, full);
+    return rule >= 0 ? rule : llm_gbuild_rule(g->b, full);
+}
+
 static int
 parse_int(gp *g, long *v)
 {
@@ -262,8 +274,7 @@ parse_sequence(gp *g, llm_gseq *s, int nested)
                 if (g->end - g->p >= 3 && memcmp(g->p, "::=", 3) == 0) { g->p = w; return 0; }
                 g->p = save;
             }
-            rule = llm_gbuild_find(g->b, name);
-            if (rule < 0) rule = llm_gbuild_rule(g->b, name);
+            rule = named_rule(g, name);
             last = llm_gseq_len(s);
             if (llm_gseq_ref(s, rule) < 0) return fail(g, "out of memory");
         } else if (c == '*' || c == '+' || c == '?' || c == '{') {
@@ -315,20 +326,22 @@ parse_alternates(gp *g, llm_gseq *s, int nested)
     return 0;
 }
 
-llm_grammar *
-llm_grammar_from_gbnf(const char *src, size_t len, char *err, size_t errlen)
+/* Parses src into b with rule names prefixed; returns the root rule. */
+static int
+parse_into(llm_gbuild *b, const char *prefix, const char *src, size_t len, char *err, size_t errlen)
 {
     gp g = {0};
     llm_gseq *s = llm_gseq_new();
-    llm_grammar *gr = NULL;
-    int root;
+    int root = -1;
+    char full[192];
 
-    g.b = llm_gbuild_new();
+    g.b = b;
+    g.prefix = prefix;
     g.s = g.p = src;
     g.end = src + len;
     g.err = err;
     g.errlen = errlen;
-    if (g.b == NULL || s == NULL) { llm_gerr(err, errlen, "out of memory"); goto out; }
+    if (s == NULL) { llm_gerr(err, errlen, "out of memory"); return -1; }
     for ( ;; ) {
         const char *w;
         char name[128];
@@ -353,27 +366,44 @@ llm_grammar_from_gbnf(const char *src, size_t len, char *err, size_t errlen)
             fail(&g, "unexpected character");
             goto out;
         }
-        rule = llm_gbuild_find(g.b, name);
-        if (rule < 0) rule = llm_gbuild_rule(g.b, name);
+        rule = named_rule(&g, name);
         if (rule < 0) { fail(&g, "out of memory"); goto out; }
         if (llm_gbuild_define(g.b, rule, s) < 0) {
             llm_gerr(err, errlen, "grammar: rule '%s' is defined twice", name);
             goto out;
         }
     }
-    root = llm_gbuild_find(g.b, "root");
-    if (root < 0) {
-        llm_gerr(err, errlen, "grammar: no 'root' rule");
-        goto out;
-    }
-    gr = llm_gbuild_finish(g.b, root, err, errlen);
-    if (gr == NULL && err && errlen && strncmp(err, "grammar:", 8) != 0) {
-        char tmp[256];
-        snprintf(tmp, sizeof(tmp), "grammar: %s", err);
-        llm_gerr(err, errlen, "%s", tmp);
-    }
+    snprintf(full, sizeof(full), "%sroot", prefix);
+    root = llm_gbuild_find(g.b, full);
+    if (root < 0) llm_gerr(err, errlen, "grammar: no 'root' rule");
 out:
     llm_gseq_free(s);
-    llm_gbuild_free(g.b);
+    return root;
+}
+
+int
+llm_gbuild_gbnf(llm_gbuild *b, const char *src, size_t len, char *err, size_t errlen)
+{
+    return parse_into(b, "gbnf-", src, len, err, errlen);
+}
+
+llm_grammar *
+llm_grammar_from_gbnf(const char *src, size_t len, char *err, size_t errlen)
+{
+    llm_gbuild *b = llm_gbuild_new();
+    llm_grammar *gr = NULL;
+    int root;
+
+    if (b == NULL) { llm_gerr(err, errlen, "out of memory"); return NULL; }
+    root = parse_into(b, "", src, len, err, errlen);
+    if (root >= 0) {
+        gr = llm_gbuild_finish(b, root, err, errlen);
+        if (gr == NULL && err && errlen && strncmp(err, "grammar:", 8) != 0) {
+            char tmp[256];
+            snprintf(tmp, sizeof(tmp), "grammar: %s", err);
+            llm_gerr(err, errlen, "%s", tmp);
+        }
+    }
+    llm_gbuild_free(b);
     return gr;
 }

@@ -690,3 +690,86 @@ llm_gseq_take_rule(llm_gbuild *b, llm_gseq *s, size_t from, const char *name)
     s->n = from;
     return r;
 }
+
+/* ---- text up to a marker ---- */
+
+/*
+ * Any UTF-8 text (printable, tab, newline) that does not contain `stop`:
+ * one rule per state of a Knuth-Morris-Pratt matcher of stop (how much of
+ * stop the text ends with), each byte moving to the next state and no byte
+ * completing stop.  Followed by stop itself, the first occurrence of stop is
+ * where the text ends when stop has no border (no proper prefix that is also
+ * a suffix), which holds for the markers this is used with; for a stop with
+ * a border the text must end in state 0.
+ */
+int
+llm_gbuild_text_until(llm_gbuild *b, const char *stop, size_t m)
+{
+    char key[300];
+    int *st = NULL, *fail = NULL, mb, rule = -1, border = 0;
+    llm_gseq *s = NULL;
+    size_t q, k;
+    unsigned c;
+    static const uint32_t high[2] = { 0x80, 0x10FFFF };
+
+    if (m == 0 || m > 200) return -1;
+    for (k = 0; k < m; k++) if ((unsigned char) stop[k] >= 0x80) return -1;   /* ASCII markers */
+    snprintf(key, sizeof(key), "until:%.*s", (int) m, stop);
+    rule = memo_get(b, key);
+    if (rule >= 0) return rule;
+    st = malloc(m * sizeof(int));
+    fail = malloc((m + 1) * sizeof(int));
+    s = llm_gseq_new();
+    mb = llm_gbuild_codepoints(b, high, 1, 0);
+    if (!st || !fail || !s || mb < 0) goto out;
+    /* failure function */
+    fail[0] = -1;
+    for (q = 1, k = 0; q <= m; q++) {
+        int f = fail[q - 1];
+        while (f >= 0 && stop[f] != stop[q - 1]) f = fail[f];
+        fail[q] = q == 1 ? 0 : f + 1;
+    }
+    border = fail[m] > 0;
+    for (q = 0; q < m; q++) {
+        st[q] = llm_gbuild_rule(b, "text");
+        if (st[q] < 0) goto out;
+    }
+    for (q = 0; q < m; q++) {
+        uint8_t sets[256][32];
+        int used[256] = {0};
+        size_t r;
+        memset(sets, 0, sizeof(sets));
+        for (c = 0; c < 0x80; c++) {
+            int nq;
+            if (c < 0x20 && c != '\t' && c != '\n') continue;
+            /* delta(q, c) */
+            nq = (int) q;
+            while (nq >= 0 && (unsigned char) stop[nq] != c) nq = fail[nq];
+            nq++;
+            if ((size_t) nq == m) continue;          /* would complete stop */
+            llm_gset_add(sets[nq], c);
+            used[nq] = 1;
+        }
+        llm_gseq_clear(s);
+        {
+            /* a leading empty alternative where the text may end */
+            int first = !(q == 0 || !border);
+            for (r = 0; r < m; r++) {
+                if (!used[r]) continue;
+                if (!first && llm_gseq_alt(s) < 0) goto out;
+                first = 0;
+                if (llm_gseq_class(b, s, sets[r]) < 0 || llm_gseq_ref(s, st[r]) < 0) goto out;
+            }
+            if (llm_gseq_alt(s) < 0 || llm_gseq_ref(s, mb) < 0 || llm_gseq_ref(s, st[0]) < 0) goto out;
+        }
+        if (llm_gbuild_define(b, st[q], s) < 0) goto out;
+    }
+    rule = st[0];
+    memo_put(b, key, rule);
+out:
+    if (rule < 0) b->oom = 1;
+    free(st);
+    free(fail);
+    llm_gseq_free(s);
+    return rule;
+}

@@ -43,6 +43,8 @@ typedef struct {
 } gstate;
 
 struct llm_gindex {
+    int       refs;              /* llm_gindex_retain / llm_gindex_free */
+    llm_grammar *owned;          /* freed with the index (llm_gindex_adopt) */
     const llm_grammar *g;
     const llm_gvocab  *v;
     int32_t  *stop, *extra;
@@ -353,6 +355,7 @@ llm_gindex_create(const llm_grammar *g, const llm_gvocab *v,
     uint32_t a;
 
     if (x == NULL) goto oom;
+    x->refs = 1;
     x->g = g;
     x->v = v;
     x->words = (v->n_vocab + 63) / 64;
@@ -411,10 +414,24 @@ llm_gindex_drop_masks(llm_gindex *x)
 }
 
 void
+llm_gindex_retain(llm_gindex *x)
+{
+    __atomic_add_fetch(&x->refs, 1, __ATOMIC_RELAXED);
+}
+
+void
+llm_gindex_adopt(llm_gindex *x, llm_grammar *g)
+{
+    x->owned = g;
+}
+
+void
 llm_gindex_free(llm_gindex *x)
 {
     size_t i;
     if (x == NULL) return;
+    if (__atomic_sub_fetch(&x->refs, 1, __ATOMIC_ACQ_REL) > 0) return;
+    llm_grammar_free(x->owned);
     if (x->st) {
         for (i = 0; i < x->n_st; i++) { free(x->st[i].trans); free(x->st[i].mask); }
     }

@@ -84,14 +84,28 @@ int  llm_gbuild_define(llm_gbuild *b, int rule, const llm_gseq *s);
  * and `rule` repeated min..max times (max < 0: unbounded).  -1 on error. */
 int  llm_gbuild_codepoints(llm_gbuild *b, const uint32_t *ranges, size_t n_ranges, int negate);
 int  llm_gbuild_repeat(llm_gbuild *b, int rule, long min, long max);
+/* Any text (UTF-8; printable, tab, newline) not containing the ASCII
+ * marker stop; stop itself is not part of it.  -1 on error. */
+int  llm_gbuild_text_until(llm_gbuild *b, const char *stop, size_t n);
 /* Rule for a literal string. */
 int  llm_gbuild_literal(llm_gbuild *b, const char *lit, size_t n);
 /* Checks every rule is defined and none is left-recursive; takes root. */
 llm_grammar *llm_gbuild_finish(llm_gbuild *b, int root, char *err, size_t errlen);
 
+/* GBNF text / a regular expression added to a builder (GBNF rule names get a
+ * prefix); returns the start rule, -1 with a message. */
+int llm_gbuild_gbnf(llm_gbuild *b, const char *src, size_t len, char *err, size_t errlen);
+int llm_gbuild_regex(llm_gbuild *b, const char *re, size_t len, char *err, size_t errlen);
+
 /* Adds the JSON value grammar for a schema to a builder; returns its rule id
  * (for tool-call formats that embed several schemas in one grammar). */
 int llm_gbuild_json_schema(llm_gbuild *b, const json_t *schema, char *err, size_t errlen);
+/* The same with options: LLM_GJSON_NO_LT writes '<' in strings only as
+ * \u003c, so a tool-call format's markers (<tool_call>...) cannot appear
+ * inside a value. */
+#define LLM_GJSON_NO_LT 1
+int llm_gbuild_json_schema_flags(llm_gbuild *b, const json_t *schema, int flags,
+                                 char *err, size_t errlen);
 
 /* ---- vocabulary ---- */
 
@@ -120,6 +134,10 @@ llm_gindex *llm_gindex_create(const llm_grammar *g, const llm_gvocab *v,
                               const int32_t *stop_ids, size_t n_stop,
                               const int32_t *extra_ids, size_t n_extra,
                               char *err, size_t errlen);
+/* Reference counted: create gives one reference, retain adds one, free
+ * drops one (the last frees it, with a grammar it adopted). */
+void   llm_gindex_retain(llm_gindex *x);
+void   llm_gindex_adopt(llm_gindex *x, llm_grammar *g);
 void   llm_gindex_free(llm_gindex *x);
 size_t llm_gindex_n_states(const llm_gindex *x);
 long   llm_gindex_n_masks_computed(const llm_gindex *x);   /* cache misses so far */

@@ -35,6 +35,7 @@ typedef struct {
     js_ref       *refs;
     size_t        n_refs, cap_refs;
     json_t       *owned;      /* merged allOf schemas, freed at the end */
+    int           flags;      /* LLM_GJSON_* */
 } js;
 
 static int schema_rule(js *j, const json_t *s);
@@ -79,17 +80,21 @@ r_sp(js *j)
 static int
 r_char(js *j)
 {
-    int r = llm_gbuild_find(j->b, "jchar");
-    /* unescaped: U+0020.. except '"' and '\\' */
+    /* unescaped: U+0020.. except '"' and '\\' (and '<' when markers start with it) */
     static const uint32_t plain[6] = { 0x20, 0x21, 0x23, 0x5B, 0x5D, 0x10FFFF };
+    static const uint32_t plain_nolt[8] = { 0x20, 0x21, 0x23, 0x3B, 0x3D, 0x5B, 0x5D, 0x10FFFF };
+    int nolt = (j->flags & LLM_GJSON_NO_LT) != 0;
+    const char *name = nolt ? "jchar-nolt" : "jchar";
+    int r = llm_gbuild_find(j->b, name);
     llm_gseq *s;
     int cp, esc;
 
     if (r >= 0) return r;
-    cp = llm_gbuild_codepoints(j->b, plain, 3, 0);
-    esc = named(j, "jescape", "\\\\([\"\\\\/bfnrt]|u00(0[1-9a-fA-F]|1[0-9a-fA-F]))");
+    cp = nolt ? llm_gbuild_codepoints(j->b, plain_nolt, 4, 0) : llm_gbuild_codepoints(j->b, plain, 3, 0);
+    esc = nolt ? named(j, "jescape-nolt", "\\\\([\"\\\\/bfnrt]|u00(0[1-9a-fA-F]|1[0-9a-fA-F]|3[cC]))")
+               : named(j, "jescape", "\\\\([\"\\\\/bfnrt]|u00(0[1-9a-fA-F]|1[0-9a-fA-F]))");
     s = llm_gseq_new();
-    r = llm_gbuild_rule(j->b, "jchar");
+    r = llm_gbuild_rule(j->b, name);
     if (s == NULL || cp < 0 || esc < 0 || r < 0) { llm_gseq_free(s); return jfail(j, "%s", "out of memory"); }
     llm_gseq_ref(s, cp);
     llm_gseq_alt(s);
@@ -106,7 +111,7 @@ r_string_len(js *j, long min, long max)
     int r, c, rep;
     llm_gseq *s;
 
-    snprintf(name, sizeof(name), "jstring-%ld-%ld", min, max);
+    snprintf(name, sizeof(name), "jstring-%ld-%ld%s", min, max, (j->flags & LLM_GJSON_NO_LT) ? "-nolt" : "");
     r = llm_gbuild_find(j->b, name);
     if (r >= 0) return r;
     c = r_char(j);
@@ -1151,6 +1156,12 @@ schema_rule(js *j, const json_t *s)
 int
 llm_gbuild_json_schema(llm_gbuild *b, const json_t *schema, char *err, size_t errlen)
 {
+    return llm_gbuild_json_schema_flags(b, schema, 0, err, errlen);
+}
+
+int
+llm_gbuild_json_schema_flags(llm_gbuild *b, const json_t *schema, int flags, char *err, size_t errlen)
+{
     js j = {0};
     int r;
     size_t i;
@@ -1160,6 +1171,7 @@ llm_gbuild_json_schema(llm_gbuild *b, const json_t *schema, char *err, size_t er
     j.err = err;
     j.errlen = errlen;
     j.owned = json_array();
+    j.flags = flags;
     if (j.owned == NULL) { llm_gerr(err, errlen, "out of memory"); return -1; }
     r = schema ? schema_rule(&j, schema) : r_any_object(&j);
     for (i = 0; i < j.n_refs; i++) free(j.refs[i].ref);

@@ -479,6 +479,12 @@ llm_gregex_rule(llm_gbuild *b, const char *re, size_t len, int json, char *err, 
     return rule;
 }
 
+int
+llm_gbuild_regex(llm_gbuild *b, const char *re, size_t len, char *err, size_t errlen)
+{
+    return llm_gregex_rule(b, re, len, 0, err, errlen);
+}
+
 llm_grammar *
 llm_grammar_from_regex(const char *re, size_t len, char *err, size_t errlen)
 {

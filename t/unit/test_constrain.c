@@ -78,7 +78,7 @@ test_generations(const llm_tokenizer *tok, llm_gvocab *v)
         for (run = 0; run < 24; run++) {
             llm_sampler_params p;
             llm_sampler *sm;
-            llm_constraint *c = llm_constraint_create(x, tok);
+            llm_constraint *c = llm_constraint_create(x, tok, NULL, 0);
             int n = 0, k, use_jump = run & 1;
             llm_sampler_params_default(&p);
             p.temperature = run % 4 < 2 ? 1.0f : 1.5f;
