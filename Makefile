@@ -33,7 +33,7 @@ DEPS_TEST   := cmd:curl=curl cmd:prove=perl cmd:node=nodejs cmd:npm=npm \
                pm:IPC::Run=libipc-run-perl pm:LWP::UserAgent=libwww-perl \
                pm:URI=liburi-perl pm:JSON::PP=perl
 
-.PHONY: all deps deps-test module cli unit run stop test test-unit test-nginx test-node bench bench-scale soak clean
+.PHONY: all deps deps-test module cli unit run stop test test-unit test-nginx test-node bench bench-scale soak clean guarantee
 
 all: deps module cli unit
 
@@ -124,6 +124,16 @@ test-unit: unit
 
 test-nginx: module
 	TEST_NGINX_BINARY=$(NGINX_BIN) TEST_NGINX_LOAD_MODULES=$(CURDIR)/$(MODULE) prove -I t/lib t/*.t
+
+# The structured-output guarantee at scale: every native format x 22 tool
+# schemas x temperature 1.0 and 1.5, GUARANTEE_RUNS times each (make test
+# runs a sample of the same test).
+GUARANTEE_RUNS ?= 10
+guarantee: unit
+	@bash t/fetch-tokenizers.sh >/dev/null
+	@echo "hermes llama3_json mistral deepseek_v3 harmony json_schema" | tr ' ' '\n' | \
+	  xargs -P$(JOBS) -I{} sh -c 'LLM_GUARANTEE_RUNS=$(GUARANTEE_RUNS) LLM_GUARANTEE_ONLY={} \
+	    $(BUILD)/unit/test_guarantee > $(BUILD)/guarantee-{}.tap 2>&1; grep -h "^# \|^not ok" $(BUILD)/guarantee-{}.tap'
 
 bench: all $(BENCH_BINS)
 	@bash t/bench/run.sh

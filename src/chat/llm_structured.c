@@ -50,7 +50,7 @@ llm_structured_create(const llm_tokenizer *tok, const int32_t *stop_ids, size_t 
     for (i = 0; i < n; i++) {
         if (llm_tokenizer_is_added(tok, (int32_t) i)) s->added[s->n_added++] = (int32_t) i;
     }
-    s->v = llm_constrain_vocab(tok, err, errlen);
+    s->v = llm_constrain_vocab(tok, s->stop, s->n_stop, err, errlen);
     if (s->v == NULL) {
         llm_structured_free(s);
         return NULL;

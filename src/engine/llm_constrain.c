@@ -45,10 +45,11 @@ tok_bytes(void *ctx, int32_t id, char *out, size_t cap)
 }
 
 llm_gvocab *
-llm_constrain_vocab(const llm_tokenizer *tok, char *err, size_t errlen)
+llm_constrain_vocab(const llm_tokenizer *tok, const int32_t *stop_ids, size_t n_stop,
+    char *err, size_t errlen)
 {
     size_t n = llm_tokenizer_n_vocab(tok), i, k = 0;
-    int32_t *ex = malloc((n + 1) * sizeof(int32_t));
+    int32_t *ex = malloc((n + n_stop + 1) * sizeof(int32_t));
     llm_gvocab *v;
 
     if (ex == NULL) return NULL;
@@ -56,6 +57,9 @@ llm_constrain_vocab(const llm_tokenizer *tok, char *err, size_t errlen)
         if (llm_tokenizer_is_added(tok, (int32_t) i) || llm_tokenizer_is_special(tok, (int32_t) i))
             ex[k++] = (int32_t) i;
     }
+    /* a stop id ends the output: never also a piece of text (some models'
+     * end-of-sequence id is an ordinary token) */
+    for (i = 0; i < n_stop; i++) ex[k++] = stop_ids[i];
     v = llm_gvocab_create(n, tok_bytes, (void *) tok, ex, k, err, errlen);
     free(ex);
     return v;

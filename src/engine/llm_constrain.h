@@ -16,9 +16,11 @@
 #include "engine/llm_tokenizer.h"
 #include "grammar/llm_grammar.h"
 
-/* Every token by its bytes; added tokens (special or not) are left out, so a
- * grammar reaches them only as stop ids or as a format's marker ids. */
-llm_gvocab *llm_constrain_vocab(const llm_tokenizer *tok, char *err, size_t errlen);
+/* Every token by its bytes; added tokens (special or not) and the stop ids
+ * are left out, so a grammar reaches them only as stop ids or as a format's
+ * marker ids. */
+llm_gvocab *llm_constrain_vocab(const llm_tokenizer *tok, const int32_t *stop_ids,
+                                size_t n_stop, char *err, size_t errlen);
 
 typedef struct llm_constraint llm_constraint;
 

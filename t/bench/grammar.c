@@ -136,7 +136,7 @@ main(int argc, char **argv)
     n_vocab = llm_tokenizer_n_vocab(tok);
     stop = llm_tokenizer_token_id(tok, "<|im_end|>");
     t0 = now_us();
-    v = llm_constrain_vocab(tok, err, sizeof(err));
+    v = llm_constrain_vocab(tok, &stop, 1, err, sizeof(err));
     if (v == NULL) { fprintf(stderr, "vocab: %s\n", err); return 1; }
     printf("grammar: vocabulary %zu tokens, trie %zu nodes, built in %.1f ms (once per model)\n",
            n_vocab, llm_gvocab_n_nodes(v), (now_us() - t0) / 1e3);

@@ -145,7 +145,10 @@ main(void)
         diag("no Qwen3 tokenizer (run t/fetch-tokenizers.sh); generation tests skipped");
         return done_testing();
     }
-    v = llm_constrain_vocab(tok, err, sizeof(err));
+    {
+        int32_t stop = llm_tokenizer_token_id(tok, "<|im_end|>");
+        v = llm_constrain_vocab(tok, &stop, 1, err, sizeof(err));
+    }
     ok(v != NULL, "vocabulary of the Qwen3 tokenizer");
     {
         size_t len;

@@ -23,10 +23,11 @@ start=$(date +%s)
 
 # ---- 1. unit tests ----
 # kernels, the big golden sweeps and the 150k-vocabulary grammar walks
-# (test_constrain; test_grammar covers the same code on a small vocabulary)
+# (test_constrain, test_guarantee; test_grammar covers the same code on a
+# small vocabulary)
 # only repeat work already covered
 # by the sanitizer run; under memcheck they take many minutes.
-skip=${VG_SKIP:-"test_kernels test_tokenizer_golden test_chat_golden test_parsers_fuzz test_engine test_constrain"}
+skip=${VG_SKIP:-"test_kernels test_tokenizer_golden test_chat_golden test_parsers_fuzz test_engine test_constrain test_guarantee"}
 units=${VG_UNIT:-$(cd "$build/unit" && ls test_* | tr '\n' ' ')}
 run_unit() {
     local t=$1
