@@ -265,6 +265,7 @@ test_prefix_reuse(const llm_model *m)
     submit(s, c, 12, 2, &w, 0);
     run_all(s, 20);
     /* B just took C's slot (the LRU one again), so C's cache is gone too */
+    llm_seq_release(w.seq);
     memset(&w, 0, sizeof(w));
     llm_sched_stats st;
     llm_sched_get_stats(s, &st);
