@@ -32,28 +32,27 @@ DEPS_BUILD  := nginx-core nginx-dev libjansson-dev libpcre2-dev libopenblas-dev 
 DEPS_TEST   := cmd:curl=curl cmd:prove=perl cmd:node=nodejs cmd:npm=npm \
                pm:IPC::Run=libipc-run-perl pm:LWP::UserAgent=libwww-perl \
                pm:URI=liburi-perl pm:JSON::PP=perl
+# what openresty's test-nginx needs besides (make test-nginx-real)
+DEPS_REAL   := pm:Test::Base=libtest-base-perl pm:Text::Diff=libtext-diff-perl \
+               pm:List::MoreUtils=liblist-moreutils-perl pm:Test::LongString=libtest-longstring-perl \
+               pm:HTTP::Response=libhttp-message-perl
 
 .PHONY: all deps deps-test module cli unit run stop test test-unit test-nginx test-node bench bench-scale soak clean guarantee
 
-all: deps module cli unit
+all: module cli unit
 
 # ---- dependencies (Debian) ----
-deps:
-	@missing=""; for p in $(DEPS_BUILD); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
-	fi
-
-deps-test: deps
-	@missing=""; for d in $(DEPS_TEST); do \
+# `make` builds with what is installed; `make deps` (which `make run` and
+# `make test` call first) installs what is missing.  A list holds
+# cmd:COMMAND=package, pm:Perl::Module=package or a package name.
+# $(call install_missing,LIST)
+define install_missing
+	@missing=""; for d in $(1); do \
 	  what=$${d%%=*}; pkg=$${d#*=}; \
 	  case $$what in \
 	    cmd:*) command -v $${what#cmd:} >/dev/null 2>&1 || missing="$$missing $$pkg";; \
 	    pm:*)  perl -M$${what#pm:} -e1 >/dev/null 2>&1 || missing="$$missing $$pkg";; \
+	    *)     dpkg-query -W -f='$${Status}' $$d 2>/dev/null | grep -q "ok installed" || missing="$$missing $$d";; \
 	  esac; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -61,6 +60,29 @@ deps-test: deps
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(DEPS_BUILD))
+
+deps-test: deps
+	$(call install_missing,$(DEPS_TEST))
+
+.PHONY: deps-test-real check-config test-nginx-real
+
+deps-test-real: deps-test
+	$(call install_missing,$(DEPS_REAL))
+
+# The nginx addon's file list (config) must name exactly the files the
+# tree has, or a from-source nginx build would miss (or miss out on) one.
+CONFIG_FILES := $(shell awk '/^llm_(srcs|deps)="/ {f = 1; next} f && /^"/ {f = 0} f {print $$1}' config)
+TREE_FILES   := $(sort $(CORE_SRCS) $(CORE_HDRS) $(wildcard src/ngx_http_llm_*.[ch]))
+
+check-config:
+	@unlisted="$(filter-out $(CONFIG_FILES),$(TREE_FILES))"; gone="$(filter-out $(TREE_FILES),$(CONFIG_FILES))"; \
+	[ -z "$$unlisted" ] || echo "config: add to llm_srcs / llm_deps: $$unlisted" >&2; \
+	[ -z "$$gone" ] || echo "config: listed but not in the tree: $$gone" >&2; \
+	[ -z "$$unlisted$$gone" ]
 
 # ---- engine core as a static library (CLI and unit tests link it) ----
 $(BUILD)/obj/%.o: %.c $(CORE_HDRS) src/core/llm_ir.h
@@ -86,10 +108,11 @@ $(BUILD)/unit/%: t/unit/%.c t/unit/tap.h $(CORE_LIB)
 	$(CC) $(CFLAGS_CORE) -It/unit $< $(CORE_LIB) $(LDLIBS) -o $@
 
 # ---- nginx module ----
-# The nginx tree is configured once per set of source files (config globs them).
-$(BUILD)/nginx/.srclist: FORCE
+# The nginx tree is configured once per config (which lists the sources)
+# and nginx source tree.
+$(BUILD)/nginx/.srclist: FORCE | check-config
 	@mkdir -p $(BUILD)/nginx
-	@echo "$(CORE_SRCS) $(GLUE_SRCS) $(CORE_HDRS) $(NGINX_SRC)" > $@.new
+	@echo "$(NGINX_SRC)" > $@.new
 	@cmp -s $@.new $@ && rm $@.new || mv $@.new $@
 
 $(BUILD)/nginx/objs/Makefile: $(BUILD)/nginx/.srclist config Makefile
@@ -109,21 +132,32 @@ $(MODULE): $(BUILD)/nginx/objs/Makefile $(CORE_SRCS) $(CORE_HDRS) $(GLUE_SRCS)
 FORCE:
 
 # ---- run ----
-run: all
+# Dependencies first, then the build (in this order also under -j).
+run: deps
+	@$(MAKE) --no-print-directory all
 	@bash conf/run.sh $(PORT)
 
 stop:
 	@bash conf/run.sh stop
 
 # ---- tests ----
-test: deps-test all
+test: deps-test
+	@$(MAKE) --no-print-directory all
 	@bash t/run-all.sh
 
 test-unit: unit
 	prove -e '' $(UNIT_BINS)
 
+# The .t files under the runner in t/lib (LLM_TESTS="t/011-chat.t ..." for some).
 test-nginx: module
-	TEST_NGINX_BINARY=$(NGINX_BIN) TEST_NGINX_LOAD_MODULES=$(CURDIR)/$(MODULE) prove -I t/lib t/*.t
+	@bash t/run-all.sh nginx $(LLM_TESTS)
+
+# The same files under openresty's test-nginx (not part of `make test`: CI
+# cannot fetch it).  TEST_NGINX_REAL=/path/to/test-nginx (a checkout).
+test-nginx-real: deps-test-real
+	@[ -n "$(TEST_NGINX_REAL)" ] || { echo "usage: make test-nginx-real TEST_NGINX_REAL=/path/to/test-nginx" >&2; exit 2; }
+	@$(MAKE) --no-print-directory module
+	@TEST_NGINX_REAL="$(TEST_NGINX_REAL)" bash t/run-all.sh real $(LLM_TESTS)
 
 # The structured-output guarantee at scale: every native format x 22 tool
 # schemas x temperature 1.0 and 1.5, GUARANTEE_RUNS times each (make test
@@ -161,7 +195,8 @@ asan-build:
 	$(MAKE) -j$(JOBS) BUILD=$(ASAN_BUILD) OPT=-O1 EXTRA_CFLAGS="$(SAN_FLAGS)" EXTRA_LDFLAGS="$(SAN_FLAGS)" \
 	    NGX_CC_OPT="-g -O1 -fPIC $(SAN_FLAGS)" cli unit module
 
-test-asan: deps-test asan-build
+test-asan: deps-test
+	@$(MAKE) --no-print-directory asan-build
 	bash t/asan/run.sh $(ASAN_BUILD)
 
 fuzz:

