@@ -190,7 +190,7 @@ location = /v1/embeddings { llm_embeddings_max_tokens 8; llm_api embeddings; }
 
 === TEST 15: the default bound is 65536 tokens: 2048 inputs of 40 tokens are refused at once
 --- request eval
-"POST /v1/embeddings\n{\"input\": [" . join(',', ('"' . ('a' x 40) . '"') x 2048) . "]}"
+"POST /v1/embeddings\n{\"input\": [" . CORE::join(',', ('"' . ('a' x 40) . '"') x 2048) . "]}"
 --- error_code: 400
 --- response_body_like: "code":"too_many_tokens"
 
