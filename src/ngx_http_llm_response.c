@@ -28,20 +28,6 @@ ngx_http_llm_error_api(ngx_http_llm_loc_conf_t *lcf)
 }
 
 
-/* OpenAI error types for statuses nginx itself produces. */
-static const char *
-ngx_http_llm_openai_error_type(ngx_uint_t status)
-{
-    switch (status) {
-    case 401: return "authentication_error";
-    case 403: return "permission_error";
-    case 404: return "not_found_error";
-    case 429: return "rate_limit_error";
-    default:  return status < 500 ? "invalid_request_error" : "server_error";
-    }
-}
-
-
 u_char *
 ngx_http_llm_error_json(ngx_http_request_t *r, ngx_uint_t status,
     const char *type, const char *param, const char *code, const char *msg,
@@ -59,7 +45,7 @@ ngx_http_llm_error_json(ngx_http_request_t *r, ngx_uint_t status,
     ctx = ngx_http_llm_get_ctx(r);
 
     llm_api_error_set(&err, (int) status,
-                      type ? type : ngx_http_llm_openai_error_type(status),
+                      type ? type : llm_openai_error_type((int) status),
                       code, param, "%s", msg);
 
     rid[0] = '\0';

@@ -72,7 +72,7 @@ location /v1/models { llm_api models; }
 --- request
 GET /v1/models/nope
 --- error_code: 404
---- response_body_like: ^\{"error":\{"message":"The model 'nope' does not exist.","type":"not_found_error","param":"model","code":"model_not_found","request_id":"[0-9a-f]{32}"\}\}$
+--- response_body_like: ^\{"error":\{"message":"The model 'nope' does not exist.","type":"invalid_request_error","param":"model","code":"model_not_found","request_id":"[0-9a-f]{32}"\}\}$
 
 
 

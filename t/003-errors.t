@@ -73,7 +73,7 @@ location = /v1/chat/completions { llm_api chat; }
 POST /v1/chat/completions
 {"model": "gpt-17", "messages": [{"role": "user", "content": "hi"}]}
 --- error_code: 404
---- response_body_like: "message":"The model 'gpt-17' does not exist.","type":"not_found_error","param":"model","code":"model_not_found"
+--- response_body_like: "message":"The model 'gpt-17' does not exist.","type":"invalid_request_error","param":"model","code":"model_not_found"
 
 
 

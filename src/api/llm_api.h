@@ -77,6 +77,13 @@ int llm_anthropic_error_json(llm_buf *b, const llm_api_error *err,
  * 529 overloaded_error, other 5xx api_error. */
 const char *llm_anthropic_error_type(int status);
 
+/* The OpenAI error `type` for a status that carries none of its own (nginx's
+ * error pages, unknown models and paths): 401 authentication_error, 403
+ * permission_error, 429 rate_limit_error, other 4xx (404 included, as
+ * OpenAI answers an unknown model or URL) invalid_request_error, 5xx
+ * server_error. */
+const char *llm_openai_error_type(int status);
+
 /* ---- conveniences for the glue ---- */
 
 /* Parse a body for any request kind (CHAT, COMPLETIONS, MESSAGES,

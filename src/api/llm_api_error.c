@@ -97,6 +97,17 @@ llm_anthropic_error_type(int status)
     }
 }
 
+const char *
+llm_openai_error_type(int status)
+{
+    switch (status) {
+    case 401: return "authentication_error";
+    case 403: return "permission_error";
+    case 429: return "rate_limit_error";
+    default:  return status < 500 ? "invalid_request_error" : "server_error";
+    }
+}
+
 int
 llm_anthropic_error_json(llm_buf *b, const llm_api_error *err,
     const char *request_id)

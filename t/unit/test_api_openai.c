@@ -378,9 +378,22 @@ test_tool_call_bounds(void)
     }
 }
 
+/* the OpenAI error type of statuses that carry none of their own */
+static void
+test_error_types(void)
+{
+    is_str(llm_openai_error_type(404), "invalid_request_error", "404 (unknown model or URL) is invalid_request_error");
+    is_str(llm_openai_error_type(400), "invalid_request_error", "400");
+    is_str(llm_openai_error_type(401), "authentication_error", "401");
+    is_str(llm_openai_error_type(403), "permission_error", "403");
+    is_str(llm_openai_error_type(429), "rate_limit_error", "429");
+    is_str(llm_openai_error_type(503), "server_error", "503");
+}
+
 int
 main(void)
 {
+    test_error_types();
     llm_api_limits_default(&lim);
     test_bad();
     test_tool_call_bounds();
