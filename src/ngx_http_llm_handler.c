@@ -5,6 +5,7 @@
 #include "ngx_http_llm_generate.h"
 
 #include "api/llm_anthropic.h"
+#include "api/llm_api_route.h"
 
 
 /*
@@ -146,6 +147,25 @@ ngx_http_llm_not_allowed(ngx_http_request_t *r, char *allowed)
 }
 
 
+/* 404 in the protocol's shape for a path the location does not answer. */
+static ngx_int_t
+ngx_http_llm_unknown_path(ngx_http_request_t *r)
+{
+    ngx_int_t  rc;
+
+    rc = ngx_http_discard_request_body(r);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    return ngx_http_llm_send_error(r, NGX_HTTP_NOT_FOUND, NULL, NULL,
+                                   "unknown_url",
+                                   "Invalid URL (%V %V): this server has no "
+                                   "such endpoint.", &r->method_name,
+                                   &r->uri);
+}
+
+
 /* NGX_OK when the request says its body is JSON (llm_api_content_type_is_json). */
 static ngx_int_t
 ngx_http_llm_json_body_declared(ngx_http_request_t *r)
@@ -232,6 +252,7 @@ ngx_http_llm_handler(ngx_http_request_t *r)
 {
     ngx_int_t                 rc;
     ngx_uint_t                info;
+    llm_api_route             route;
     ngx_http_llm_ctx_t       *ctx;
     ngx_http_llm_loc_conf_t  *lcf;
 
@@ -240,6 +261,12 @@ ngx_http_llm_handler(ngx_http_request_t *r)
     ctx = ngx_http_llm_get_ctx(r);
     if (ctx == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    if (llm_api_route_uri(lcf->api, (char *) r->uri.data, r->uri.len, &route)
+        != 0)
+    {
+        return ngx_http_llm_unknown_path(r);
     }
 
     info = lcf->api == LLM_API_MODELS || lcf->api == LLM_API_HEALTH;
@@ -415,21 +442,12 @@ ngx_http_llm_count_tokens(ngx_http_request_t *r, ngx_http_llm_model_t *m,
 }
 
 
-static ngx_uint_t
-ngx_http_llm_uri_ends_with(ngx_http_request_t *r, const char *suffix)
-{
-    size_t  n = ngx_strlen(suffix);
-
-    return r->uri.len >= n
-           && ngx_strncmp(r->uri.data + r->uri.len - n, suffix, n) == 0;
-}
-
-
 static ngx_int_t
 ngx_http_llm_dispatch(ngx_http_request_t *r, u_char *body, size_t len)
 {
     int                        rc;
     llm_request               *req;
+    llm_api_route              route;
     llm_api_error              err;
     llm_api_limits             lim;
     ngx_pool_cleanup_t        *cln;
@@ -468,7 +486,10 @@ ngx_http_llm_dispatch(ngx_http_request_t *r, u_char *body, size_t len)
         break;
 
     default: /* LLM_API_MESSAGES */
-        rc = ngx_http_llm_uri_ends_with(r, "/count_tokens")
+        /* the handler let only the two documented paths through */
+        rc = llm_api_route_uri(lcf->api, (char *) r->uri.data, r->uri.len,
+                               &route) == 0
+             && route.api == LLM_API_COUNT_TOKENS
              ? llm_anthropic_parse_count_tokens((char *) body, len, &lim, req,
                                                 &err)
              : llm_anthropic_parse_messages((char *) body, len, &lim, req,

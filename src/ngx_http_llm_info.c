@@ -3,6 +3,8 @@
  */
 #include "ngx_http_llm_module.h"
 
+#include "api/llm_api_route.h"
+
 
 ngx_http_llm_model_t *
 ngx_http_llm_find_model(ngx_http_request_t *r, const char *name)
@@ -83,25 +85,23 @@ ngx_http_llm_send_json_value(ngx_http_request_t *r, ngx_uint_t status,
 ngx_int_t
 ngx_http_llm_models_handler(ngx_http_request_t *r)
 {
-    u_char                    *p, *last;
     json_t                    *list, *data;
     ngx_str_t                  id;
     ngx_uint_t                 i;
+    llm_api_route              route;
     ngx_http_llm_model_t      *m;
     ngx_http_llm_main_conf_t  *mcf;
 
     mcf = ngx_http_get_module_main_conf(r, ngx_http_llm_module);
     m = mcf->models.elts;
 
-    /* /v1/models/{id}: the last path segment after "/models/" */
-    last = r->uri.data + r->uri.len;
-    for (p = last; p > r->uri.data && p[-1] != '/'; p--) { /* void */ }
-
-    if (p - r->uri.data >= 8 && ngx_strncmp(p - 8, "/models/", 8) == 0
-        && p < last)
+    /* the handler answered paths other than /models[/{id}] with a 404 */
+    if (llm_api_route_uri(LLM_API_MODELS, (char *) r->uri.data, r->uri.len,
+                          &route) == 0
+        && route.id != NULL)
     {
-        id.data = p;
-        id.len = last - p;
+        id.data = (u_char *) route.id;
+        id.len = route.id_len;
 
         for (i = 0; i < mcf->models.nelts; i++) {
             if (m[i].alias.len == id.len

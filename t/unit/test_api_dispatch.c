@@ -3,6 +3,7 @@
 
 #include "tap.h"
 #include "api/llm_api.h"
+#include "api/llm_api_route.h"
 
 #define GETS(o, k) json_string_value(json_object_get((o), (k)))
 
@@ -74,5 +75,26 @@ main(void)
     llm_api_error_internal(&err, "loading the tokenizer");
     ok(err.status == 500 && strstr(err.message, "loading the tokenizer"), "internal error");
     llm_buf_free(&b);
+
+    /* only the documented paths of prefix locations answer */
+    {
+        llm_api_route rt;
+#define ROUTE(kind, u) llm_api_route_uri(kind, u, strlen(u), &rt)
+        ok(ROUTE(LLM_API_MESSAGES, "/v1/messages") == 0 && rt.api == LLM_API_MESSAGES, "/v1/messages creates a message");
+        ok(ROUTE(LLM_API_MESSAGES, "/v1/messages/count_tokens") == 0 && rt.api == LLM_API_COUNT_TOKENS, "/v1/messages/count_tokens counts");
+        ok(ROUTE(LLM_API_MESSAGES, "/v1/messages/batches") == -1, "/v1/messages/batches is not an endpoint");
+        ok(ROUTE(LLM_API_MESSAGES, "/v1/messages/foo") == -1, "/v1/messages/foo is not an endpoint");
+        ok(ROUTE(LLM_API_MESSAGES, "/v1/messagesXYZ") == -1, "/v1/messagesXYZ is not an endpoint");
+        ok(ROUTE(LLM_API_MESSAGES, "/v1/messages/") == -1, "/v1/messages/ is not an endpoint");
+        ok(ROUTE(LLM_API_MESSAGES, "/v1/messages/count_tokens/x") == -1, "/v1/messages/count_tokens/x is not an endpoint");
+        ok(ROUTE(LLM_API_MODELS, "/v1/models") == 0 && rt.api == LLM_API_MODELS && rt.id == NULL, "/v1/models lists");
+        ok(ROUTE(LLM_API_MODELS, "/v1/models/tiny") == 0 && rt.id_len == 4 && memcmp(rt.id, "tiny", 4) == 0, "/v1/models/tiny names one model");
+        ok(ROUTE(LLM_API_MODELS, "/v1/models/Qwen/Qwen3") == 0 && rt.id_len == 10 && memcmp(rt.id, "Qwen/Qwen3", 10) == 0, "an id may hold '/'");
+        ok(ROUTE(LLM_API_MODELS, "/v1/models/") == -1, "/v1/models/ (empty id) is not an endpoint");
+        ok(ROUTE(LLM_API_MODELS, "/v1/modelsfoo") == -1, "/v1/modelsfoo is not an endpoint");
+        ok(ROUTE(LLM_API_MODELS, "/v1/modelsfoo/models") == 0 && rt.id == NULL, "the first /models segment counts");
+        ok(ROUTE(LLM_API_CHAT, "/anything") == 0 && rt.api == LLM_API_CHAT, "exact locations route every URI");
+#undef ROUTE
+    }
     return done_testing();
 }

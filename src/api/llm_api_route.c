@@ -1,0 +1,74 @@
+/* Documented paths of prefix-matched llm_api locations (llm_api_route.h). */
+#include <string.h>
+
+#include "api/llm_api_route.h"
+
+static int
+ends_with(const char *s, size_t len, const char *suffix)
+{
+    size_t n = strlen(suffix);
+
+    return len >= n && memcmp(s + len - n, suffix, n) == 0;
+}
+
+/* Offset just after the first "/models" segment (followed by '/' or the
+ * end), or -1. */
+static long
+models_segment(const char *uri, size_t len)
+{
+    static const char seg[] = "/models";
+    size_t            n = sizeof(seg) - 1, i;
+
+    for (i = 0; i + n <= len; i++) {
+        if (memcmp(uri + i, seg, n) == 0
+            && (i + n == len || uri[i + n] == '/'))
+        {
+            return (long) (i + n);
+        }
+    }
+    return -1;
+}
+
+int
+llm_api_route_uri(llm_api_kind location_api, const char *uri, size_t len,
+    llm_api_route *out)
+{
+    long end;
+
+    out->api = location_api;
+    out->id = NULL;
+    out->id_len = 0;
+
+    switch (location_api) {
+    case LLM_API_MESSAGES:
+    case LLM_API_COUNT_TOKENS:
+        if (ends_with(uri, len, "/messages")) {
+            out->api = LLM_API_MESSAGES;
+            return 0;
+        }
+        if (ends_with(uri, len, "/messages/count_tokens")) {
+            out->api = LLM_API_COUNT_TOKENS;
+            return 0;
+        }
+        return -1;
+
+    case LLM_API_MODELS:
+        end = models_segment(uri, len);
+        if (end < 0) {
+            return -1;
+        }
+        if ((size_t) end == len) {
+            return 0;
+        }
+        /* "/models/" then the id, which must not be empty */
+        if ((size_t) end + 1 == len) {
+            return -1;
+        }
+        out->id = uri + end + 1;
+        out->id_len = len - (size_t) end - 1;
+        return 0;
+
+    default:
+        return 0;
+    }
+}

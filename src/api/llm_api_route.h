@@ -1,0 +1,38 @@
+/*
+ * Which endpoint a request URI names inside an llm_api location.
+ *
+ * Prefix locations (`location /v1/messages`, `location /v1/models`) match
+ * more URIs than the protocol defines; only the documented paths answer, and
+ * everything else is a 404 in the protocol's shape, so that a client probing
+ * /v1/messages/batches or /v1/modelsfoo learns the truth instead of
+ * starting a generation or getting the model list.
+ */
+#ifndef LLM_API_ROUTE_H
+#define LLM_API_ROUTE_H
+
+#include <stddef.h>
+
+#include "core/llm_ir.h"
+
+typedef struct {
+    llm_api_kind  api;      /* the endpoint: MESSAGES or COUNT_TOKENS in a
+                               messages location, MODELS elsewhere, ... */
+    const char   *id;       /* models: the {id} of /models/{id} (may hold
+                               '/'), NULL for the list */
+    size_t        id_len;
+} llm_api_route;
+
+/*
+ * Route uri (the path, without the query string) in a location of kind
+ * `location_api`: 0 with *out filled, or -1 when the location does not
+ * answer that path (the caller sends a 404).
+ *   messages: ".../messages" -> MESSAGES, ".../messages/count_tokens" ->
+ *             COUNT_TOKENS; nothing else.
+ *   models:   ".../models" -> the list, ".../models/{id}" (id non-empty:
+ *             the rest of the path after the first "/models/") -> one model.
+ *   others:   every URI (their locations are exact matches).
+ */
+int llm_api_route_uri(llm_api_kind location_api, const char *uri, size_t len,
+    llm_api_route *out);
+
+#endif

@@ -1,0 +1,102 @@
+# What agent clients send that the protocols allow (issue 21, agent-client
+# compatibility): documented paths only, error types, system messages inside
+# messages, adaptive thinking, interleaved-thinking budgets, the Anthropic
+# model list, cache reads in streamed usage.
+use Test::Nginx::Socket 'no_plan';
+use Test::LLM::Json qw(json_content_type);
+
+no_shuffle();
+
+add_block_preprocessor(sub {
+    my $block = shift;
+    json_content_type($block);
+    $block->set_value("main_config", "thread_pool llm threads=1;")
+        unless defined $block->main_config;
+    $block->set_value("http_config",
+        "llm_model tiny $ENV{TEST_NGINX_FIXTURES}/models/qwen3_f32;\n"
+        . "llm_thread_pool llm;")
+        unless defined $block->http_config;
+    $block->set_value("config",
+        "location = /v1/chat/completions { llm_api chat; }\n"
+        . "location /v1/messages { llm_api messages; }\n"
+        . "location /v1/models { llm_api models; }\n"
+        . "location /v1/ { llm_errors openai; return 404; }")
+        unless defined $block->config;
+    $block->set_value("no_error_log", "[alert]\n[crit]\n[emerg]")
+        unless defined $block->no_error_log or defined $block->error_log;
+});
+
+run_tests();
+
+__DATA__
+
+=== TEST 1: /v1/messages/batches is a 404 in Anthropic's shape, not a generation
+--- request
+POST /v1/messages/batches
+{"model": "tiny", "max_tokens": 4, "messages": [{"role": "user", "content": "hi"}]}
+--- error_code: 404
+--- response_headers
+Content-Type: application/json
+--- response_body_like: ^\{"type":"error","error":\{"type":"not_found_error","message":"Invalid URL \(POST /v1/messages/batches\)
+
+
+
+=== TEST 2: /v1/messagesXYZ is a 404
+--- request
+POST /v1/messagesXYZ
+{"model": "tiny", "max_tokens": 4, "messages": [{"role": "user", "content": "hi"}]}
+--- error_code: 404
+--- response_body_like: "type":"not_found_error"
+
+
+
+=== TEST 3: GET /v1/messages/foo is a 404 (not a 405)
+--- request
+GET /v1/messages/foo
+--- error_code: 404
+--- response_body_like: "type":"not_found_error"
+
+
+
+=== TEST 4: /v1/messages/count_tokens still counts
+--- request
+POST /v1/messages/count_tokens
+{"model": "tiny", "messages": [{"role": "user", "content": "hi"}]}
+--- error_code: 200
+--- response_body_like: ^\{"input_tokens":\d+\}$
+
+
+
+=== TEST 5: /v1/modelsfoo is a 404 in OpenAI's shape, not the list
+--- request
+GET /v1/modelsfoo
+--- error_code: 404
+--- response_body_like: ^\{"error":\{"message":"Invalid URL \(GET /v1/modelsfoo\)[^"]*","type":"invalid_request_error","param":null,"code":"unknown_url"
+
+
+
+=== TEST 6: /v1/models/tiny/extra is a 404, not the model or the list
+--- request
+GET /v1/models/tiny/extra
+--- error_code: 404
+--- response_body_like: "code":"model_not_found"
+
+
+
+=== TEST 7: an unknown /v1/ path gets JSON, not nginx's HTML page
+--- request
+POST /v1/files
+{}
+--- error_code: 404
+--- response_headers
+Content-Type: application/json
+--- response_body_like: ^\{"error":\{"message":"[^"]*","type":"invalid_request_error"
+
+
+
+=== TEST 8: an unknown model on an OpenAI endpoint is an invalid_request_error
+--- request
+POST /v1/chat/completions
+{"model": "gpt-17", "messages": [{"role": "user", "content": "hi"}]}
+--- error_code: 404
+--- response_body_like: "type":"invalid_request_error","param":"model","code":"model_not_found"
