@@ -100,3 +100,23 @@ POST /v1/chat/completions
 {"model": "gpt-17", "messages": [{"role": "user", "content": "hi"}]}
 --- error_code: 404
 --- response_body_like: "type":"invalid_request_error","param":"model","code":"model_not_found"
+
+
+
+=== TEST 9: a system message inside messages is a system turn in place
+--- request
+POST /v1/messages
+{"model": "tiny", "max_tokens": 2, "system": "You are terse.", "messages": [{"role": "user", "content": "hi"}, {"role": "system", "content": [{"type": "text", "text": "Answer in French."}]}, {"role": "user", "content": "again"}]}
+--- error_code: 200
+--- response_body_like: ^\{"id":"msg_[^"]+","type":"message","role":"assistant"
+
+
+
+=== TEST 10: count_tokens counts the mid-conversation system message
+--- request eval
+["POST /v1/messages/count_tokens\n" . '{"model": "tiny", "messages": [{"role": "user", "content": "hi"}]}',
+ "POST /v1/messages/count_tokens\n" . '{"model": "tiny", "messages": [{"role": "user", "content": "hi"}, {"role": "system", "content": "Answer in French."}]}']
+--- error_code eval
+[200, 200]
+--- response_body_like eval
+['^\{"input_tokens":20\}$', '^\{"input_tokens":(2[1-9]|[3-9]\d)\}$']

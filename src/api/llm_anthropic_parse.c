@@ -328,6 +328,24 @@ assistant_in(const json_t *c, const char *param, size_t max_calls, json_t *out,
     return rcode;
 }
 
+/* A system message: a string or text blocks, one "system" message. */
+static int
+system_message_in(const json_t *c, const char *param, json_t *out,
+    llm_api_error *err)
+{
+    llm_buf text;
+    int     rc = 0;
+
+    llm_buf_init(&text);
+    if (text_blocks(c, param, "a system message", &text, err) < 0) {
+        rc = -1;
+    } else if (new_message(out, "system", &text) == NULL) {
+        rc = OOM(err);
+    }
+    llm_buf_free(&text);
+    return rc;
+}
+
 static int
 system_in(const json_t *root, llm_request *req, llm_api_error *err)
 {
@@ -400,12 +418,17 @@ messages_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
             {
                 return -1;
             }
+        } else if (strcmp(r, "system") == 0) {
+            /* a mid-conversation system message (current models take
+             * them; agent CLIs send one): a system turn in place */
+            if (system_message_in(c, path, req->messages, err) < 0) {
+                return -1;
+            }
         } else {
             llm_api_path(path, sizeof(path), "messages[%zu].role", i);
             return llm_api_bad_request(err, "invalid_value", path,
-                "Invalid value for '%s': expected 'user' or 'assistant', but "
-                "got '%.64s'; put system text in the top-level 'system' "
-                "field.", path, r);
+                "Invalid value for '%s': expected 'user', 'assistant' or "
+                "'system', but got '%.64s'.", path, r);
         }
     }
     return 0;

@@ -26,7 +26,8 @@ static const struct {
     { "{" MT "\"model\":1," MSG "}", "model", "expected a string" },
     { "{" MT "\"x\":1}", "messages", "Missing required parameter: 'messages'" },
     { "{" MT "\"messages\":[]}", "messages", "non-empty array of messages" },
-    { "{" MT "\"messages\":[{\"role\":\"system\",\"content\":\"x\"}]}", "messages[0].role", "top-level 'system'" },
+    { "{" MT "\"messages\":[{\"role\":\"tool\",\"content\":\"x\"}]}", "messages[0].role", "expected 'user', 'assistant' or 'system'" },
+    { "{" MT "\"messages\":[{\"role\":\"system\",\"content\":[{\"type\":\"image\"}]}]}", "messages[0].content[0].type", "unsupported content block type" },
     { "{" MT "\"messages\":[{\"content\":\"x\"}]}", "messages[0].role", "Missing required" },
     { "{" MT "\"messages\":[{\"role\":\"user\"}]}", "messages[0].content", "Missing required" },
     { "{" MT "\"messages\":[{\"role\":\"user\",\"content\":7}]}", "messages[0].content", "a string or an array of content blocks" },
@@ -212,6 +213,14 @@ test_good(void)
     ok(json_array_size(req.messages) == 2 && strcmp(GETS(msg(&req, 1), "role"), "tool") == 0
        && strcmp(GETS(msg(&req, 1), "content"), "") == 0, "only a tool message, empty content");
     ok(req.reasoning == 0 && req.sampling.temperature == 1.0, "defaults: no thinking unless enabled, temperature 1");
+    llm_request_free(&req);
+
+    /* a system message inside messages is a system turn in place */
+    ok(parse("{" MT "\"system\":\"top\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"system\",\"content\":[{\"type\":\"text\",\"text\":\"mid\"},{\"type\":\"text\",\"text\":\"two\"}]},{\"role\":\"user\",\"content\":\"b\"}]}", &req, &err) == 0,
+       "role system inside messages is accepted: %s", err.message);
+    ok(json_array_size(req.messages) == 4 && strcmp(GETS(msg(&req, 0), "content"), "top") == 0
+       && strcmp(GETS(msg(&req, 2), "role"), "system") == 0 && strcmp(GETS(msg(&req, 2), "content"), "mid\ntwo") == 0
+       && strcmp(GETS(msg(&req, 3), "role"), "user") == 0, "mapped to a system message in place");
     llm_request_free(&req);
 
     body = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"count me\"}],\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":4096}}";
