@@ -78,10 +78,10 @@ POST /v1/messages
 
 
 
-=== TEST 6: a system role inside messages is rejected
+=== TEST 6: a role other than user, assistant, system inside messages is rejected
 --- request
 POST /v1/messages
-{"max_tokens": 5, "messages": [{"role": "system", "content": "hi"}]}
+{"max_tokens": 5, "messages": [{"role": "tool", "content": "hi"}]}
 --- error_code: 400
 --- response_body_like: "type":"invalid_request_error","message":".*messages\.0\.role|messages\[0\]\.role
 
