@@ -120,3 +120,21 @@ POST /v1/messages
 [200, 200]
 --- response_body_like eval
 ['^\{"input_tokens":20\}$', '^\{"input_tokens":(2[1-9]|[3-9]\d)\}$']
+
+
+
+=== TEST 11: thinking adaptive with output_config.effort and display is accepted
+--- request
+POST /v1/messages
+{"model": "tiny", "max_tokens": 2, "thinking": {"type": "adaptive", "display": "summarized"}, "output_config": {"effort": "medium"}, "messages": [{"role": "user", "content": "hi"}]}
+--- error_code: 200
+--- response_body_like: ^\{"id":"msg_[^"]+","type":"message"
+
+
+
+=== TEST 12: an unknown output_config.effort is a 400 naming the field
+--- request
+POST /v1/messages
+{"model": "tiny", "max_tokens": 2, "thinking": {"type": "adaptive"}, "output_config": {"effort": "extreme"}, "messages": [{"role": "user", "content": "hi"}]}
+--- error_code: 400
+--- response_body_like: "type":"invalid_request_error","message":"Invalid value for 'output_config.effort'

@@ -589,7 +589,7 @@ thinking_in(const json_t *root, int count_only, llm_request *req,
 {
     const json_t *th = json_object_get(root, "thinking");
     const json_t *t;
-    const char   *type;
+    const char   *type, *display;
     long long     budget;
     int           rc;
 
@@ -609,10 +609,22 @@ thinking_in(const json_t *root, int count_only, llm_request *req,
         req->reasoning = 0;
         return 0;
     }
+    if (strcmp(type, "adaptive") == 0) {
+        /* the model decides how much to think: reasoning on, as
+         * reasoning_effort low/medium/high is (output_config.effort is
+         * checked in output_config_in) */
+        if (llm_api_opt_string(th, "display", "thinking.display", &display,
+                               err) < 0)
+        {
+            return -1;
+        }
+        req->reasoning = 1;
+        return 0;
+    }
     if (strcmp(type, "enabled") != 0) {
         return llm_api_bad_request(err, "invalid_value", "thinking.type",
-            "Invalid value for 'thinking.type': expected 'enabled' or "
-            "'disabled', but got '%.64s'.", type);
+            "Invalid value for 'thinking.type': expected 'enabled', "
+            "'adaptive' or 'disabled', but got '%.64s'.", type);
     }
     rc = llm_api_opt_int(th, "budget_tokens", "thinking.budget_tokens", 1024,
                          INT_ANY_MAX, &budget, err);
@@ -632,6 +644,37 @@ thinking_in(const json_t *root, int count_only, llm_request *req,
             budget);
     }
     req->reasoning = 1;
+    return 0;
+}
+
+/* output_config.effort: low / medium / high / max.  Other output_config
+ * members are left to their own readers. */
+static int
+output_config_in(const json_t *root, llm_api_error *err)
+{
+    const json_t *oc = json_object_get(root, "output_config");
+    const char   *effort;
+    int           rc;
+
+    if (oc == NULL || json_is_null(oc)) {
+        return 0;
+    }
+    if (!json_is_object(oc)) {
+        return llm_api_type_error(err, "output_config", "an object", oc);
+    }
+    rc = llm_api_opt_string(oc, "effort", "output_config.effort", &effort,
+                            err);
+    if (rc <= 0) {
+        return rc;
+    }
+    if (strcmp(effort, "low") != 0 && strcmp(effort, "medium") != 0
+        && strcmp(effort, "high") != 0 && strcmp(effort, "max") != 0)
+    {
+        return llm_api_bad_request(err, "invalid_value",
+            "output_config.effort",
+            "Invalid value for 'output_config.effort': expected one of "
+            "'low', 'medium', 'high', 'max', but got '%.64s'.", effort);
+    }
     return 0;
 }
 
@@ -671,7 +714,8 @@ messages_request_in(const json_t *root, const llm_api_limits *lim,
         || messages_in(root, lim, req, err) < 0
         || tools_in(root, lim, req, err) < 0
         || tool_choice_in(root, req, err) < 0
-        || thinking_in(root, count_only, req, err) < 0)
+        || thinking_in(root, count_only, req, err) < 0
+        || output_config_in(root, err) < 0)
     {
         return -1;
     }

@@ -215,6 +215,20 @@ test_good(void)
     ok(req.reasoning == 0 && req.sampling.temperature == 1.0, "defaults: no thinking unless enabled, temperature 1");
     llm_request_free(&req);
 
+    /* adaptive thinking: reasoning on; output_config.effort checked */
+    ok(parse("{" MT MSG ",\"thinking\":{\"type\":\"adaptive\"}}", &req, &err) == 0 && req.reasoning == 1,
+       "thinking adaptive turns reasoning on: %s", err.message);
+    llm_request_free(&req);
+    ok(parse("{" MT MSG ",\"thinking\":{\"type\":\"adaptive\",\"display\":\"summarized\"},\"output_config\":{\"effort\":\"high\"}}", &req, &err) == 0
+       && req.reasoning == 1, "adaptive with display and output_config.effort: %s", err.message);
+    llm_request_free(&req);
+    ok(parse("{" MT MSG ",\"thinking\":{\"type\":\"adaptive\"},\"output_config\":{\"effort\":\"extreme\"}}", &req, &err) == -1
+       && strcmp(err.param, "output_config.effort") == 0 && strstr(err.message, "'low', 'medium', 'high', 'max'"), "an unknown effort is a 400");
+    ok(parse("{" MT MSG ",\"thinking\":{\"type\":\"adaptive\",\"display\":3}}", &req, &err) == -1
+       && strcmp(err.param, "thinking.display") == 0, "a non-string display is a 400");
+    ok(parse("{" MT MSG ",\"thinking\":{\"type\":\"sometimes\"}}", &req, &err) == -1
+       && strstr(err.message, "'enabled', 'adaptive' or 'disabled'"), "an unknown thinking type names the three");
+
     /* a system message inside messages is a system turn in place */
     ok(parse("{" MT "\"system\":\"top\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"system\",\"content\":[{\"type\":\"text\",\"text\":\"mid\"},{\"type\":\"text\",\"text\":\"two\"}]},{\"role\":\"user\",\"content\":\"b\"}]}", &req, &err) == 0,
        "role system inside messages is accepted: %s", err.message);
