@@ -12,6 +12,7 @@
 #     unread, it is killed: no request is lost (each is answered in full by
 #     another node), its sessions move and stay on one surviving node, the
 #     other sessions do not move;
+#   - a turn sent over HTTP/2 (curl) lands on its session's node and streams;
 #   - a stream reaches the client through the front while the node is still
 #     generating, and closing it cancels the generation on the node;
 #   - errors keep their protocol's shape: a node's 400s pass unchanged, the
@@ -161,6 +162,26 @@ for my $s (@sessions) {
     my $want = $third{$s->{id}}{node} // '';
     is($t->{status}, 200, "session $s->{id} turn 4: 200");
     is($t->{node}, $want, "session $s->{id} turn 4: on the node of turn 3 ($want)");
+}
+
+# ---- HTTP/2 to the front: the same key, the same node, a whole stream ----
+
+SKIP: {
+    skip 'curl is not installed', 3 if system('curl --version >/dev/null 2>&1') != 0;
+    my $s = $sessions[0];
+    my $file = "$base/h2-body.json";
+    open my $out, '>', $file or die "$file: $!";
+    print $out session_body($s);
+    close $out;
+    my $port = $front->port;
+    my $got = `curl -sS --http2 -N --cacert $crt --resolve localhost:$port:127.0.0.1 -D - \\
+        -H 'Content-Type: application/json' -H 'Authorization: Bearer sk-team-key' \\
+        --data-binary \@$file https://localhost:$port/v1/chat/completions 2>&1`;
+    like($got, qr{^HTTP/2 200}, 'a turn over HTTP/2 through the front: 200 over h2');
+    my $home = $third{0}{node};
+    like($got, qr{^x-llm-node: \Q$home\E\r?$}mi,
+         "... on the session's node ($home): the key reads the HTTP/2 body too");
+    like($got, qr{data: \[DONE\]\n\n\z}, '... streamed to its end');
 }
 
 # ---- a stream is forwarded while it is generated; closing it cancels ----
