@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "api/llm_api.h"
-#include "api/llm_api_json.h"
 #include "api/llm_volatile.h"
 
 
@@ -158,44 +157,6 @@ hash_str_field(llm_prefix_hash *ph, char tag, const json_t *obj,
 }
 
 static void
-hash_chat(llm_prefix_hash *ph, const json_t *root, const json_t *messages)
-{
-    size_t         i;
-    const char    *role;
-    const json_t  *m, *v;
-
-    v = json_object_get(root, "system");
-    if (v && !json_is_null(v)) {
-        hash_content(ph, 'S', v);
-    }
-
-    v = json_object_get(root, "tools");
-    if (json_is_array(v)) {
-        const json_t  *tool;
-
-        json_array_foreach(v, i, tool) {
-            hash_json(ph, 'T', tool, 0);
-        }
-    }
-
-    json_array_foreach(messages, i, m) {
-        hash_str_field(ph, 'R', m, "role");
-        v = json_object_get(m, "content");
-        if (v && !json_is_null(v)) {
-            hash_content(ph, 'C', v);
-        }
-        v = json_object_get(m, "tool_calls");
-        if (v && !json_is_null(v)) {
-            hash_json(ph, 'K', v, 0);
-        }
-        role = json_string_value(json_object_get(m, "role"));
-        if (role && strcmp(role, "user") == 0) {
-            break;
-        }
-    }
-}
-
-static void
 hash_prompt(llm_prefix_hash *ph, const json_t *prompt, size_t limit)
 {
     const json_t  *first;
@@ -217,77 +178,412 @@ hash_prompt(llm_prefix_hash *ph, const json_t *prompt, size_t limit)
 }
 
 
-/* ---- size estimate ---- */
+/*
+ * ---- one pass over the body ----
+ *
+ * Agent bodies grow with every turn (a megabyte is common), while the key
+ * needs only their first messages.  So the body is not decoded into a tree:
+ * one pass checks its syntax and nesting, counts the text of the estimate,
+ * and notes where the fields of the key are; only those values are decoded.
+ */
 
 typedef struct {
-    size_t  ascii;       /* ASCII bytes of keys and strings */
-    size_t  other;       /* other characters (UTF-8 lead bytes) */
+    size_t  ascii;       /* ASCII characters of keys and strings */
+    size_t  other;       /* other characters */
     size_t  atoms;       /* numbers, booleans, nulls */
 } llm_text_count;
 
+typedef struct {
+    const char  *p, *end;
+    int          depth, max_depth;
+} llm_json_scan;
+
+typedef struct {
+    const char  *start;
+    size_t       len;
+} llm_span;
+
+static int scan_value(llm_json_scan *s, llm_text_count *c);
+
 static void
-count_string(llm_text_count *c, const char *s, size_t n)
+skip_space(llm_json_scan *s)
 {
-    size_t  i;
-
-    for (i = 0; i < n; i++) {
-        unsigned char  b = (unsigned char) s[i];
-
-        if (b < 0x80) {
-            c->ascii++;
-        } else if ((b & 0xc0) != 0x80) {
-            c->other++;
-        }
+    while (s->p < s->end
+           && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+    {
+        s->p++;
     }
 }
 
-static void
-count_value(llm_text_count *c, const json_t *v)
+static int
+hex4(const char *p, unsigned *v)
 {
-    size_t       i;
-    const char  *key;
-    json_t      *item;
+    int  i;
 
-    switch (json_typeof(v)) {
-    case JSON_STRING:
-        count_string(c, json_string_value(v), json_string_length(v));
-        break;
-    case JSON_ARRAY:
-        json_array_foreach(v, i, item) {
-            count_value(c, item);
+    *v = 0;
+    for (i = 0; i < 4; i++) {
+        char  h = p[i];
+
+        *v <<= 4;
+        if (h >= '0' && h <= '9') {
+            *v |= (unsigned) (h - '0');
+        } else if ((h | 0x20) >= 'a' && (h | 0x20) <= 'f') {
+            *v |= (unsigned) ((h | 0x20) - 'a' + 10);
+        } else {
+            return -1;
         }
-        break;
-    case JSON_OBJECT:
-        json_object_foreach((json_t *) v, key, item) {
-            if (strcmp(key, "cache_control") == 0) {
-                continue;
+    }
+    return 0;
+}
+
+/* The string at s->p, its decoded characters counted into c (if any). */
+static int
+scan_string(llm_json_scan *s, llm_text_count *c)
+{
+    const char  *p = s->p + 1;
+    unsigned     v;
+
+    while (p < s->end) {
+        unsigned char  b = (unsigned char) *p;
+
+        if (b == '"') {
+            s->p = p + 1;
+            return 0;
+        }
+        if (b < 0x20) {
+            return -1;
+        }
+        if (b != '\\') {
+            if (c && b < 0x80) {
+                c->ascii++;
+            } else if (c && (b & 0xc0) != 0x80) {
+                c->other++;
             }
-            count_string(c, key, strlen(key));
-            count_value(c, item);
+            p++;
+            continue;
         }
-        break;
-    default:
-        c->atoms++;
-        break;
+        if (p + 1 >= s->end) {
+            return -1;
+        }
+        if (p[1] == 'u') {
+            if (s->end - p < 6 || hex4(p + 2, &v) != 0) {
+                return -1;
+            }
+            /* a surrogate pair is one character: count its first half */
+            if (c && v < 0x80) {
+                c->ascii++;
+            } else if (c && (v < 0xdc00 || v > 0xdfff)) {
+                c->other++;
+            }
+            p += 6;
+        } else if (strchr("\"\\/bfnrt", p[1]) && p[1] != '\0') {
+            if (c) {
+                c->ascii++;
+            }
+            p += 2;
+        } else {
+            return -1;
+        }
+    }
+    return -1;
+}
+
+/* An object or array; cache_control members are not counted. */
+static int
+scan_container(llm_json_scan *s, llm_text_count *c)
+{
+    char            close = *s->p == '{' ? '}' : ']';
+    const char     *key;
+    llm_text_count  kc;
+    int             skip;
+
+    if (++s->depth > s->max_depth) {
+        return -1;
+    }
+    s->p++;
+    skip_space(s);
+    if (s->p < s->end && *s->p == close) {
+        s->p++;
+        s->depth--;
+        return 0;
+    }
+    for ( ;; ) {
+        if (close == '}') {
+            skip_space(s);
+            if (s->p >= s->end || *s->p != '"') {
+                return -1;
+            }
+            key = s->p;
+            memset(&kc, 0, sizeof(kc));
+            if (scan_string(s, &kc) != 0) {
+                return -1;
+            }
+            skip = s->p - key == 15 && memcmp(key, "\"cache_control\"", 15) == 0;
+            if (c && !skip) {
+                c->ascii += kc.ascii;
+                c->other += kc.other;
+            }
+            skip_space(s);
+            if (s->p >= s->end || *s->p != ':') {
+                return -1;
+            }
+            s->p++;
+            if (scan_value(s, skip ? NULL : c) != 0) {
+                return -1;
+            }
+        } else if (scan_value(s, c) != 0) {
+            return -1;
+        }
+        skip_space(s);
+        if (s->p >= s->end) {
+            return -1;
+        }
+        if (*s->p == ',') {
+            s->p++;
+            continue;
+        }
+        if (*s->p != close) {
+            return -1;
+        }
+        s->p++;
+        s->depth--;
+        return 0;
     }
 }
 
-static long
-estimate_tokens(const json_t *root)
+static int
+scan_value(llm_json_scan *s, llm_text_count *c)
 {
-    static const char *const  fields[] = { "messages", "system", "tools",
-                                           "prompt" };
-    size_t                    i;
-    const json_t             *v;
-    llm_text_count            c = { 0, 0, 0 };
+    const char  *start;
 
-    for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
-        v = json_object_get(root, fields[i]);
-        if (v && !json_is_null(v)) {
-            count_value(&c, v);
+    skip_space(s);
+    if (s->p >= s->end) {
+        return -1;
+    }
+    switch (*s->p) {
+    case '"':
+        return scan_string(s, c);
+    case '{':
+    case '[':
+        return scan_container(s, c);
+    default:
+        /* number, true, false, null: checked when decoded, if ever */
+        start = s->p;
+        while (s->p < s->end
+               && ((*s->p >= '0' && *s->p <= '9') || (*s->p >= 'a' && *s->p <= 'z')
+                   || *s->p == '-' || *s->p == '+' || *s->p == '.' || *s->p == 'E'))
+        {
+            s->p++;
+        }
+        if (s->p == start) {
+            return -1;
+        }
+        if (c) {
+            c->atoms++;
+        }
+        return 0;
+    }
+}
+
+/* The value at s->p, counted into c; its bytes in *span. */
+static int
+scan_field(llm_json_scan *s, llm_text_count *c, llm_span *span)
+{
+    skip_space(s);
+    span->start = s->p;
+    if (scan_value(s, c) != 0) {
+        return -1;
+    }
+    span->len = (size_t) (s->p - span->start);
+    return 0;
+}
+
+static json_t *
+decode_span(const llm_span *span)
+{
+    return span->start ? json_loadb(span->start, span->len, JSON_DECODE_ANY, NULL)
+                       : NULL;
+}
+
+/*
+ * The "messages" array at s->p: every message counted into c; those up to
+ * and including the first user message decoded into head.
+ */
+static int
+scan_messages(llm_json_scan *s, llm_text_count *c, json_t *head)
+{
+    int          done = 0;
+    const char  *role;
+    json_t      *m;
+    llm_span     span;
+
+    if (++s->depth > s->max_depth) {
+        return -1;
+    }
+    s->p++;
+    skip_space(s);
+    if (s->p < s->end && *s->p == ']') {
+        s->p++;
+        s->depth--;
+        return 0;
+    }
+    for ( ;; ) {
+        if (scan_field(s, c, &span) != 0) {
+            return -1;
+        }
+        if (!done) {
+            m = decode_span(&span);
+            if (m == NULL) {
+                return -1;
+            }
+            role = json_string_value(json_object_get(m, "role"));
+            done = role && strcmp(role, "user") == 0;
+            json_array_append_new(head, m);
+        }
+        skip_space(s);
+        if (s->p >= s->end) {
+            return -1;
+        }
+        if (*s->p == ',') {
+            s->p++;
+            continue;
+        }
+        if (*s->p != ']') {
+            return -1;
+        }
+        s->p++;
+        s->depth--;
+        return 0;
+    }
+}
+
+/* Fields of a top-level body object, as the key and estimate need them. */
+typedef struct {
+    llm_span        model, system, tools, prompt;
+    json_t         *head;         /* messages up to the first user message */
+    int             chat;         /* "messages" is an array */
+    llm_text_count  count;
+} llm_body_fields;
+
+static int
+is_key(const char *key, size_t len, const char *name)
+{
+    return len == strlen(name) + 2 && memcmp(key + 1, name, len - 2) == 0;
+}
+
+static int
+scan_body(llm_json_scan *s, llm_body_fields *f)
+{
+    const char  *key;
+    size_t       klen;
+    llm_span     ignored, *span;
+
+    skip_space(s);
+    if (s->p >= s->end || *s->p != '{') {
+        return -1;
+    }
+    s->depth = 1;
+    s->p++;
+    skip_space(s);
+    if (s->p < s->end && *s->p == '}') {
+        s->p++;
+        goto end;
+    }
+    for ( ;; ) {
+        skip_space(s);
+        if (s->p >= s->end || *s->p != '"') {
+            return -1;
+        }
+        key = s->p;
+        if (scan_string(s, NULL) != 0) {
+            return -1;
+        }
+        klen = (size_t) (s->p - key);
+        skip_space(s);
+        if (s->p >= s->end || *s->p != ':') {
+            return -1;
+        }
+        s->p++;
+        skip_space(s);
+
+        if (is_key(key, klen, "messages")) {
+            json_array_clear(f->head);    /* a repeated key: the last counts */
+            f->chat = s->p < s->end && *s->p == '[';
+            if (f->chat ? scan_messages(s, &f->count, f->head)
+                        : scan_value(s, &f->count))
+            {
+                return -1;
+            }
+        } else if (is_key(key, klen, "model")) {
+            if (scan_field(s, NULL, &f->model) != 0) {
+                return -1;
+            }
+        } else {
+            span = is_key(key, klen, "system") ? &f->system
+                   : is_key(key, klen, "tools") ? &f->tools
+                   : is_key(key, klen, "prompt") ? &f->prompt
+                   : NULL;
+            /* other fields are not text the model reads: not counted */
+            if (scan_field(s, span ? &f->count : NULL, span ? span : &ignored)
+                != 0)
+            {
+                return -1;
+            }
+        }
+
+        skip_space(s);
+        if (s->p >= s->end) {
+            return -1;
+        }
+        if (*s->p == ',') {
+            s->p++;
+            continue;
+        }
+        if (*s->p != '}') {
+            return -1;
+        }
+        s->p++;
+        break;
+    }
+
+end:
+    skip_space(s);
+    return s->p == s->end ? 0 : -1;
+}
+
+
+static void
+hash_chat(llm_prefix_hash *ph, const llm_body_fields *f)
+{
+    size_t         i;
+    json_t        *v;
+    const json_t  *m, *tool, *part;
+
+    v = decode_span(&f->system);
+    if (v && !json_is_null(v)) {
+        hash_content(ph, 'S', v);
+    }
+    json_decref(v);
+
+    v = decode_span(&f->tools);
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, tool) {
+            hash_json(ph, 'T', tool, 0);
         }
     }
-    return (long) ((c.ascii + 3) / 4 + c.other + c.atoms);
+    json_decref(v);
+
+    json_array_foreach(f->head, i, m) {
+        hash_str_field(ph, 'R', m, "role");
+        part = json_object_get(m, "content");
+        if (part && !json_is_null(part)) {
+            hash_content(ph, 'C', part);
+        }
+        part = json_object_get(m, "tool_calls");
+        if (part && !json_is_null(part)) {
+            hash_json(ph, 'K', part, 0);
+        }
+    }
 }
 
 
@@ -295,57 +591,61 @@ int
 llm_prefix_key(const char *body, size_t len, const llm_prefix_opts *opts,
     llm_prefix_info *info)
 {
-    int              max_depth;
+    int              rc = -1;
     size_t           prompt_bytes;
-    json_t          *root;
-    const json_t    *messages, *prompt;
+    json_t          *model, *prompt;
+    const char      *name;
+    llm_json_scan    s;
+    llm_body_fields  f;
     llm_prefix_hash  ph = { 0xcbf29ce484222325ULL, 0 };
 
     info->key[0] = '\0';
     info->prompt_tokens_estimate = -1;
 
-    max_depth = opts && opts->max_depth > 0 ? opts->max_depth
-                                            : LLM_API_DEFAULT_MAX_DEPTH;
     prompt_bytes = opts && opts->prompt_bytes ? opts->prompt_bytes
                                               : LLM_PREFIX_DEFAULT_PROMPT_BYTES;
+    s.p = body;
+    s.end = body ? body + len : body;
+    s.depth = 0;
+    s.max_depth = opts && opts->max_depth > 0 ? opts->max_depth
+                                              : LLM_API_DEFAULT_MAX_DEPTH;
 
-    if (body == NULL || len == 0
-        || llm_api_json_depth(body, len, max_depth) > max_depth)
+    memset(&f, 0, sizeof(f));
+    f.head = json_array();
+    if (f.head == NULL || body == NULL || scan_body(&s, &f) != 0) {
+        goto done;
+    }
+
+    model = decode_span(&f.model);
+    name = json_is_string(model) ? json_string_value(model) : "";
+    hash_piece(&ph, 'M', name, strlen(name));
+    json_decref(model);
+
+    if (f.chat) {
+        hash_chat(&ph, &f);
+
+    } else if (f.prompt.start
+               && (prompt = decode_span(&f.prompt)) != NULL
+               && !json_is_null(prompt))
     {
-        return -1;
-    }
-
-    root = json_loadb(body, len, 0, NULL);
-    if (!json_is_object(root)) {
-        json_decref(root);
-        return -1;
-    }
-
-    messages = json_object_get(root, "messages");
-    prompt = json_object_get(root, "prompt");
-
-    if (json_is_array(messages)) {
-        hash_str_field(&ph, 'M', root, "model");
-        hash_chat(&ph, root, messages);
-
-    } else if (prompt && !json_is_null(prompt)) {
-        hash_str_field(&ph, 'M', root, "model");
         hash_prompt(&ph, prompt, prompt_bytes);
+        json_decref(prompt);
 
     } else {
-        json_decref(root);
-        return -1;
+        goto done;
     }
 
     if (ph.failed) {
-        json_decref(root);
-        return -1;
+        goto done;
     }
 
     snprintf(info->key, sizeof(info->key), "%016llx",
              (unsigned long long) hash_finish(ph.h));
-    info->prompt_tokens_estimate = estimate_tokens(root);
+    info->prompt_tokens_estimate = (long) ((f.count.ascii + 3) / 4
+                                           + f.count.other + f.count.atoms);
+    rc = 0;
 
-    json_decref(root);
-    return 0;
+done:
+    json_decref(f.head);
+    return rc;
 }

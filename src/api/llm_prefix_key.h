@@ -19,11 +19,16 @@
  * conversation therefore has the key of turn N, and two conversations that
  * differ in their first user message have different keys.
  *
+ * The body is read in one pass that checks its JSON syntax and nesting and
+ * counts the estimate; only the key's own fields (and the messages up to
+ * the first user message) are decoded, so the cost stays near a memory scan
+ * however long the conversation has grown.
+ *
  * The estimate is for routing by size, not for billing: ASCII bytes / 4
  * (rounded up), plus one token per other character and per JSON number,
  * boolean or null, over "messages", "system", "tools" and "prompt" (keys
- * and values; cache_control left out).  A prompt of token ids therefore
- * counts exactly.
+ * and values; cache_control left out; a repeated key counts each time).  A
+ * prompt of token ids therefore counts exactly.
  */
 #ifndef LLM_PREFIX_KEY_H
 #define LLM_PREFIX_KEY_H
@@ -44,9 +49,10 @@ typedef struct {
 } llm_prefix_info;
 
 /*
- * Fill info from body.  Returns 0, or -1 when the body is not a JSON object
- * (or nests deeper than max_depth) or has neither a "messages" array nor a
- * "prompt"; then info->key is "" and the estimate -1.  opts may be NULL.
+ * Fill info from body.  Returns 0, or -1 when the body is not one JSON
+ * object (or nests deeper than max_depth) or has neither a "messages" array
+ * nor a "prompt"; then info->key is "" and the estimate -1.  A repeated key
+ * takes its last value, as in a decoder.  opts may be NULL.
  */
 int llm_prefix_key(const char *body, size_t len, const llm_prefix_opts *opts,
     llm_prefix_info *info);

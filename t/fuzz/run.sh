@@ -12,7 +12,7 @@ build=${1:-build-fuzz}
 secs=${2:-60}
 jobs=${FUZZ_JOBS:-2}
 san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-all="openai anthropic tokenizer jinja parsers safetensors config"
+all="openai anthropic tokenizer jinja parsers safetensors config prefix_key"
 targets=${FUZZ_TARGETS:-$all}
 
 bash t/fetch-tokenizers.sh >/dev/null 2>&1 || echo "fuzz: tokenizers not fetched; tokenizer/jinja targets use the fixtures only" >&2

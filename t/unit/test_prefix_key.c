@@ -279,6 +279,45 @@ test_estimate(void)
     is_int(in.prompt_tokens_estimate, 8, "cache_control is left out");
 }
 
+/* The body is scanned once, not decoded: its syntax is still checked. */
+static void
+test_scan(void)
+{
+    llm_prefix_info  in;
+
+    ok(same_key("{\"model\":\"m\",\"system\":\"s\",\"tools\":[{\"name\":\"t\"}],"
+                "\"messages\":[{\"role\":\"user\",\"content\":\"u\"}]}",
+                "{\"messages\":[{\"role\":\"user\",\"content\":\"u\"}],"
+                "\"tools\":[{\"name\":\"t\"}],\"max_tokens\":5,\"system\":\"s\","
+                "\"model\":\"m\"}"),
+       "fields in any order, messages first included");
+    ok(same_key("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],"
+                "\"messages\":[{\"role\":\"user\",\"content\":\"b\"}]}",
+                "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"b\"}]}"),
+       "a repeated key: the last one counts, as in a decoder");
+    ok(same_key("{\"prompt\":\"caf\\u00e9 \\\"x\\\"\"}", "{\"prompt\":\"caf\xc3\xa9 \\\"x\\\"\"}"),
+       "escapes are compared decoded");
+    ok(pk("{\"prompt\":\"a\" x}", NULL, &in) == -1, "garbage inside: none");
+    ok(pk("{\"prompt\":\"a\"} x", NULL, &in) == -1, "garbage after the object: none");
+    ok(pk("{\"prompt\":\"a\\qb\"}", NULL, &in) == -1, "an unknown escape: none");
+    ok(pk("{\"prompt\":\"a\\u12\"}", NULL, &in) == -1, "a short \\u escape: none");
+    ok(pk("{\"prompt\":\"a\nb\"}", NULL, &in) == -1, "a raw control character: none");
+    ok(pk("{\"prompt\":\"a\",}", NULL, &in) == -1, "a trailing comma: none");
+    ok(pk("{\"messages\":[{\"role\":\"user\",\"content\":\"a\"},],\"model\":\"m\"}",
+          NULL, &in) == -1, "a trailing comma in messages: none");
+    ok(pk("{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}, {\"x\":}]}", NULL, &in) == -1,
+       "a broken message after the first user message: none");
+    ok(pk("{\"messages\":[{\"role\":\"user\"", NULL, &in) == -1, "a cut body: none");
+
+    pk("{\"prompt\":\"a\\nb\\\"\"}", NULL, &in);
+    is_int(in.prompt_tokens_estimate, 1, "an escape is one character (4 in all)");
+    pk("{\"prompt\":\"\\u00e9\\ud83d\\ude00x\"}", NULL, &in);
+    is_int(in.prompt_tokens_estimate, 3,
+           "\\u escapes: one character each, a surrogate pair one");
+    pk("{\"prompt\":\"abcd\",\"max_tokens\":5,\"metadata\":{\"k\":\"vvvvvvvvvvvv\"}}", NULL, &in);
+    is_int(in.prompt_tokens_estimate, 1, "fields the model does not read are not counted");
+}
+
 int
 main(void)
 {
@@ -288,5 +327,6 @@ main(void)
     test_completions();
     test_no_key();
     test_estimate();
+    test_scan();
     return done_testing();
 }
