@@ -152,21 +152,14 @@ ngx_http_llm_embed_done(void *owner, llm_seq *seq, llm_finish reason,
 
 
 ngx_int_t
-ngx_http_llm_embeddings(ngx_http_request_t *r, u_char *body, size_t len)
+ngx_http_llm_embeddings(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
 {
-    long                   bad;
     size_t                 i, n_ids, granted;
     int32_t               *ids;
-    llm_api_error          err;
-    llm_api_limits         lim;
-    llm_embed_input       *in;
     ngx_pool_cleanup_t    *cln;
     llm_seq               *seq;
-    ngx_http_llm_model_t  *m;
+    ngx_http_llm_model_t  *m = p->model;
     ngx_http_llm_embed_t  *e;
-    ngx_http_llm_loc_conf_t  *lcf;
-
-    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
 
     e = ngx_pcalloc(r->pool, sizeof(ngx_http_llm_embed_t));
     if (e == NULL) {
@@ -174,36 +167,17 @@ ngx_http_llm_embeddings(ngx_http_request_t *r, u_char *body, size_t len)
     }
     e->r = r;
 
-    llm_api_limits_default(&lim);
-    ngx_memzero(&err, sizeof(err));
-
-    if (llm_openai_parse_embeddings((char *) body, len, &lim, &e->req, &err)
-        != 0)
-    {
-        return ngx_http_llm_send_error(r, err.status ? err.status : 400,
-                                       err.type,
-                                       err.param[0] ? err.param : NULL,
-                                       err.code, "%s", err.message);
-    }
-
     cln = ngx_pool_cleanup_add(r->pool, 0);
     if (cln == NULL) {
-        llm_embed_request_free(&e->req);
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
     cln->handler = ngx_http_llm_embed_cleanup;
     cln->data = e;
 
-    m = ngx_http_llm_find_model(r, e->req.model);
-    if (m == NULL) {
-        return ngx_http_llm_send_error(r, NGX_HTTP_NOT_FOUND, NULL, "model",
-                                       "model_not_found",
-                                       "The model '%s' does not exist.",
-                                       e->req.model ? e->req.model : "");
-    }
-
+    /* parsed and tokenized in a thread (ngx_http_llm_prepare.c) */
+    e->req = p->ereq;
+    ngx_memzero(&p->ereq, sizeof(p->ereq));
     e->model = m;
-    ngx_http_llm_get_ctx(r)->model = m;
 
     if (m->sched == NULL) {
         return ngx_http_llm_send_error(r, NGX_HTTP_SERVICE_UNAVAILABLE, NULL,
@@ -228,48 +202,10 @@ ngx_http_llm_embeddings(ngx_http_request_t *r, u_char *body, size_t len)
     }
 
     for (i = 0; i < e->req.n_inputs; i++) {
-        in = &e->req.inputs[i];
-
-        if (in->text) {
-            if (llm_tokenizer_encode(m->tokenizer, in->text, in->text_len, 1,
-                                     &ids, &n_ids) != 0)
-            {
-                return NGX_HTTP_INTERNAL_SERVER_ERROR;
-            }
-        } else {
-            ids = in->ids;
-            n_ids = in->n_ids;
-
-            /* the engine would refuse it in the middle of a batch */
-            bad = llm_model_find_bad_token(m->model, ids, n_ids);
-            if (bad >= 0) {
-                return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
-                                  "input", "invalid_value",
-                                  "input token %D is outside the "
-                                  "vocabulary (0..%d).", ids[bad],
-                                  llm_model_get_info(m->model)->n_vocab - 1);
-            }
-        }
-
-        /* the whole request is work for this worker: bounded in total */
-        if (e->prompt_tokens + n_ids > (size_t) lcf->embeddings_max_tokens) {
-            if (in->text) {
-                free(ids);
-            }
-            return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
-                                           "input", "too_many_tokens",
-                                           "The inputs hold more than %i "
-                                           "tokens in all (the limit per "
-                                           "request, llm_embeddings_max_"
-                                           "tokens); send fewer or shorter "
-                                           "inputs per request.",
-                                           lcf->embeddings_max_tokens);
-        }
+        ids = p->input_ids[i] ? p->input_ids[i] : e->req.inputs[i].ids;
+        n_ids = p->input_n[i];
 
         if (n_ids == 0 || n_ids > llm_sched_n_ctx(m->sched)) {
-            if (in->text) {
-                free(ids);
-            }
             return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
                                            "input", "context_length_exceeded",
                                            "Input %uz has %uz tokens; the "
@@ -279,9 +215,6 @@ ngx_http_llm_embeddings(ngx_http_request_t *r, u_char *body, size_t len)
 
         seq = llm_seq_create(m->sched, ids, n_ids, 0, NULL, -1,
                              &ngx_http_llm_embed_events, e, i);
-        if (in->text) {
-            free(ids);
-        }
         if (seq == NULL) {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }

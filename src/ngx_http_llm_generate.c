@@ -296,140 +296,6 @@ ngx_http_llm_emit(void *data, const llm_event *ev)
 
 
 
-/* ---- building the prompt ---- */
-
-/*
- * tool_choice naming one function: only that tool is offered to the model
- * and accepted from its output (the stream processor validates names
- * against req->tools).
- */
-static ngx_int_t
-ngx_http_llm_named_tool(llm_request *req)
-{
-    size_t   i;
-    json_t  *tool, *name, *only;
-
-    if (req->tool_choice != LLM_TOOL_CHOICE_NAMED || req->tools == NULL) {
-        return NGX_OK;
-    }
-
-    json_array_foreach(req->tools, i, tool) {
-        name = json_object_get(json_object_get(tool, "function"), "name");
-        if (json_is_string(name)
-            && ngx_strcmp(json_string_value(name), req->tool_choice_name) == 0)
-        {
-            only = json_array();
-            if (only == NULL || json_array_append(only, tool) != 0) {
-                json_decref(only);
-                return NGX_ERROR;
-            }
-            json_decref(req->tools);
-            req->tools = only;
-            return NGX_OK;
-        }
-    }
-
-    return NGX_OK;   /* the protocol layer has checked that it exists */
-}
-
-
-/*
- * The prompt as token ids: NGX_OK; NGX_DECLINED when a client error was
- * answered already (see g->sent); an HTTP status for internal failures.
- */
-static ngx_int_t
-ngx_http_llm_prompt(ngx_http_llm_gen_t *g, int32_t **ids, size_t *n_ids,
-    int *starts_in_reasoning)
-{
-    int                       rc;
-    char                      err[512];
-    llm_request              *req = g->req;
-    llm_chat_prompt           prompt;
-    ngx_http_request_t       *r = g->r;
-    ngx_http_llm_model_t     *m = g->model;
-    ngx_http_llm_loc_conf_t  *lcf;
-
-    *starts_in_reasoning = 0;
-
-    if (req->api == LLM_API_COMPLETIONS) {
-        if (req->prompt_ids) {
-            /* ids were checked against the vocabulary (llm_api_check_token_ids) */
-            *ids = malloc(req->n_prompt_ids * sizeof(int32_t));
-            if (*ids == NULL) {
-                return NGX_HTTP_INTERNAL_SERVER_ERROR;
-            }
-            ngx_memcpy(*ids, req->prompt_ids,
-                       req->n_prompt_ids * sizeof(int32_t));
-            *n_ids = req->n_prompt_ids;
-
-            if (req->echo) {
-                llm_tokenizer_decode(g->tok, *ids, *n_ids, 1, &g->prompt_text,
-                                     &g->prompt_len);
-            }
-            return NGX_OK;
-        }
-
-        if (llm_tokenizer_encode(g->tok, req->prompt, req->prompt_len, 1,
-                                 ids, n_ids) != 0)
-        {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-
-        if (req->echo) {
-            g->prompt_text = malloc(req->prompt_len + 1);
-            if (g->prompt_text == NULL) {
-                return NGX_HTTP_INTERNAL_SERVER_ERROR;
-            }
-            ngx_memcpy(g->prompt_text, req->prompt, req->prompt_len);
-            g->prompt_len = req->prompt_len;
-        }
-
-        return NGX_OK;
-    }
-
-    if (m->chat == NULL) {
-        g->sent = ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL, NULL,
-                                          "unsupported",
-                                          "Model '%V' has no chat template; "
-                                          "use /v1/completions.", &m->alias);
-        return NGX_DECLINED;
-    }
-
-    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
-
-    /* request text in the prompt is text, never control tokens */
-    rc = llm_chat_render_prompt(m->chat, lcf->split_special_tokens ? g->tok
-                                                                    : NULL,
-                                req, &prompt, err, sizeof(err));
-    if (rc == LLM_CHAT_ERR_REQUEST) {
-        llm_chat_prompt_free(&prompt);
-        g->sent = ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
-                                          "messages", "invalid_request",
-                                          "%s", err);
-        return NGX_DECLINED;
-    }
-    if (rc != LLM_CHAT_OK) {
-        llm_chat_prompt_free(&prompt);
-        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
-                      "llm: chat template of \"%V\": %s", &m->alias, err);
-        g->sent = ngx_http_llm_send_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                          NULL, NULL, NULL,
-                                          "The chat template failed: %s", err);
-        return NGX_DECLINED;
-    }
-
-    *starts_in_reasoning = m->reasoning_parser
-                           && llm_reasoning_starts_open(m->reasoning_parser,
-                                                        prompt.text,
-                                                        prompt.len);
-
-    rc = llm_chat_prompt_encode(&prompt, g->tok, ids, n_ids);
-    llm_chat_prompt_free(&prompt);
-
-    return rc == 0 ? NGX_OK : NGX_HTTP_INTERNAL_SERVER_ERROR;
-}
-
-
 static void
 ngx_http_llm_sampler_params(llm_request *req, ngx_uint_t index,
     llm_sampler_params *sp, llm_logit_bias *bias, int *n_bias)
@@ -582,8 +448,7 @@ ngx_http_llm_send_busy(ngx_http_request_t *r, ngx_http_llm_model_t *m)
 
 
 ngx_int_t
-ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
-    llm_request *req)
+ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
 {
     int                       starts_in_reasoning, n_bias;
     size_t                    n_prompt, max_gen, room, granted, n, fit,
@@ -595,7 +460,8 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
     llm_formatter_config      fc;
     const llm_formatter_def  *def;
     llm_logit_bias            bias[NGX_HTTP_LLM_MAX_BIAS];
-    llm_api_error             err;
+    llm_request              *req = &p->req;
+    ngx_http_llm_model_t     *m = p->model;
     llm_stream_config         sc;
     llm_sampler_params        sp;
     const llm_parser_def     *tool_def, *reasoning_def;
@@ -613,14 +479,6 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
         return ngx_http_llm_send_error(r, NGX_HTTP_SERVICE_UNAVAILABLE, NULL,
                                        NULL, NULL, "Model '%V' is not loaded "
                                        "in this worker.", &m->alias);
-    }
-
-    if (llm_api_check_token_ids(req, llm_model_get_info(m->model)->n_vocab,
-                                &err)
-        != 0)
-    {
-        return ngx_http_llm_send_error(r, err.status, err.type, err.param,
-                                       err.code, "%s", err.message);
     }
 
     g = ngx_pcalloc(r->pool, sizeof(ngx_http_llm_gen_t));
@@ -643,31 +501,24 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
     g->tok = m->tokenizer;
     llm_buf_init(&g->out);
 
-    if (ngx_http_llm_named_tool(req) != NGX_OK) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    ids = NULL;
-    rc = ngx_http_llm_prompt(g, &ids, &n_prompt, &starts_in_reasoning);
-    if (rc == NGX_DECLINED) {
-        return g->sent;
-    }
-    if (rc != NGX_OK) {
-        return rc;
-    }
+    /* prepared in a thread (ngx_http_llm_prepare.c): owned by p */
+    ids = p->ids;
+    n_prompt = p->n_ids;
+    starts_in_reasoning = p->starts_in_reasoning;
+    g->prompt_text = p->echo;
+    g->prompt_len = p->echo_len;
+    p->echo = NULL;
 
     g->n_prompt = n_prompt;
     ctx->prompt_tokens = n_prompt;
 
     if (n_prompt == 0) {
-        free(ids);
         return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
                                        "prompt", "invalid_value",
                                        "The prompt is empty.");
     }
 
     if (n_prompt >= llm_sched_n_ctx(m->sched)) {
-        free(ids);
         return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
                                        req->api == LLM_API_COMPLETIONS
                                        ? "prompt" : "messages",
@@ -703,7 +554,6 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
         if (fit == 0
             || (req->max_tokens > 0 && (size_t) req->max_tokens == max_gen))
         {
-            free(ids);
             return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
                                   "max_tokens", "invalid_value",
                                   "n=%uz x max_tokens=%uz%s would keep "
@@ -748,14 +598,12 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
 
     g->fmt = llm_formatter_create(def, &fc);
     if (g->fmt == NULL) {
-        free(ids);
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
     g->choices = ngx_pcalloc(r->pool,
                              g->n_choices * sizeof(ngx_http_llm_choice_t));
     if (g->choices == NULL) {
-        free(ids);
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
@@ -767,7 +615,6 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
     rc = ngx_http_llm_structured_check(g, tool_def, reasoning_def,
                                        starts_in_reasoning);
     if (rc != NGX_OK) {
-        free(ids);
         return rc;
     }
 
@@ -789,7 +636,6 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
 
         ch->stream = llm_stream_create(&sc);
         if (ch->stream == NULL) {
-            free(ids);
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
 
@@ -805,19 +651,16 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_model_t *m,
                                  ? req->sampling.top_logprobs : -1,
                                  &ngx_http_llm_gen_events, ch, i);
         if (ch->seq == NULL) {
-            free(ids);
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
 
         if (ngx_http_llm_structured_seq(g, ch->seq, tool_def, reasoning_def,
                                         starts_in_reasoning) != NGX_OK)
         {
-            free(ids);
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
     }
 
-    free(ids);
 
     /* every choice is admitted, or none; nothing is refused half-way */
     admit = llm_sched_reserve(m->sched, g->n_choices, g->n_choices, &granted);

@@ -9,6 +9,7 @@
 #include "ngx_http_llm_sched.h"
 
 #include "api/llm_openai.h"
+#include "api/llm_openai_embeddings.h"
 #include "chat/llm_chat.h"
 #include "engine/llm_tokenizer.h"
 #include "parsers/llm_parser.h"
@@ -18,17 +19,53 @@
 #define NGX_HTTP_LLM_FINGERPRINT  "fp_ngx_llm"
 
 
+/*
+ * A request made ready off the event loop (ngx_http_llm_prepare.c): body ->
+ * protocol IR -> model -> prompt token ids.  The task fills it, the event
+ * loop answers from it; it is malloc'd data freed by a pool cleanup.
+ */
+typedef struct {
+    /* set before the task runs */
+    llm_api_kind               api;             /* COUNT_TOKENS for .../count_tokens */
+    u_char                    *body;
+    size_t                     len;
+    ngx_http_llm_main_conf_t  *mcf;
+    ngx_flag_t                 split_special_tokens;
+    size_t                     embeddings_max_tokens;
+
+    /* the task's results */
+    llm_api_error              err;             /* err.status: answer with it */
+    const char                *internal;        /* set: a 500 */
+    char                       template_error[512];   /* a 500 to log */
+    ngx_http_llm_model_t      *model;
+    llm_request                req;             /* chat, completions, messages */
+    int32_t                   *ids;             /* the prompt */
+    size_t                     n_ids;
+    int                        starts_in_reasoning;
+    char                      *echo;            /* completions echo */
+    size_t                     echo_len;
+    llm_embed_request          ereq;            /* embeddings */
+    size_t                     n_inputs;
+    int32_t                  **input_ids;       /* tokenized text inputs, else NULL */
+    size_t                    *input_n;
+} ngx_http_llm_prep_t;
+
+
+/* Prepares the request body in a thread; NGX_DONE, or a response status. */
+ngx_int_t ngx_http_llm_prepare(ngx_http_request_t *r, u_char *body,
+    size_t len);
+
 /* Starts generation; NGX_DONE while it runs, or a response status. */
 ngx_int_t ngx_http_llm_generate(ngx_http_request_t *r,
-    ngx_http_llm_model_t *m, llm_request *req);
+    ngx_http_llm_prep_t *p);
 
 /* 429 (529 for Anthropic) with Retry-After: the model is busy, retry. */
 ngx_int_t ngx_http_llm_send_busy(ngx_http_request_t *r,
     ngx_http_llm_model_t *m);
 
 /* POST /v1/embeddings (ngx_http_llm_embeddings.c). */
-ngx_int_t ngx_http_llm_embeddings(ngx_http_request_t *r, u_char *body,
-    size_t len);
+ngx_int_t ngx_http_llm_embeddings(ngx_http_request_t *r,
+    ngx_http_llm_prep_t *p);
 
 /* Parsers for a request: the location's choice, "auto" = the model's. */
 const llm_parser_def *ngx_http_llm_tool_parser(ngx_http_request_t *r,

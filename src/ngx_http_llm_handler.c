@@ -20,8 +20,6 @@
 
 
 static void ngx_http_llm_body_handler(ngx_http_request_t *r);
-static ngx_int_t ngx_http_llm_dispatch(ngx_http_request_t *r, u_char *body,
-    size_t len);
 
 
 /* A client-sent X-Request-ID is kept when it is short and printable. */
@@ -359,10 +357,9 @@ ngx_http_llm_collect_body(ngx_http_request_t *r, size_t *len)
 static void
 ngx_http_llm_body_handler(ngx_http_request_t *r)
 {
-    u_char  *body;
-    size_t   len;
-
-    ngx_int_t  rc;
+    u_char     *body;
+    size_t      len;
+    ngx_int_t   rc;
 
     body = ngx_http_llm_collect_body(r, &len);
     if (body == NULL) {
@@ -372,151 +369,12 @@ ngx_http_llm_body_handler(ngx_http_request_t *r)
         return;
     }
 
-    rc = ngx_http_llm_dispatch(r, body, len);
+    /* parsing, the template and the tokenizer run in a thread */
+    rc = ngx_http_llm_prepare(r, body, len);
 
     if (rc == NGX_DONE) {
-        return;    /* generation runs; it finalizes the request */
+        return;    /* the prepared request is answered when the task is done */
     }
 
     ngx_http_finalize_request(r, rc);
-}
-
-
-static void
-ngx_http_llm_request_cleanup(void *data)
-{
-    llm_request_free(data);
-}
-
-
-static ngx_int_t
-ngx_http_llm_count_tokens(ngx_http_request_t *r, ngx_http_llm_model_t *m,
-    llm_request *req)
-{
-    int                       rc;
-    char                      err[512];
-    size_t                    n_ids;
-    int32_t                  *ids;
-    llm_buf                   b;
-    ngx_int_t                 status;
-    llm_chat_prompt           prompt;
-    ngx_http_llm_loc_conf_t  *lcf;
-
-    if (m->chat == NULL) {
-        return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL, NULL,
-                                       NULL, "Model '%V' has no chat "
-                                       "template.", &m->alias);
-    }
-
-    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
-
-    /* counted as generation would tokenize it */
-    rc = llm_chat_render_prompt(m->chat, lcf->split_special_tokens
-                                         ? m->tokenizer : NULL,
-                                req, &prompt, err, sizeof(err));
-    if (rc != LLM_CHAT_OK) {
-        llm_chat_prompt_free(&prompt);
-        return ngx_http_llm_send_error(r, rc == LLM_CHAT_ERR_REQUEST
-                                          ? NGX_HTTP_BAD_REQUEST
-                                          : NGX_HTTP_INTERNAL_SERVER_ERROR,
-                                       NULL, NULL, NULL, "%s", err);
-    }
-
-    rc = llm_chat_prompt_encode(&prompt, m->tokenizer, &ids, &n_ids);
-    llm_chat_prompt_free(&prompt);
-    if (rc != 0) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    free(ids);
-
-    llm_buf_init(&b);
-    if (llm_anthropic_count_tokens_json(&b, (long) n_ids) != 0) {
-        llm_buf_free(&b);
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    status = ngx_http_llm_send_json(r, NGX_HTTP_OK, b.data, b.len);
-    llm_buf_free(&b);
-
-    return status;
-}
-
-
-static ngx_int_t
-ngx_http_llm_dispatch(ngx_http_request_t *r, u_char *body, size_t len)
-{
-    int                        rc;
-    llm_request               *req;
-    llm_api_route              route;
-    llm_api_error              err;
-    llm_api_limits             lim;
-    ngx_pool_cleanup_t        *cln;
-    ngx_http_llm_model_t      *m;
-    ngx_http_llm_loc_conf_t   *lcf;
-
-    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
-
-    if (lcf->api == LLM_API_EMBEDDINGS) {
-        return ngx_http_llm_embeddings(r, body, len);
-    }
-
-    req = ngx_palloc(r->pool, sizeof(llm_request));
-    if (req == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    llm_request_init(req);
-
-    cln = ngx_pool_cleanup_add(r->pool, 0);
-    if (cln == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    cln->handler = ngx_http_llm_request_cleanup;
-    cln->data = req;
-
-    llm_api_limits_default(&lim);
-    ngx_memzero(&err, sizeof(err));
-
-    switch (lcf->api) {
-    case LLM_API_CHAT:
-        rc = llm_openai_parse_chat((char *) body, len, &lim, req, &err);
-        break;
-
-    case LLM_API_COMPLETIONS:
-        rc = llm_openai_parse_completions((char *) body, len, &lim, req, &err);
-        break;
-
-    default: /* LLM_API_MESSAGES */
-        /* the handler let only the two documented paths through */
-        rc = llm_api_route_uri(lcf->api, (char *) r->uri.data, r->uri.len,
-                               &route) == 0
-             && route.api == LLM_API_COUNT_TOKENS
-             ? llm_anthropic_parse_count_tokens((char *) body, len, &lim, req,
-                                                &err)
-             : llm_anthropic_parse_messages((char *) body, len, &lim, req,
-                                            &err);
-        break;
-    }
-
-    if (rc != 0) {
-        return ngx_http_llm_send_error(r, err.status ? err.status
-                                                     : NGX_HTTP_BAD_REQUEST,
-                                       err.type,
-                                       err.param[0] ? err.param : NULL,
-                                       err.code, "%s", err.message);
-    }
-
-    m = ngx_http_llm_find_model(r, req->model);
-    if (m == NULL) {
-        return ngx_http_llm_send_error(r, NGX_HTTP_NOT_FOUND, NULL, "model",
-                                       "model_not_found",
-                                       "The model '%s' does not exist.",
-                                       req->model ? req->model : "");
-    }
-
-    if (req->api == LLM_API_COUNT_TOKENS) {
-        ngx_http_llm_get_ctx(r)->model = m;
-        return ngx_http_llm_count_tokens(r, m, req);
-    }
-
-    return ngx_http_llm_generate(r, m, req);
 }

@@ -9,12 +9,18 @@
 ngx_http_llm_model_t *
 ngx_http_llm_find_model(ngx_http_request_t *r, const char *name)
 {
+    return ngx_http_llm_find_model_in(
+               ngx_http_get_module_main_conf(r, ngx_http_llm_module), name);
+}
+
+
+ngx_http_llm_model_t *
+ngx_http_llm_find_model_in(ngx_http_llm_main_conf_t *mcf, const char *name)
+{
     size_t                     len;
     ngx_uint_t                 i;
     ngx_http_llm_model_t      *m;
-    ngx_http_llm_main_conf_t  *mcf;
 
-    mcf = ngx_http_get_module_main_conf(r, ngx_http_llm_module);
     m = mcf->models.elts;
 
     if (name == NULL || name[0] == '\0') {

@@ -54,7 +54,14 @@ static ngx_command_t  ngx_http_llm_commands[] = {
       NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
       ngx_http_llm_thread_pool,
       NGX_HTTP_MAIN_CONF_OFFSET,
-      0,
+      offsetof(ngx_http_llm_main_conf_t, thread_pool_name),
+      NULL },
+
+    { ngx_string("llm_prepare_thread_pool"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_http_llm_thread_pool,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_llm_main_conf_t, prepare_pool_name),
       NULL },
 
     { ngx_string("llm_tool_parser"),
@@ -196,6 +203,19 @@ ngx_http_llm_init_main_conf(ngx_conf_t *cf, void *conf)
         ngx_str_set(&mcf->thread_pool_name, "default");
 
         if (ngx_thread_pool_add(cf, &mcf->thread_pool_name) == NULL) {
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    /*
+     * Requests are prepared (parsed, rendered, tokenized) in their own pool
+     * by default: nginx's "default" one, so that a long preparation never
+     * waits behind, or delays, a step in a single-thread llm_thread_pool.
+     */
+    if (mcf->prepare_pool_name.len == 0) {
+        ngx_str_set(&mcf->prepare_pool_name, "default");
+
+        if (ngx_thread_pool_add(cf, &mcf->prepare_pool_name) == NULL) {
             return NGX_CONF_ERROR;
         }
     }
@@ -424,22 +444,24 @@ invalid:
 }
 
 
+/* llm_thread_pool, llm_prepare_thread_pool: a pool the module posts to */
 static char *
 ngx_http_llm_thread_pool(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
-    ngx_http_llm_main_conf_t *mcf = conf;
+    char  *p = conf;
 
-    ngx_str_t  *value;
+    ngx_str_t  *value, *name;
 
-    if (mcf->thread_pool_name.len) {
+    name = (ngx_str_t *) (p + cmd->offset);
+    if (name->len) {
         return "is duplicate";
     }
 
     value = cf->args->elts;
-    mcf->thread_pool_name = value[1];
+    *name = value[1];
 
     /* an undefined pool fails in the thread_pool module naming this line */
-    if (ngx_thread_pool_add(cf, &mcf->thread_pool_name) == NULL) {
+    if (ngx_thread_pool_add(cf, name) == NULL) {
         return NGX_CONF_ERROR;
     }
 

@@ -51,6 +51,8 @@ typedef struct {
     ngx_array_t                models;       /* ngx_http_llm_model_t */
     ngx_str_t                  thread_pool_name;
     ngx_thread_pool_t         *thread_pool;
+    ngx_str_t                  prepare_pool_name;    /* llm_prepare_thread_pool */
+    ngx_thread_pool_t         *prepare_pool;
     ngx_int_t                  request_id_index;
     off_t                      memory_limit; /* llm_memory_limit, or unset */
 } ngx_http_llm_main_conf_t;
@@ -91,6 +93,7 @@ typedef struct {
     ngx_msec_int_t             ttft_ms;          /* -1 until the first token */
     ngx_msec_t                 start_ms;
     void                      *gen;              /* generation (_generate.c) */
+    void                      *prep;             /* prepared request (_prepare.c) */
 } ngx_http_llm_ctx_t;
 
 
@@ -118,6 +121,9 @@ ngx_int_t ngx_http_llm_health_handler(ngx_http_request_t *r);
 
 ngx_http_llm_model_t *ngx_http_llm_find_model(ngx_http_request_t *r,
     const char *name);
+/* The same from the main configuration (safe in a thread: read only). */
+ngx_http_llm_model_t *ngx_http_llm_find_model_in(
+    ngx_http_llm_main_conf_t *mcf, const char *name);
 
 /* Configuration-time model loading (ngx_http_llm_load.c). */
 #define NGX_HTTP_LLM_PARSER_TOOL       0

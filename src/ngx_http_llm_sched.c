@@ -108,6 +108,14 @@ ngx_http_llm_workers_init(ngx_cycle_t *cycle)
         return NGX_ERROR;
     }
 
+    mcf->prepare_pool = ngx_thread_pool_get(cycle, &mcf->prepare_pool_name);
+    if (mcf->prepare_pool == NULL) {
+        ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
+                      "llm: thread pool \"%V\" not found",
+                      &mcf->prepare_pool_name);
+        return NGX_ERROR;
+    }
+
     m = mcf->models.elts;
     for (i = 0; i < mcf->models.nelts; i++) {
 
