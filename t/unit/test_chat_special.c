@@ -219,7 +219,7 @@ template_ops(void)
 int
 main(void)
 {
-    char err[512];
+    char err[512] = "";
     llm_tokenizer *t = llm_tokenizer_load(DIR, err, sizeof(err));
     llm_chat *c;
 
