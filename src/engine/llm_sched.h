@@ -84,7 +84,10 @@ typedef struct {
 /* Creates the runtime (KV cache, compute threads) and opens every slot. */
 llm_sched *llm_sched_create(const llm_model *m, const llm_sched_config *cfg,
     char *err, size_t errlen);
-/* Not while a step is in flight.  Frees the sequences it still holds. */
+/*
+ * Not while a step is in flight.  Frees the sequences still in its slots or
+ * queue (a worker that exits); every other sequence must have been released.
+ */
 void llm_sched_free(llm_sched *s);
 
 const llm_model *llm_sched_model(const llm_sched *s);
