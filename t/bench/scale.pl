@@ -17,7 +17,8 @@
 #    (from /proc/PID/schedstat).
 #
 # BENCH_SESSIONS (8), BENCH_TURNS (6), BENCH_PARALLEL (8 slots per node),
-# BENCH_STREAMS (12), BENCH_STREAM_TOKENS (256).
+# BENCH_STREAMS (12), BENCH_STREAM_TOKENS (256); BENCH_SCALE_PARTS="replay hop"
+# (the default) or one of them.
 use strict;
 use warnings;
 
@@ -146,6 +147,8 @@ sub replay {
         join(' ', map { "$_:$per_node{$_}" } sort keys %per_node);
 }
 
+my %part = map { $_ => 1 } split ' ', ($ENV{BENCH_SCALE_PARTS} || 'replay hop');
+if ($part{replay}) {
 print "== scale: $sessions concurrent agent sessions x $turns turns (half OpenAI, half Anthropic), "
     . "ngxllm-tiny, parallel=$parallel per node\n";
 printf "%-24s %8s %8s %8s %19s %9s   %s\n", 'layout', 'prompt', 'cached', 'share',
@@ -153,16 +156,20 @@ printf "%-24s %8s %8s %8s %19s %9s   %s\n", 'layout', 'prompt', 'cached', 'share
 replay('1 node', 1, 'hash');
 replay('3 nodes, hash affinity', 3, 'hash');
 replay('3 nodes, round-robin', 3, 'round-robin');
+}
 
 # ---- the front hop per chunk ----
 
 sub worker_pid {
     my ($master) = @_;
-    opendir my $d, '/proc' or die "/proc: $!";
-    for my $p (grep { /^\d+$/ } readdir $d) {
-        open my $st, '<', "/proc/$p/stat" or next;
-        my $line = <$st>;
-        return $p if $line && $line =~ /^\d+ \(.*?\) \S (\d+)/ && $1 == $master;
+    for (1 .. 500) {               # the master listens before it forks its worker
+        opendir my $d, '/proc' or die "/proc: $!";
+        for my $p (grep { /^\d+$/ } readdir $d) {
+            open my $st, '<', "/proc/$p/stat" or next;
+            my $line = <$st>;
+            return $p if $line && $line =~ /^\d+ \(.*?\) \S (\d+)/ && $1 == $master;
+        }
+        Time::HiRes::sleep(0.01);
     }
     die "no worker of nginx $master";
 }
@@ -179,49 +186,57 @@ sub pct {
     return $v[ int($p * $#v + 0.5) ];
 }
 
-sub stream_run {
-    my (%o) = @_;
+# One stream; appends its time to first token and its gaps to $acc.
+sub stream_one {
+    my ($acc, %o) = @_;
     my $body = '{"model":"tiny","max_tokens":' . $stream_tokens . ',"stream":true,'
              . '"temperature":0,"logprobs":true,"logit_bias":{"8183":-100,"8185":-100},'
              . '"messages":[{"role":"user","content":"Tell me a long story."}]}';
-    my (@ttft, @gaps, $chunks);
-    for (1 .. $streams) {
-        my $t0 = time;
-        my $r = open_stream(%o, method => 'POST', path => '/v1/chat/completions',
-                            headers => { 'Content-Type' => 'application/json',
-                                         Authorization => 'Bearer sk-team-key' },
-                            body => $body, timeout => 600);
-        my $last;
-        while (my $ev = $r->next_event) {
-            next unless $ev->{data} =~ /"logprobs":\{"content"/;
-            my $now = time;
-            push @ttft, ($now - $t0) * 1000 unless defined $last;
-            push @gaps, ($now - $last) * 1000 if defined $last;
-            $last = $now;
-            $chunks++;
-        }
-        $r->close;
+    my $t0 = time;
+    my $r = open_stream(%o, method => 'POST', path => '/v1/chat/completions',
+                        headers => { 'Content-Type' => 'application/json',
+                                     Authorization => 'Bearer sk-team-key' },
+                        body => $body, timeout => 600);
+    my $last;
+    while (my $ev = $r->next_event) {
+        next unless $ev->{data} =~ /"logprobs":\{"content"/;
+        my $now = time;
+        push @{ $acc->{ttft} }, ($now - $t0) * 1000 unless defined $last;
+        push @{ $acc->{gaps} }, ($now - $last) * 1000 if defined $last;
+        $last = $now;
+        $acc->{chunks}++;
     }
-    my $mean = 0;
-    $mean += $_ for @gaps;
-    return (pct(0.5, @ttft), pct(0.5, @gaps), pct(0.99, @gaps), $mean / (@gaps || 1), $chunks);
+    $r->close;
 }
 
+sub report {
+    my ($label, $acc, $cpu) = @_;
+    my @g = @{ $acc->{gaps} };
+    my $mean = 0;
+    $mean += $_ for @g;
+    printf "%-22s %12.2f %12.3f %12.3f %13.4f %22s\n", $label, pct(0.5, @{ $acc->{ttft} }),
+        pct(0.5, @g), pct(0.99, @g), $mean / (@g || 1),
+        defined $cpu ? sprintf('%.1f us', $cpu / 1000 / $acc->{chunks}) : '-';
+}
+
+exit 0 unless $part{hop};
 start_nodes(1);
 my $front = start_front(root => "$base/front", nodes => \@nodes, cert => $crt, key => $key,
                         log_level => 'warn');
 my $worker = worker_pid($front->pid);
-stream_run(port => $nodes[0]->port);                                  # warm up
-print "== front hop: $streams streams of $stream_tokens tokens, every token a chunk "
-    . "(logprobs), one node\n";
+stream_one({}, port => $nodes[0]->port);                              # warm up
+print "== front hop: $streams streams of $stream_tokens tokens each way, every token a chunk "
+    . "(logprobs), one node; direct and front streams alternate\n";
 printf "%-22s %12s %12s %12s %13s %22s\n", 'path', 'TTFT p50 ms', 'gap p50 ms', 'gap p99 ms',
     'gap mean ms', 'front CPU per chunk';
-my @direct = stream_run(port => $nodes[0]->port);
-printf "%-22s %12.2f %12.3f %12.3f %13.4f %22s\n", 'node directly', @direct[0 .. 3], '-';
-my $cpu0 = cpu_ns($worker);
-my @front = stream_run(port => $front->port, ca => $crt);
-my $cpu = cpu_ns($worker) - $cpu0;
-printf "%-22s %12.2f %12.3f %12.3f %13.4f %19.1f us\n", 'front (TLS, HTTP/1.1)',
-    @front[0 .. 3], $cpu / 1000 / ($front[4] || 1);
+my (%direct, %front, $cpu);
+for (1 .. $streams) {
+    stream_one(\%direct, port => $nodes[0]->port);
+    my $cpu0 = cpu_ns($worker);
+    stream_one(\%front, port => $front->port, ca => $crt);
+    $cpu += cpu_ns($worker) - $cpu0;
+}
+report('node directly', \%direct);
+report('front (TLS, HTTP/1.1)', \%front, $cpu);
 $front->stop;
 $_->stop for @nodes;
