@@ -27,6 +27,7 @@
 typedef struct {
     /* set before the task runs */
     llm_api_kind               api;             /* COUNT_TOKENS for .../count_tokens */
+    ngx_str_t                  anthropic_beta;  /* the header's value, or empty */
     u_char                    *body;
     size_t                     len;
     ngx_http_llm_main_conf_t  *mcf;

@@ -47,7 +47,7 @@ ngx_http_llm_valid_request_id(ngx_str_t *id)
 }
 
 
-static ngx_table_elt_t *
+ngx_table_elt_t *
 ngx_http_llm_find_header(ngx_http_request_t *r, const char *name, size_t len)
 {
     ngx_uint_t        i;

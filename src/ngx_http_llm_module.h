@@ -101,6 +101,9 @@ extern ngx_module_t  ngx_http_llm_module;
 
 
 ngx_http_llm_ctx_t *ngx_http_llm_get_ctx(ngx_http_request_t *r);
+/* The first request header called name (case-insensitive), or NULL. */
+ngx_table_elt_t *ngx_http_llm_find_header(ngx_http_request_t *r,
+    const char *name, size_t len);
 
 /* Responses (ngx_http_llm_response.c). */
 ngx_int_t ngx_http_llm_send_json(ngx_http_request_t *r, ngx_uint_t status,

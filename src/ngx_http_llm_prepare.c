@@ -46,6 +46,7 @@ ngx_int_t
 ngx_http_llm_prepare(ngx_http_request_t *r, u_char *body, size_t len)
 {
     llm_api_route              route;
+    ngx_table_elt_t           *h;
     ngx_thread_task_t         *task;
     ngx_pool_cleanup_t        *cln;
     ngx_http_llm_prep_t       *p;
@@ -76,6 +77,11 @@ ngx_http_llm_prepare(ngx_http_request_t *r, u_char *body, size_t len)
         == 0)
     {
         p->api = route.api;
+    }
+    h = ngx_http_llm_find_header(r, "anthropic-beta",
+                                 sizeof("anthropic-beta") - 1);
+    if (h) {
+        p->anthropic_beta = h->value;
     }
     p->body = body;
     p->len = len;
@@ -375,6 +381,14 @@ ngx_http_llm_prepare_thread(void *data, ngx_log_t *log)
 
     if (llm_api_parse_request(p->api, (char *) p->body, p->len, &lim, &p->req,
                               &p->err)
+        != 0)
+    {
+        return;
+    }
+
+    if (llm_anthropic_check_thinking_budget(&p->req,
+                                            (char *) p->anthropic_beta.data,
+                                            p->anthropic_beta.len, &p->err)
         != 0)
     {
         return;

@@ -138,3 +138,23 @@ POST /v1/messages
 {"model": "tiny", "max_tokens": 2, "thinking": {"type": "adaptive"}, "output_config": {"effort": "extreme"}, "messages": [{"role": "user", "content": "hi"}]}
 --- error_code: 400
 --- response_body_like: "type":"invalid_request_error","message":"Invalid value for 'output_config.effort'
+
+
+
+=== TEST 13: thinking.budget_tokens >= max_tokens is a 400 without the interleaved-thinking beta
+--- request
+POST /v1/messages
+{"model": "tiny", "max_tokens": 2, "thinking": {"type": "enabled", "budget_tokens": 2048}, "messages": [{"role": "user", "content": "hi"}]}
+--- error_code: 400
+--- response_body_like: "message":"Invalid value for 'thinking.budget_tokens': it must be less than 'max_tokens' \(2\), but got 2048
+
+
+
+=== TEST 14: and accepted with anthropic-beta: interleaved-thinking-*
+--- more_headers
+anthropic-beta: fine-grained-tool-streaming-2025-05-14,interleaved-thinking-2025-05-14
+--- request
+POST /v1/messages
+{"model": "tiny", "max_tokens": 2, "thinking": {"type": "enabled", "budget_tokens": 2048}, "messages": [{"role": "user", "content": "hi"}]}
+--- error_code: 200
+--- response_body_like: ^\{"id":"msg_[^"]+","type":"message"

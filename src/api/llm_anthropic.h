@@ -20,6 +20,16 @@ int llm_anthropic_parse_messages(const char *body, size_t len,
 int llm_anthropic_parse_count_tokens(const char *body, size_t len,
     const llm_api_limits *lim, llm_request *req, llm_api_error *err);
 
+/*
+ * thinking.budget_tokens must be less than max_tokens, unless the request's
+ * anthropic-beta header (beta, len: its comma-separated value, NULL when
+ * absent) names an interleaved-thinking-* beta, where the budget spans all
+ * thinking blocks of the turn.  The parser sees only the body, so the glue
+ * calls this after llm_anthropic_parse_messages: 0, or -1 with a 400.
+ */
+int llm_anthropic_check_thinking_budget(const llm_request *req,
+    const char *beta, size_t len, llm_api_error *err);
+
 typedef struct {
     const char *id;       /* "msg_..." */
     const char *model;

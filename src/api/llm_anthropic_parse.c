@@ -6,6 +6,7 @@
 #include "api/llm_anthropic.h"
 #include "api/llm_openai_common.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -584,8 +585,7 @@ tool_choice_in(const json_t *root, llm_request *req, llm_api_error *err)
 }
 
 static int
-thinking_in(const json_t *root, int count_only, llm_request *req,
-    llm_api_error *err)
+thinking_in(const json_t *root, llm_request *req, llm_api_error *err)
 {
     const json_t *th = json_object_get(root, "thinking");
     const json_t *t;
@@ -636,15 +636,55 @@ thinking_in(const json_t *root, int count_only, llm_request *req,
             "thinking.budget_tokens",
             "Missing required parameter: 'thinking.budget_tokens'.");
     }
-    if (!count_only && req->max_tokens > 0 && budget >= req->max_tokens) {
-        return llm_api_bad_request(err, "invalid_value",
-            "thinking.budget_tokens",
-            "Invalid value for 'thinking.budget_tokens': it must be less "
-            "than 'max_tokens' (%ld), but got %lld.", req->max_tokens,
-            budget);
-    }
+    /* budget < max_tokens depends on the anthropic-beta header:
+     * llm_anthropic_check_thinking_budget */
+    req->thinking_budget = budget > LONG_MAX ? LONG_MAX : (long) budget;
     req->reasoning = 1;
     return 0;
+}
+
+/* 1 when a comma-separated anthropic-beta value names an
+ * interleaved-thinking-* beta. */
+static int
+interleaved_thinking(const char *beta, size_t len)
+{
+    static const char  want[] = "interleaved-thinking-";
+    size_t             n = sizeof(want) - 1, i = 0, start, end;
+
+    while (beta && i < len) {
+        while (i < len && (beta[i] == ' ' || beta[i] == '\t' || beta[i] == ',')) {
+            i++;
+        }
+        start = i;
+        while (i < len && beta[i] != ',') {
+            i++;
+        }
+        end = i;
+        while (end > start && (beta[end - 1] == ' ' || beta[end - 1] == '\t')) {
+            end--;
+        }
+        if (end - start > n && strncmp(beta + start, want, n) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int
+llm_anthropic_check_thinking_budget(const llm_request *req, const char *beta,
+    size_t len, llm_api_error *err)
+{
+    if (req->api != LLM_API_MESSAGES || req->thinking_budget < 0
+        || req->max_tokens <= 0 || req->thinking_budget < req->max_tokens
+        || interleaved_thinking(beta, len))
+    {
+        return 0;
+    }
+    return llm_api_bad_request(err, "invalid_value", "thinking.budget_tokens",
+        "Invalid value for 'thinking.budget_tokens': it must be less than "
+        "'max_tokens' (%ld), but got %ld (an anthropic-beta "
+        "interleaved-thinking-* header lifts this).", req->max_tokens,
+        req->thinking_budget);
 }
 
 /* output_config.effort: low / medium / high / max.  Other output_config
@@ -714,7 +754,7 @@ messages_request_in(const json_t *root, const llm_api_limits *lim,
         || messages_in(root, lim, req, err) < 0
         || tools_in(root, lim, req, err) < 0
         || tool_choice_in(root, req, err) < 0
-        || thinking_in(root, count_only, req, err) < 0
+        || thinking_in(root, req, err) < 0
         || output_config_in(root, err) < 0)
     {
         return -1;

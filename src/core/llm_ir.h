@@ -66,6 +66,7 @@ typedef struct {
     int            parallel_tool_calls;   /* default 1 */
     json_t        *template_kwargs;       /* chat_template_kwargs object or NULL */
     int            reasoning;             /* -1 model default, 0 off, 1 on */
+    long           thinking_budget;       /* Anthropic thinking.budget_tokens; -1 none */
     int            add_generation_prompt; /* default 1 */
 
     /* /v1/completions: raw prompt text or token ids (no template). */

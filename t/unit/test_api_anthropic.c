@@ -6,11 +6,20 @@
 
 static llm_api_limits lim;
 
+/* As the glue does for a request without an anthropic-beta header. */
 static int
 parse(const char *body, llm_request *req, llm_api_error *err)
 {
     memset(err, 0, sizeof(*err));
-    return llm_anthropic_parse_messages(body, strlen(body), &lim, req, err);
+    if (llm_anthropic_parse_messages(body, strlen(body), &lim, req, err) != 0) {
+        return -1;
+    }
+    if (llm_anthropic_check_thinking_budget(req, NULL, 0, err) != 0) {
+        llm_request_free(req);           /* the glue's pool cleanup does this */
+        llm_request_init(req);
+        return -1;
+    }
+    return 0;
 }
 
 #define MT "\"max_tokens\":100,"
@@ -228,6 +237,31 @@ test_good(void)
        && strcmp(err.param, "thinking.display") == 0, "a non-string display is a 400");
     ok(parse("{" MT MSG ",\"thinking\":{\"type\":\"sometimes\"}}", &req, &err) == -1
        && strstr(err.message, "'enabled', 'adaptive' or 'disabled'"), "an unknown thinking type names the three");
+
+    /* budget >= max_tokens: allowed with an interleaved-thinking beta */
+    {
+        static const char *beta_ok[] = { "interleaved-thinking-2025-05-14",
+            "fine-grained-tool-streaming-2025-05-14, interleaved-thinking-2025-05-14",
+            " interleaved-thinking-2025-05-14 ,x" };
+        static const char *beta_no[] = { "", "fine-grained-tool-streaming-2025-05-14",
+            "interleaved-thinking-", "x-interleaved-thinking-2025" };
+        const char *b = "{\"max_tokens\":2000," MSG ",\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":16000}}";
+        size_t      k;
+
+        ok(llm_anthropic_parse_messages(b, strlen(b), &lim, &req, &err) == 0 && req.thinking_budget == 16000,
+           "the parser keeps the budget in the IR");
+        for (k = 0; k < sizeof(beta_ok) / sizeof(beta_ok[0]); k++) {
+            ok(llm_anthropic_check_thinking_budget(&req, beta_ok[k], strlen(beta_ok[k]), &err) == 0,
+               "budget >= max_tokens with anthropic-beta '%s'", beta_ok[k]);
+        }
+        for (k = 0; k < sizeof(beta_no) / sizeof(beta_no[0]); k++) {
+            ok(llm_anthropic_check_thinking_budget(&req, beta_no[k], strlen(beta_no[k]), &err) == -1
+               && strcmp(err.param, "thinking.budget_tokens") == 0,
+               "budget >= max_tokens is a 400 with anthropic-beta '%s'", beta_no[k]);
+        }
+        ok(llm_anthropic_check_thinking_budget(&req, NULL, 0, &err) == -1, "and without the header");
+        llm_request_free(&req);
+    }
 
     /* a system message inside messages is a system turn in place */
     ok(parse("{" MT "\"system\":\"top\",\"messages\":[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"system\",\"content\":[{\"type\":\"text\",\"text\":\"mid\"},{\"type\":\"text\",\"text\":\"two\"}]},{\"role\":\"user\",\"content\":\"b\"}]}", &req, &err) == 0,
