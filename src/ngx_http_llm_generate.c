@@ -502,12 +502,12 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
     llm_buf_init(&g->out);
 
     /* prepared in a thread (ngx_http_llm_prepare.c): owned by p */
-    ids = p->ids;
-    n_prompt = p->n_ids;
-    starts_in_reasoning = p->starts_in_reasoning;
-    g->prompt_text = p->echo;
-    g->prompt_len = p->echo_len;
-    p->echo = NULL;
+    ids = p->prompt.ids;
+    n_prompt = p->prompt.n_ids;
+    starts_in_reasoning = p->prompt.starts_in_reasoning;
+    g->prompt_text = p->prompt.echo;
+    g->prompt_len = p->prompt.echo_len;
+    p->prompt.echo = NULL;
 
     g->n_prompt = n_prompt;
     ctx->prompt_tokens = n_prompt;

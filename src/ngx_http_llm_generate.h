@@ -11,6 +11,7 @@
 #include "api/llm_openai.h"
 #include "api/llm_openai_embeddings.h"
 #include "chat/llm_chat.h"
+#include "chat/llm_session.h"
 #include "engine/llm_tokenizer.h"
 #include "parsers/llm_parser.h"
 
@@ -37,14 +38,9 @@ typedef struct {
     /* the task's results */
     llm_api_error              err;             /* err.status: answer with it */
     const char                *internal;        /* set: a 500 */
-    char                       template_error[512];   /* a 500 to log */
     ngx_http_llm_model_t      *model;
     llm_request                req;             /* chat, completions, messages */
-    int32_t                   *ids;             /* the prompt */
-    size_t                     n_ids;
-    int                        starts_in_reasoning;
-    char                      *echo;            /* completions echo */
-    size_t                     echo_len;
+    llm_session_prompt         prompt;          /* its ids (chat/session.h) */
     llm_embed_request          ereq;            /* embeddings */
     size_t                     n_inputs;
     int32_t                  **input_ids;       /* tokenized text inputs, else NULL */

@@ -32,8 +32,7 @@ ngx_http_llm_prep_cleanup(void *data)
 
     llm_request_free(&p->req);
     llm_embed_request_free(&p->ereq);
-    free(p->ids);
-    free(p->echo);
+    llm_session_prompt_free(&p->prompt);
     for (i = 0; p->input_ids && i < p->n_inputs; i++) {
         free(p->input_ids[i]);
     }
@@ -150,149 +149,6 @@ ngx_http_llm_prep_model(ngx_http_llm_prep_t *p, const char *name)
 }
 
 
-/*
- * tool_choice naming one function: only that tool is offered to the model
- * and accepted from its output (the stream processor validates names
- * against req->tools).
- */
-static int
-ngx_http_llm_named_tool(llm_request *req)
-{
-    size_t   i;
-    json_t  *tool, *name, *only;
-
-    if (req->tool_choice != LLM_TOOL_CHOICE_NAMED || req->tools == NULL) {
-        return 0;
-    }
-
-    json_array_foreach(req->tools, i, tool) {
-        name = json_object_get(json_object_get(tool, "function"), "name");
-        if (json_is_string(name)
-            && strcmp(json_string_value(name), req->tool_choice_name) == 0)
-        {
-            only = json_array();
-            if (only == NULL || json_array_append(only, tool) != 0) {
-                json_decref(only);
-                return -1;
-            }
-            json_decref(req->tools);
-            req->tools = only;
-            return 0;
-        }
-    }
-
-    return 0;   /* the protocol layer has checked that it exists */
-}
-
-
-/* Chat, messages, count_tokens: the template's prompt as token ids. */
-static void
-ngx_http_llm_prep_chat(ngx_http_llm_prep_t *p, ngx_http_llm_model_t *m)
-{
-    int              rc;
-    char             err[512];
-    llm_chat_prompt  prompt;
-
-    if (m->chat == NULL) {
-        if (p->api == LLM_API_COUNT_TOKENS) {
-            llm_api_error_set(&p->err, 400, NULL, NULL, NULL,
-                              "Model '%s' has no chat template.",
-                              (char *) m->alias.data);
-        } else {
-            llm_api_error_set(&p->err, 400, NULL, "unsupported", NULL,
-                              "Model '%s' has no chat template; use "
-                              "/v1/completions.", (char *) m->alias.data);
-        }
-        return;
-    }
-
-    if (ngx_http_llm_named_tool(&p->req) != 0) {
-        p->internal = "out of memory";
-        return;
-    }
-
-    /* request text in the prompt is text, never control tokens */
-    rc = llm_chat_render_prompt(m->chat, p->split_special_tokens
-                                         ? m->tokenizer : NULL,
-                                &p->req, &prompt, err, sizeof(err));
-    if (rc != LLM_CHAT_OK) {
-        llm_chat_prompt_free(&prompt);
-        if (rc == LLM_CHAT_ERR_REQUEST) {
-            llm_api_error_set(&p->err, 400, NULL,
-                              p->api == LLM_API_COUNT_TOKENS
-                              ? NULL : "invalid_request",
-                              p->api == LLM_API_COUNT_TOKENS
-                              ? NULL : "messages", "%s", err);
-        } else {
-            ngx_cpystrn((u_char *) p->template_error, (u_char *) err,
-                        sizeof(p->template_error));
-            llm_api_error_set(&p->err, 500, NULL, NULL, NULL,
-                              "The chat template failed: %s", err);
-        }
-        return;
-    }
-
-    p->starts_in_reasoning = m->reasoning_parser
-                             && llm_reasoning_starts_open(m->reasoning_parser,
-                                                          prompt.text,
-                                                          prompt.len);
-
-    if (llm_chat_prompt_encode(&prompt, m->tokenizer, &p->ids, &p->n_ids)
-        != 0)
-    {
-        p->internal = "out of memory";
-    }
-
-    llm_chat_prompt_free(&prompt);
-}
-
-
-/* Completions: the prompt's ids as given, or its text tokenized as is. */
-static void
-ngx_http_llm_prep_completion(ngx_http_llm_prep_t *p, ngx_http_llm_model_t *m)
-{
-    llm_request  *req = &p->req;
-    size_t        n;
-
-    if (req->prompt_ids) {
-        n = req->n_prompt_ids;
-        p->ids = malloc((n ? n : 1) * sizeof(int32_t));
-        if (p->ids == NULL) {
-            p->internal = "out of memory";
-            return;
-        }
-        memcpy(p->ids, req->prompt_ids, n * sizeof(int32_t));
-        p->n_ids = n;
-
-        if (req->echo
-            && llm_tokenizer_decode(m->tokenizer, p->ids, n, 1, &p->echo,
-                                    &p->echo_len) != 0)
-        {
-            p->internal = "out of memory";
-        }
-        return;
-    }
-
-    if (llm_tokenizer_encode(m->tokenizer, req->prompt, req->prompt_len, 1,
-                             &p->ids, &p->n_ids) != 0)
-    {
-        p->internal = "out of memory";
-        return;
-    }
-
-    if (req->echo) {
-        p->echo = malloc(req->prompt_len + 1);
-        if (p->echo == NULL) {
-            p->internal = "out of memory";
-            return;
-        }
-        memcpy(p->echo, req->prompt, req->prompt_len);
-        p->echo[req->prompt_len] = '\0';
-        p->echo_len = req->prompt_len;
-    }
-}
-
-
 /* Embeddings: every input's ids, bounded in total before the work. */
 static void
 ngx_http_llm_prep_embeddings(ngx_http_llm_prep_t *p, ngx_http_llm_model_t *m)
@@ -358,6 +214,7 @@ ngx_http_llm_prepare_thread(void *data, ngx_log_t *log)
 
     int                    rc;
     llm_api_limits         lim;
+    llm_session_model      sm;
     ngx_http_llm_model_t  *m;
 
     llm_api_limits_default(&lim);
@@ -407,12 +264,13 @@ ngx_http_llm_prepare_thread(void *data, ngx_log_t *log)
         return;
     }
 
-    if (p->api == LLM_API_COMPLETIONS) {
-        ngx_http_llm_prep_completion(p, m);
+    sm.alias = (char *) m->alias.data;
+    sm.chat = m->chat;
+    sm.tok = m->tokenizer;
+    sm.reasoning_parser = m->reasoning_parser;
+    sm.split_special_tokens = p->split_special_tokens != 0;
 
-    } else {
-        ngx_http_llm_prep_chat(p, m);
-    }
+    llm_session_build_prompt(&sm, &p->req, &p->prompt, &p->err);
 }
 
 
@@ -425,7 +283,7 @@ ngx_http_llm_count_tokens(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
     ngx_int_t  status;
 
     llm_buf_init(&b);
-    if (llm_anthropic_count_tokens_json(&b, (long) p->n_ids) != 0) {
+    if (llm_anthropic_count_tokens_json(&b, (long) p->prompt.n_ids) != 0) {
         llm_buf_free(&b);
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -460,10 +318,10 @@ ngx_http_llm_prepared(ngx_http_request_t *r)
                                      "failed: %s.", p->internal);
 
     } else if (err->status) {
-        if (p->template_error[0]) {
+        if (p->prompt.template_error[0]) {
             ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
                           "llm: chat template of \"%V\": %s",
-                          &p->model->alias, p->template_error);
+                          &p->model->alias, p->prompt.template_error);
         }
         rc = ngx_http_llm_send_error(r, err->status, err->type,
                                      err->param[0] ? err->param : NULL,

@@ -1,0 +1,167 @@
+/*
+ * Prompt building for one request (llm_session.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "chat/llm_session.h"
+#include "parsers/llm_parser.h"
+
+
+static int
+llm_session_out_of_memory(llm_api_error *err)
+{
+    return llm_api_error_set(err, 500, NULL, NULL, NULL,
+                             "Preparing the request failed: out of memory.");
+}
+
+
+/* A named tool_choice: only that tool stays (the protocol checked it exists). */
+static int
+llm_session_named_tool(llm_request *req)
+{
+    size_t   i;
+    json_t  *tool, *name, *only;
+
+    if (req->tool_choice != LLM_TOOL_CHOICE_NAMED || req->tools == NULL) {
+        return 0;
+    }
+
+    json_array_foreach(req->tools, i, tool) {
+        name = json_object_get(json_object_get(tool, "function"), "name");
+        if (json_is_string(name)
+            && strcmp(json_string_value(name), req->tool_choice_name) == 0)
+        {
+            only = json_array();
+            if (only == NULL || json_array_append(only, tool) != 0) {
+                json_decref(only);
+                return -1;
+            }
+            json_decref(req->tools);
+            req->tools = only;
+            return 0;
+        }
+    }
+
+    return 0;
+}
+
+
+/* Chat, messages, count_tokens: the template's prompt as token ids. */
+static int
+llm_session_chat_prompt(const llm_session_model *sm, llm_request *req,
+    llm_session_prompt *out, llm_api_error *err)
+{
+    int              rc, counting = req->api == LLM_API_COUNT_TOKENS;
+    char             msg[512];
+    llm_chat_prompt  prompt;
+
+    if (sm->chat == NULL) {
+        if (counting) {
+            return llm_api_error_set(err, 400, NULL, NULL, NULL,
+                                     "Model '%s' has no chat template.",
+                                     sm->alias);
+        }
+        return llm_api_error_set(err, 400, NULL, "unsupported", NULL,
+                                 "Model '%s' has no chat template; use "
+                                 "/v1/completions.", sm->alias);
+    }
+
+    if (llm_session_named_tool(req) != 0) {
+        return llm_session_out_of_memory(err);
+    }
+
+    rc = llm_chat_render_prompt(sm->chat, sm->split_special_tokens ? sm->tok
+                                                                   : NULL,
+                                req, &prompt, msg, sizeof(msg));
+    if (rc != LLM_CHAT_OK) {
+        llm_chat_prompt_free(&prompt);
+        if (rc == LLM_CHAT_ERR_REQUEST) {
+            return llm_api_error_set(err, 400, NULL,
+                                     counting ? NULL : "invalid_request",
+                                     counting ? NULL : "messages", "%s", msg);
+        }
+        snprintf(out->template_error, sizeof(out->template_error), "%s", msg);
+        return llm_api_error_set(err, 500, NULL, NULL, NULL,
+                                 "The chat template failed: %s", msg);
+    }
+
+    out->starts_in_reasoning = sm->reasoning_parser
+                               && llm_reasoning_starts_open(
+                                      sm->reasoning_parser, prompt.text,
+                                      prompt.len);
+
+    rc = llm_chat_prompt_encode(&prompt, sm->tok, &out->ids, &out->n_ids);
+    llm_chat_prompt_free(&prompt);
+
+    return rc == 0 ? 0 : llm_session_out_of_memory(err);
+}
+
+
+/* Completions: the prompt's ids as given, or its text tokenized as is. */
+static int
+llm_session_completion_prompt(const llm_session_model *sm,
+    const llm_request *req, llm_session_prompt *out, llm_api_error *err)
+{
+    size_t  n;
+
+    if (req->prompt_ids) {
+        n = req->n_prompt_ids;
+        out->ids = malloc((n ? n : 1) * sizeof(int32_t));
+        if (out->ids == NULL) {
+            return llm_session_out_of_memory(err);
+        }
+        memcpy(out->ids, req->prompt_ids, n * sizeof(int32_t));
+        out->n_ids = n;
+
+        if (req->echo
+            && llm_tokenizer_decode(sm->tok, out->ids, n, 1, &out->echo,
+                                    &out->echo_len) != 0)
+        {
+            return llm_session_out_of_memory(err);
+        }
+        return 0;
+    }
+
+    if (llm_tokenizer_encode(sm->tok, req->prompt, req->prompt_len, 1,
+                             &out->ids, &out->n_ids) != 0)
+    {
+        return llm_session_out_of_memory(err);
+    }
+
+    if (req->echo) {
+        out->echo = malloc(req->prompt_len + 1);
+        if (out->echo == NULL) {
+            return llm_session_out_of_memory(err);
+        }
+        memcpy(out->echo, req->prompt, req->prompt_len);
+        out->echo[req->prompt_len] = '\0';
+        out->echo_len = req->prompt_len;
+    }
+
+    return 0;
+}
+
+
+int
+llm_session_build_prompt(const llm_session_model *sm, llm_request *req,
+    llm_session_prompt *out, llm_api_error *err)
+{
+    memset(out, 0, sizeof(*out));
+
+    if (req->api == LLM_API_COMPLETIONS) {
+        return llm_session_completion_prompt(sm, req, out, err);
+    }
+
+    return llm_session_chat_prompt(sm, req, out, err);
+}
+
+
+void
+llm_session_prompt_free(llm_session_prompt *p)
+{
+    free(p->ids);
+    free(p->echo);
+    p->ids = NULL;
+    p->echo = NULL;
+}

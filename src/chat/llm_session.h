@@ -1,0 +1,54 @@
+/*
+ * The request side of a session, below the glue: what one request needs
+ * before it can run, from the things its model resolved once at load.
+ *
+ *   chat, messages, count_tokens   messages + tools -> (named tool only) ->
+ *                                  template -> token ids, and whether the
+ *                                  prompt leaves the model inside reasoning
+ *   completions                    the prompt's ids, or its text tokenized,
+ *                                  and the echo text
+ *
+ * count_tokens counts exactly the prompt a message request would run.
+ * Errors come back as llm_api_error: 4xx when the request is at fault, 500
+ * otherwise.  No nginx; any thread (the model-scoped inputs are read-only).
+ */
+#ifndef LLM_SESSION_H
+#define LLM_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/llm_api.h"
+#include "chat/llm_chat.h"
+#include "engine/llm_tokenizer.h"
+
+/* What a prompt is built from: the model's, resolved once at load. */
+typedef struct {
+    const char          *alias;
+    const llm_chat      *chat;               /* NULL: no chat template */
+    const llm_tokenizer *tok;
+    const char          *reasoning_parser;   /* NULL: none */
+    int                  split_special_tokens; /* request text is never control tokens */
+} llm_session_model;
+
+/* A request's prompt as token ids. */
+typedef struct {
+    int32_t  *ids;
+    size_t    n_ids;
+    int       starts_in_reasoning;   /* the template opened a reasoning block */
+    char     *echo;                  /* completions: the prompt text to echo */
+    size_t    echo_len;
+    char      template_error[512];   /* a template failure, for the server log */
+} llm_session_prompt;
+
+/*
+ * Builds req's prompt (req->api: CHAT, MESSAGES, COUNT_TOKENS or
+ * COMPLETIONS).  A tool_choice naming one tool leaves only that tool in
+ * req->tools (it is offered alone and accepted alone).  0, or -1 with err set.
+ * Free *out with llm_session_prompt_free either way.
+ */
+int llm_session_build_prompt(const llm_session_model *sm, llm_request *req,
+    llm_session_prompt *out, llm_api_error *err);
+void llm_session_prompt_free(llm_session_prompt *p);
+
+#endif
