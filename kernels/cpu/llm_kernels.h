@@ -1,11 +1,15 @@
 /*
  * CPU kernels: one table of function pointers per instruction set (scalar
- * reference, AVX2+FMA+F16C, AVX-512).  The table is chosen once from the CPU
- * features (llm_kernels_best) and kept by the caller; tables are constant.
+ * reference, AVX2+FMA+F16C, AVX-512 with or without VNNI).  The table is
+ * chosen once from the CPU features (llm_kernels_best) and kept by the
+ * caller; tables are constant.
  *
- * All arithmetic is float32.  Weights may be f32, f16 or bf16 and are widened
- * to f32 exactly while they are read, so results do not depend on the weight
- * dtype beyond the weights' own rounding.
+ * Float weights (f32, f16, bf16) are widened to f32 exactly while they are
+ * read and multiplied with f32 activations.  Quantized weights (the ggml
+ * block formats of kernels/cpu/llm_quant.h) are multiplied with int8
+ * activations (llm_qa rows, quantized once per input row) in integer dot
+ * products, as llama.cpp does; the result differs from exact math on the
+ * dequantized weights only by that activation rounding.
  */
 #ifndef LLM_KERNELS_H
 #define LLM_KERNELS_H
@@ -17,6 +21,19 @@ typedef enum {
     LLM_WT_F32 = 0,
     LLM_WT_F16,
     LLM_WT_BF16,
+    LLM_WT_Q8_0,
+    LLM_WT_Q4_0,
+    LLM_WT_Q4_1,
+    LLM_WT_Q5_0,
+    LLM_WT_Q5_1,
+    LLM_WT_Q2_K,
+    LLM_WT_Q3_K,
+    LLM_WT_Q4_K,
+    LLM_WT_Q5_K,
+    LLM_WT_Q6_K,
+    LLM_WT_IQ4_NL,
+    LLM_WT_IQ4_XS,
+    LLM_WT_MXFP4,
     LLM_WT_COUNT
 } llm_wtype;
 
@@ -29,9 +46,20 @@ typedef enum {
 typedef void (*llm_matmul_fn)(float *y, size_t ldy, const float *x, size_t ldx,
     const void *w, int k, int r0, int r1, int n, int accumulate);
 
+/*
+ * The same for quantized weights, whose rows are blocks (llm_quant.h): the
+ * activations are n llm_qa rows of k values, ldq bytes apart (k is a multiple
+ * of the type's block).
+ */
+typedef void (*llm_matmul_q_fn)(float *y, size_t ldy, const void *xq, size_t ldq,
+    const void *w, int k, int r0, int r1, int n, int accumulate);
+
 typedef struct {
-    const char   *name;                     /* "scalar", "avx2", "avx512" */
-    llm_matmul_fn matmul[LLM_WT_COUNT];
+    const char   *name;                     /* "scalar", "avx2", "avx512", "avx512vnni" */
+    llm_matmul_fn matmul[LLM_WT_COUNT];     /* float types (NULL for quantized ones) */
+    llm_matmul_q_fn matmul_q[LLM_WT_COUNT]; /* quantized types (NULL for float ones) */
+    /* one llm_qa row of k values (k a multiple of 32) from x; same bytes as llm_qa_quantize_ref */
+    void  (*quantize_act)(void *row, const float *x, int k);
     float (*dot)(const float *a, const float *b, int n);
     void  (*axpy)(float *y, float a, const float *x, int n);      /* y += a*x */
     void  (*scale)(float *y, float a, int n);                       /* y *= a */
@@ -51,7 +79,7 @@ typedef struct {
     void  (*rope)(float *x, const float *cos_, const float *sin_, int half);
     /* the same with interleaved pairs a = x[2i], b = x[2i + 1] (GLM) */
     void  (*rope_pairs)(float *x, const float *cos_, const float *sin_, int half);
-    /* widen n weights of any dtype to f32 */
+    /* widen n weights of any type to f32 (quantized: n a multiple of the block) */
     void  (*to_f32)(float *y, const void *w, llm_wtype t, int n);
     /* streaming read of n bytes (multiple of 64) returning a value that depends on all */
     uint64_t (*read_stream)(const void *p, size_t n);
@@ -74,11 +102,13 @@ typedef struct {
 const llm_kernels *llm_kernels_scalar(void);
 const llm_kernels *llm_kernels_avx2(void);    /* NULL if the CPU lacks it */
 const llm_kernels *llm_kernels_avx512(void);  /* NULL if the CPU lacks it */
-/* The fastest table this CPU runs; LLM_KERNELS=scalar|avx2|avx512 in the environment overrides. */
+const llm_kernels *llm_kernels_avx512vnni(void);  /* AVX-512 with VNNI; NULL if the CPU lacks it */
+/* The fastest table this CPU runs; LLM_KERNELS=scalar|avx2|avx512|avx512vnni in the environment
+ * picks another one the CPU runs. */
 const llm_kernels *llm_kernels_best(void);
 
-size_t llm_wtype_size(llm_wtype t);
-const char *llm_wtype_name(llm_wtype t);   /* "float32", "float16", "bfloat16" */
+/* "float32", "float16", "bfloat16" for float types, else the GGUF name ("Q4_K") */
+const char *llm_wtype_name(llm_wtype t);
 
 /* exact scalar conversions */
 float    llm_bf16_to_f32(uint16_t h);

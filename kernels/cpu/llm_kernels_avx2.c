@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "kernels/cpu/llm_kernels.h"
+#include "kernels/cpu/llm_kernels_q.h"
+#include "kernels/cpu/llm_quant.h"
 
 #define AVX2 __attribute__((target("avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
@@ -328,6 +330,10 @@ v_to_f32(float *y, const void *w, llm_wtype t, int n)
 {
     int i = 0;
 
+    if (llm_wtype_info(t)->quantized) {
+        llm_dequant_row(t, w, y, n);
+        return;
+    }
     for (; i + 8 <= n; i += 8) {
         __m256 v = t == LLM_WT_F32 ? ld_w(w, LLM_WT_F32, (size_t) i)
                  : t == LLM_WT_F16 ? ld_w(w, LLM_WT_F16, (size_t) i)
@@ -418,10 +424,15 @@ v_f32_to_f16(uint16_t *y, const float *x, int n)
 }
 
 static const llm_kernels avx2_table = {
-    "avx2",
-    { mm_f32, mm_f16, mm_bf16 },
-    v_dot, v_axpy, v_scale, v_rmsnorm, v_softmax, v_silu_mul, v_gelu_tanh_mul,
-    v_softcap, v_rope, v_rope_pairs, v_to_f32, v_read_stream, v_attend, v_attend_f16, v_f32_to_f16
+    .name = "avx2",
+    .matmul = { [LLM_WT_F32] = mm_f32, [LLM_WT_F16] = mm_f16, [LLM_WT_BF16] = mm_bf16 },
+    .matmul_q = LLM_MM_Q_TABLE(avx2),
+    .quantize_act = llm_avx2_quantize_act,
+    .dot = v_dot, .axpy = v_axpy, .scale = v_scale, .rmsnorm = v_rmsnorm,
+    .softmax = v_softmax, .silu_mul = v_silu_mul, .gelu_tanh_mul = v_gelu_tanh_mul,
+    .softcap = v_softcap, .rope = v_rope, .rope_pairs = v_rope_pairs, .to_f32 = v_to_f32,
+    .read_stream = v_read_stream, .attend = v_attend, .attend_f16 = v_attend_f16,
+    .f32_to_f16 = v_f32_to_f16,
 };
 
 /* F16C from CPUID leaf 1 (not every compiler's __builtin_cpu_supports knows it) */

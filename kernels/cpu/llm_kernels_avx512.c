@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "kernels/cpu/llm_kernels.h"
+#include "kernels/cpu/llm_kernels_q.h"
+#include "kernels/cpu/llm_quant.h"
 
 #define AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")))
 #define INLINE static inline __attribute__((always_inline))
@@ -369,6 +371,10 @@ v_to_f32(float *y, const void *w, llm_wtype t, int n)
 {
     int i;
 
+    if (llm_wtype_info(t)->quantized) {
+        llm_dequant_row(t, w, y, n);
+        return;
+    }
     for (i = 0; i < n; i += 16) {
         __mmask16 m = n - i >= 16 ? 0xffff : (__mmask16) ((1u << (n - i)) - 1);
         __m512 v = t == LLM_WT_F32 ? ld_w_mask(w, LLM_WT_F32, (size_t) i, m)
@@ -456,12 +462,22 @@ v_f32_to_f16(uint16_t *y, const float *x, int n)
     }
 }
 
-static const llm_kernels avx512_table = {
-    "avx512",
-    { mm_f32, mm_f16, mm_bf16 },
-    v_dot, v_axpy, v_scale, v_rmsnorm, v_softmax, v_silu_mul, v_gelu_tanh_mul,
-    v_softcap, v_rope, v_rope_pairs, v_to_f32, v_read_stream, v_attend, v_attend_f16, v_f32_to_f16
-};
+#define AVX512_TABLE(tname, isa)                                                           \
+    {                                                                                      \
+        .name = tname,                                                                     \
+        .matmul = { [LLM_WT_F32] = mm_f32, [LLM_WT_F16] = mm_f16, [LLM_WT_BF16] = mm_bf16 }, \
+        .matmul_q = LLM_MM_Q_TABLE(isa),                                                   \
+        .quantize_act = llm_avx2_quantize_act,                                             \
+        .dot = v_dot, .axpy = v_axpy, .scale = v_scale, .rmsnorm = v_rmsnorm,              \
+        .softmax = v_softmax, .silu_mul = v_silu_mul, .gelu_tanh_mul = v_gelu_tanh_mul,    \
+        .softcap = v_softcap, .rope = v_rope, .rope_pairs = v_rope_pairs, .to_f32 = v_to_f32, \
+        .read_stream = v_read_stream, .attend = v_attend, .attend_f16 = v_attend_f16,      \
+        .f32_to_f16 = v_f32_to_f16,                                                        \
+    }
+
+static const llm_kernels avx512_table = AVX512_TABLE("avx512", avx512);
+/* the same with the quantized matmuls on VNNI's vpdpbusd */
+static const llm_kernels avx512vnni_table = AVX512_TABLE("avx512vnni", avx512vnni);
 
 /* F16C from CPUID leaf 1 (not every compiler's __builtin_cpu_supports knows it) */
 static int
@@ -481,5 +497,12 @@ llm_kernels_avx512(void)
     {
         return &avx512_table;
     }
+    return NULL;
+}
+
+const llm_kernels *
+llm_kernels_avx512vnni(void)
+{
+    if (llm_kernels_avx512() != NULL && __builtin_cpu_supports("avx512vnni")) return &avx512vnni_table;
     return NULL;
 }

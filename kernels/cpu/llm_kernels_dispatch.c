@@ -7,20 +7,19 @@
 const llm_kernels *
 llm_kernels_best(void)
 {
+    /* fastest first */
+    const llm_kernels *(*const all[])(void) = {
+        llm_kernels_avx512vnni, llm_kernels_avx512, llm_kernels_avx2, llm_kernels_scalar
+    };
     const char *want = getenv("LLM_KERNELS");
     const llm_kernels *k;
+    size_t i;
 
-    if (want && strcmp(want, "scalar") == 0) {
-        return llm_kernels_scalar();
+    for (i = 0; want && i < sizeof(all) / sizeof(all[0]); i++) {
+        if ((k = all[i]()) != NULL && strcmp(k->name, want) == 0) return k;
     }
-    if (want && strcmp(want, "avx2") == 0 && (k = llm_kernels_avx2()) != NULL) {
-        return k;
-    }
-    if ((!want || strcmp(want, "avx2") != 0) && (k = llm_kernels_avx512()) != NULL) {
-        return k;
-    }
-    if ((k = llm_kernels_avx2()) != NULL) {
-        return k;
+    for (i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        if ((k = all[i]()) != NULL) return k;
     }
     return llm_kernels_scalar();
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "kernels/cpu/llm_kernels.h"
+#include "kernels/cpu/llm_quant.h"
 
 float
 llm_bf16_to_f32(uint16_t h)
@@ -88,23 +89,6 @@ llm_f32_to_f16(float f)
     }
 }
 
-size_t
-llm_wtype_size(llm_wtype t)
-{
-    return t == LLM_WT_F32 ? 4 : 2;
-}
-
-const char *
-llm_wtype_name(llm_wtype t)
-{
-    switch (t) {
-    case LLM_WT_F32:  return "float32";
-    case LLM_WT_F16:  return "float16";
-    case LLM_WT_BF16: return "bfloat16";
-    default:          return "unknown";
-    }
-}
-
 static void
 sc_to_f32(float *y, const void *w, llm_wtype t, int n)
 {
@@ -118,8 +102,11 @@ sc_to_f32(float *y, const void *w, llm_wtype t, int n)
     case LLM_WT_F16:
         for (i = 0; i < n; i++) y[i] = llm_f16_to_f32(h[i]);
         break;
-    default:
+    case LLM_WT_BF16:
         for (i = 0; i < n; i++) y[i] = llm_bf16_to_f32(h[i]);
+        break;
+    default:
+        llm_dequant_row(t, w, y, n);
         break;
     }
 }
@@ -176,6 +163,65 @@ sc_matmul_bf16(float *y, size_t ldy, const float *x, size_t ldx, const void *w,
 {
     sc_matmul(LLM_WT_BF16, y, ldy, x, ldx, w, k, r0, r1, n, acc);
 }
+
+/*
+ * Quantized weights against int8 activations, the definition the SIMD
+ * versions are tested against: per block of 32 (per super-block of 256 for
+ * the K-quants) the dequantized weights times the int8 activations, times
+ * the activation scale.
+ */
+static void
+sc_matmul_q(llm_wtype t, float *y, size_t ldy, const void *xq, size_t ldq,
+    const void *w, int k, int r0, int r1, int n, int accumulate)
+{
+    const llm_wtype_traits *tr = llm_wtype_info(t);
+    size_t rb = llm_wtype_row_bytes(t, k);
+    int nb = k / tr->block, per256 = tr->block == LLM_QK, r, t0, tt, b, i;
+    float wb[LLM_QK], acc[16];
+
+    for (r = r0; r < r1; r++) {
+        const char *row = (const char *) w + (size_t) r * rb;
+        for (t0 = 0; t0 < n; t0 += 16) {
+            int nt = n - t0 < 16 ? n - t0 : 16;
+            memset(acc, 0, sizeof(acc));
+            for (b = 0; b < nb; b++) {
+                llm_dequant_row(t, row + (size_t) b * tr->bytes, wb, tr->block);
+                for (tt = 0; tt < nt; tt++) {
+                    llm_qa_view v = llm_qa_view_of((const char *) xq + (size_t) (t0 + tt) * ldq, k);
+                    const int8_t *q = (per256 ? v.qk : v.q) + (size_t) b * tr->block;
+                    float s = 0;
+                    for (i = 0; i < tr->block; i++) s += wb[i] * (float) q[i];
+                    acc[tt] += s * (per256 ? v.dk[b] : v.d[b]);
+                }
+            }
+            for (tt = 0; tt < nt; tt++) {
+                float *yy = y + (size_t) (t0 + tt) * ldy + r;
+                *yy = accumulate ? *yy + acc[tt] : acc[tt];
+            }
+        }
+    }
+}
+
+#define SC_MM_Q(T, name)                                                                   \
+    static void name(float *y, size_t ldy, const void *xq, size_t ldq, const void *w,     \
+        int k, int r0, int r1, int n, int acc)                                             \
+    {                                                                                      \
+        sc_matmul_q(T, y, ldy, xq, ldq, w, k, r0, r1, n, acc);                            \
+    }
+SC_MM_Q(LLM_WT_Q8_0, sc_mm_q8_0)
+SC_MM_Q(LLM_WT_Q4_0, sc_mm_q4_0)
+SC_MM_Q(LLM_WT_Q4_1, sc_mm_q4_1)
+SC_MM_Q(LLM_WT_Q5_0, sc_mm_q5_0)
+SC_MM_Q(LLM_WT_Q5_1, sc_mm_q5_1)
+SC_MM_Q(LLM_WT_Q2_K, sc_mm_q2_k)
+SC_MM_Q(LLM_WT_Q3_K, sc_mm_q3_k)
+SC_MM_Q(LLM_WT_Q4_K, sc_mm_q4_k)
+SC_MM_Q(LLM_WT_Q5_K, sc_mm_q5_k)
+SC_MM_Q(LLM_WT_Q6_K, sc_mm_q6_k)
+SC_MM_Q(LLM_WT_IQ4_NL, sc_mm_iq4_nl)
+SC_MM_Q(LLM_WT_IQ4_XS, sc_mm_iq4_xs)
+SC_MM_Q(LLM_WT_MXFP4, sc_mm_mxfp4)
+#undef SC_MM_Q
 
 static float
 sc_dot(const float *a, const float *b, int n)
@@ -320,10 +366,21 @@ sc_f32_to_f16(uint16_t *y, const float *x, int n)
 }
 
 static const llm_kernels scalar_table = {
-    "scalar",
-    { sc_matmul_f32, sc_matmul_f16, sc_matmul_bf16 },
-    sc_dot, sc_axpy, sc_scale, sc_rmsnorm, sc_softmax, sc_silu_mul, sc_gelu_tanh_mul,
-    sc_softcap, sc_rope, sc_rope_pairs, sc_to_f32, sc_read_stream, sc_attend, sc_attend_f16, sc_f32_to_f16
+    .name = "scalar",
+    .matmul = { [LLM_WT_F32] = sc_matmul_f32, [LLM_WT_F16] = sc_matmul_f16, [LLM_WT_BF16] = sc_matmul_bf16 },
+    .matmul_q = {
+        [LLM_WT_Q8_0] = sc_mm_q8_0, [LLM_WT_Q4_0] = sc_mm_q4_0, [LLM_WT_Q4_1] = sc_mm_q4_1,
+        [LLM_WT_Q5_0] = sc_mm_q5_0, [LLM_WT_Q5_1] = sc_mm_q5_1, [LLM_WT_Q2_K] = sc_mm_q2_k,
+        [LLM_WT_Q3_K] = sc_mm_q3_k, [LLM_WT_Q4_K] = sc_mm_q4_k, [LLM_WT_Q5_K] = sc_mm_q5_k,
+        [LLM_WT_Q6_K] = sc_mm_q6_k, [LLM_WT_IQ4_NL] = sc_mm_iq4_nl, [LLM_WT_IQ4_XS] = sc_mm_iq4_xs,
+        [LLM_WT_MXFP4] = sc_mm_mxfp4,
+    },
+    .quantize_act = llm_qa_quantize_ref,
+    .dot = sc_dot, .axpy = sc_axpy, .scale = sc_scale, .rmsnorm = sc_rmsnorm,
+    .softmax = sc_softmax, .silu_mul = sc_silu_mul, .gelu_tanh_mul = sc_gelu_tanh_mul,
+    .softcap = sc_softcap, .rope = sc_rope, .rope_pairs = sc_rope_pairs, .to_f32 = sc_to_f32,
+    .read_stream = sc_read_stream, .attend = sc_attend, .attend_f16 = sc_attend_f16,
+    .f32_to_f16 = sc_f32_to_f16,
 };
 
 const llm_kernels *

@@ -10,7 +10,7 @@
 #include "engine/llm_tokenizer.h"
 
 typedef struct {
-    const char *model, *ids, *text, *config, *out, *dtype, *kv;
+    const char *model, *ids, *text, *config, *out, *dtype, *kv, *quant;
     int threads, ctx, max_tokens, prompt_len, gen, batch, ignore_eos, logprobs, seed_set;
     long long seed;
     llm_sampler_params sp;
@@ -23,6 +23,7 @@ usage(const char *cmd, const char *msg)
     fprintf(stderr,
         "usage:\n"
         "  llm logits   --model DIR (--ids 1,2,3 | --text T) [--threads N] [--kv f32|f16]\n"
+        "               [--quant q8_0|q4_0|q4_k|q6_k]  (logits, generate, bench: on-load quantization)\n"
         "  llm generate --model DIR (--ids ... | --text T) --max-tokens N [--temperature T] [--top-k K]\n"
         "               [--top-p P] [--min-p P] [--repetition-penalty R] [--presence-penalty P]\n"
         "               [--frequency-penalty F] [--seed S] [--logprobs N] [--ignore-eos] [--threads N]\n"
@@ -51,7 +52,7 @@ parse_opts(const char *cmd, int argc, char **argv, opts_t *o)
 #define INT(name, field) if (strcmp(a, name) == 0) { if (!v) return usage(cmd, "missing value"); o->field = atoi(v); i++; continue; }
 #define FLT(name, field) if (strcmp(a, name) == 0) { if (!v) return usage(cmd, "missing value"); o->field = (float) atof(v); i++; continue; }
         STR("--model", model) STR("--ids", ids) STR("--text", text) STR("--config", config)
-        STR("--out", out) STR("--dtype", dtype) STR("--kv", kv)
+        STR("--out", out) STR("--dtype", dtype) STR("--kv", kv) STR("--quant", quant)
         INT("--threads", threads) INT("--ctx", ctx) INT("--max-tokens", max_tokens)
         INT("--prompt-len", prompt_len) INT("--gen", gen) INT("--batch", batch) INT("--logprobs", logprobs)
         FLT("--temperature", sp.temperature) INT("--top-k", sp.top_k) FLT("--top-p", sp.top_p)
@@ -143,7 +144,10 @@ open_runtime(const char *cmd, const opts_t *o, int ctx, int n_seq, llm_model **m
         usage(cmd, "--model is required");
         return NULL;
     }
-    *m = llm_model_load(o->model, err, sizeof(err));
+    {
+        llm_model_opts mo = { o->quant };
+        *m = llm_model_load_opts(o->model, &mo, err, sizeof(err));
+    }
     if (*m == NULL) {
         fprintf(stderr, "llm %s: %s\n", cmd, err);
         return NULL;
@@ -288,6 +292,27 @@ llm_cmd_generate(int argc, char **argv)
     return strcmp(finish, "error") == 0;
 }
 
+/* "model name" of /proc/cpuinfo, for the record of a benchmark */
+static const char *
+cpu_name(void)
+{
+    static char name[128];
+    char line[256];
+    FILE *f = fopen("/proc/cpuinfo", "r");
+
+    snprintf(name, sizeof(name), "unknown");
+    while (f && fgets(line, sizeof(line), f)) {
+        char *c = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && c) {
+            snprintf(name, sizeof(name), "%s", c + 2);
+            name[strcspn(name, "\n")] = '\0';
+            break;
+        }
+    }
+    if (f) fclose(f);
+    return name;
+}
+
 int
 llm_cmd_bench(int argc, char **argv)
 {
@@ -318,9 +343,10 @@ llm_cmd_bench(int argc, char **argv)
         rng = rng * 6364136223846793005ull + 1442695040888963407ull;
         prompt[i] = (int32_t) ((rng >> 33) % (uint64_t) in->n_vocab);
     }
+    printf("cpu: %s\n", cpu_name());
     printf("model: %s %s, %.1f M params, %.1f MB of weights, kernels %s, threads %d, KV %s, %.0f MiB\n",
            in->architecture, in->dtype, in->n_params / 1e6, in->weight_bytes / 1e6,
-           getenv("LLM_KERNELS") ? getenv("LLM_KERNELS") : "best", o.threads, o.kv ? o.kv : "f32",
+           llm_runtime_kernels(rt), o.threads, o.kv ? o.kv : "f32",
            llm_runtime_kv_bytes(rt) / 1048576.0);
     bw = llm_runtime_read_bandwidth(rt, (size_t) 1 << 30);
     bound = bw / (double) in->weight_bytes;

@@ -33,9 +33,11 @@ typedef struct llm_model llm_model;
 typedef struct {
     const char *architecture;        /* "Qwen2ForCausalLM", ... */
     const char *model_type;          /* "qwen2", "llama", ... */
-    const char *dtype;               /* weights on disk: "float32" | "float16" | "bfloat16" */
+    const char *dtype;               /* weights as held: "float32" | "float16" | "bfloat16" |
+                                        a GGUF type name ("Q8_0"); "<type> mix" when the
+                                        matrices differ (the type of most parameters first) */
     uint64_t    n_params;
-    uint64_t    weight_bytes;        /* bytes of all tensors as stored */
+    uint64_t    weight_bytes;        /* bytes of all weights as held in memory */
     int         n_vocab;
     int         max_position_embeddings;
     int         hidden;
@@ -64,6 +66,15 @@ typedef struct {
  * Every tensor is checked for presence, dtype, shape and file bounds.
  */
 llm_model *llm_model_load(const char *dir, char *err, size_t errlen);
+
+typedef struct {
+    /* on-load quantization of float matrices: NULL (none), "q8_0", "q4_0", "q4_k", "q6_k";
+     * the per-tensor policy is in llm_quantize.c and docs/models.md */
+    const char *quant;
+} llm_model_opts;
+
+/* llm_model_load with options (opts may be NULL) */
+llm_model *llm_model_load_opts(const char *path, const llm_model_opts *opts, char *err, size_t errlen);
 void llm_model_free(llm_model *m);
 const llm_model_info *llm_model_get_info(const llm_model *m);
 /* 1 if id is one of the model's end-of-sequence ids. */
@@ -121,6 +132,8 @@ size_t llm_runtime_kv_bytes(const llm_runtime *rt);
 int llm_runtime_n_ctx(const llm_runtime *rt);
 int llm_runtime_n_seq_max(const llm_runtime *rt);
 const llm_model *llm_runtime_model(const llm_runtime *rt);
+/* name of the kernel table chosen at start-up: "avx2", "avx512vnni", ... */
+const char *llm_runtime_kernels(const llm_runtime *rt);
 
 /*
  * Memory read bandwidth in bytes/s seen by this runtime's compute threads:

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "engine/llm_runtime_impl.h"
+#include "kernels/cpu/llm_quant.h"
 
 typedef struct {
     llm_runtime     *rt;
@@ -16,6 +17,9 @@ typedef struct {
     int              n;          /* tokens in the chunk */
     const float     *in;         /* lm head: gathered rows; norm: weight */
     float           *out;
+    const float     *qin;        /* activation rows to quantize into rt->xq ... */
+    size_t           qld;        /* ... qld floats apart ... */
+    int              qk;         /* ... of qk values */
 } llm_step;
 
 /* Pieces per parallel step: a few per thread so a descheduled thread costs little. */
@@ -34,15 +38,25 @@ split_rows(int rows, int ith, int nth, int *r0, int *r1)
     *r1 = b1 * 4 < rows ? b1 * 4 : rows;
 }
 
+/*
+ * Rows [r0, r1) of y = x W^T (+ bias) for the n tokens.  Quantized weights
+ * read the activations' int8 rows in rt->xq, which quantize_input filled
+ * from x before this step.
+ */
 static void
-matmul_part(const llm_kernels *k, const llm_mat *w, float *y, size_t ldy, const float *x,
+matmul_part(const llm_runtime *rt, const llm_mat *w, float *y, size_t ldy, const float *x,
     size_t ldx, int n, const float *bias, int accumulate, int ith, int nth)
 {
+    const llm_kernels *k = rt->k;
     int r0, r1, t, r;
 
     split_rows(w->rows, ith, nth, &r0, &r1);
     if (r0 >= r1) return;
-    k->matmul[w->type](y, ldy, x, ldx, w->data, w->cols, r0, r1, n, accumulate);
+    if (llm_wtype_info(w->type)->quantized) {
+        k->matmul_q[w->type](y, ldy, rt->xq, rt->ldq, w->data, w->cols, r0, r1, n, accumulate);
+    } else {
+        k->matmul[w->type](y, ldy, x, ldx, w->data, w->cols, r0, r1, n, accumulate);
+    }
     if (bias) {
         for (t = 0; t < n; t++) {
             for (r = r0; r < r1; r++) y[(size_t) t * ldy + r] += bias[r];
@@ -57,9 +71,9 @@ task_qkv(void *arg, int ith, int nth, int thread __attribute__((unused)))
     llm_runtime *rt = s->rt;
     int H = rt->m->info.hidden;
 
-    matmul_part(rt->k, &s->L->wq, rt->q, rt->q_dim, rt->xn, H, s->n, s->L->bq, 0, ith, nth);
-    matmul_part(rt->k, &s->L->wk, rt->kn, rt->kv_dim, rt->xn, H, s->n, s->L->bk, 0, ith, nth);
-    matmul_part(rt->k, &s->L->wv, rt->vn, rt->kv_dim, rt->xn, H, s->n, s->L->bv, 0, ith, nth);
+    matmul_part(rt, &s->L->wq, rt->q, rt->q_dim, rt->xn, H, s->n, s->L->bq, 0, ith, nth);
+    matmul_part(rt, &s->L->wk, rt->kn, rt->kv_dim, rt->xn, H, s->n, s->L->bk, 0, ith, nth);
+    matmul_part(rt, &s->L->wv, rt->vn, rt->kv_dim, rt->xn, H, s->n, s->L->bv, 0, ith, nth);
 }
 
 /*
@@ -80,7 +94,7 @@ task_o(void *arg, int ith, int nth, int thread __attribute__((unused)))
     llm_runtime *rt = s->rt;
     int H = rt->m->info.hidden, direct = direct_residual(rt, s->L->attn_post_norm);
 
-    matmul_part(rt->k, &s->L->wo, direct ? rt->x : rt->xn, H, rt->att, rt->q_dim, s->n, s->L->bo,
+    matmul_part(rt, &s->L->wo, direct ? rt->x : rt->xn, H, rt->att, rt->q_dim, s->n, s->L->bo,
                 direct, ith, nth);
 }
 
@@ -91,8 +105,8 @@ task_gate_up(void *arg, int ith, int nth, int thread __attribute__((unused)))
     llm_runtime *rt = s->rt;
     int H = rt->m->info.hidden, I = rt->m->info.intermediate, r0, r1, t;
 
-    matmul_part(rt->k, &s->L->w_gate, rt->gate, I, rt->xn, H, s->n, NULL, 0, ith, nth);
-    matmul_part(rt->k, &s->L->w_up, rt->up, I, rt->xn, H, s->n, NULL, 0, ith, nth);
+    matmul_part(rt, &s->L->w_gate, rt->gate, I, rt->xn, H, s->n, NULL, 0, ith, nth);
+    matmul_part(rt, &s->L->w_up, rt->up, I, rt->xn, H, s->n, NULL, 0, ith, nth);
     /* this thread wrote columns [r0, r1) of gate and up for every token */
     split_rows(I, ith, nth, &r0, &r1);
     for (t = 0; t < s->n && r1 > r0; t++) {
@@ -115,7 +129,7 @@ task_down(void *arg, int ith, int nth, int thread __attribute__((unused)))
 
     int direct = direct_residual(rt, s->L->ffn_post_norm);
 
-    matmul_part(rt->k, &s->L->w_down, direct ? rt->x : rt->xn, H, rt->gate, I, s->n, NULL, direct, ith, nth);
+    matmul_part(rt, &s->L->w_down, direct ? rt->x : rt->xn, H, rt->gate, I, s->n, NULL, direct, ith, nth);
 }
 
 /* Query heads per attention work item: heads of one KV group run back to
@@ -174,7 +188,7 @@ task_lm_head(void *arg, int ith, int nth, int thread __attribute__((unused)))
     const llm_model_info *in = &m->info;
     int r0, r1, t;
 
-    matmul_part(rt->k, &m->lm_head, s->out, (size_t) in->n_vocab, s->in, (size_t) in->hidden,
+    matmul_part(rt, &m->lm_head, s->out, (size_t) in->n_vocab, s->in, (size_t) in->hidden,
                 s->n, NULL, 0, ith, nth);
     if (m->logit_scale == 1.0f && m->final_softcap == 0) return;
     split_rows(in->n_vocab, ith, nth, &r0, &r1);
@@ -294,6 +308,34 @@ run_tokens(llm_runtime *rt, llm_pool_fn fn, llm_step *s)
 }
 
 static void
+task_quantize(void *arg, int ith, int nth, int thread __attribute__((unused)))
+{
+    llm_step *s = arg;
+    llm_runtime *rt = s->rt;
+    int t0, t1, t;
+    token_range(s->n, ith, nth, &t0, &t1);
+    for (t = t0; t < t1; t++) {
+        rt->k->quantize_act(rt->xq + (size_t) t * rt->ldq, s->qin + (size_t) t * s->qld, s->qk);
+    }
+}
+
+/* int8 rows of x (n rows of k values, ld apart) for the matrices that read them, when any is quantized */
+static void
+quantize_input(llm_runtime *rt, llm_step *s, const float *x, size_t ld, int k, const llm_mat *a,
+    const llm_mat *b, const llm_mat *c)
+{
+    if (!llm_wtype_info(a->type)->quantized && !(b && llm_wtype_info(b->type)->quantized)
+        && !(c && llm_wtype_info(c->type)->quantized))
+    {
+        return;
+    }
+    s->qin = x;
+    s->qld = ld;
+    s->qk = k;
+    run_tokens(rt, task_quantize, s);
+}
+
+static void
 run_layers(llm_runtime *rt, int n)
 {
     const llm_model *m = rt->m;
@@ -306,7 +348,7 @@ run_layers(llm_runtime *rt, int n)
     s.n = n;
     for (t = 0; t < n; t++) {
         const llm_mat *e = &m->embed;
-        const char *row = (const char *) e->data + (size_t) rt->tok[t] * e->cols * llm_wtype_size(e->type);
+        const char *row = (const char *) e->data + (size_t) rt->tok[t] * llm_wtype_row_bytes(e->type, e->cols);
         rt->k->to_f32(rt->x + (size_t) t * H, row, e->type, H);
         if (m->embed_scale != 1.0f) rt->k->scale(rt->x + (size_t) t * H, m->embed_scale, H);
     }
@@ -314,9 +356,11 @@ run_layers(llm_runtime *rt, int n)
         s.L = &m->layers[l];
         s.in = s.L->attn_norm;
         run_tokens(rt, task_norm, &s);
+        quantize_input(rt, &s, rt->xn, (size_t) H, H, &s.L->wq, &s.L->wk, &s.L->wv);
         llm_pool_run(rt->pool, task_qkv, &s, CHUNKS(rt));
         run_tokens(rt, task_rope, &s);
         llm_pool_run(rt->pool, task_attention, &s, CHUNKS(rt));
+        quantize_input(rt, &s, rt->att, (size_t) rt->q_dim, rt->q_dim, &s.L->wo, NULL, NULL);
         llm_pool_run(rt->pool, task_o, &s, CHUNKS(rt));
         if (!direct_residual(rt, s.L->attn_post_norm)) {
             s.in = s.L->attn_post_norm;
@@ -324,7 +368,9 @@ run_layers(llm_runtime *rt, int n)
         }
         s.in = s.L->ffn_norm;
         run_tokens(rt, task_norm, &s);
+        quantize_input(rt, &s, rt->xn, (size_t) H, H, &s.L->w_gate, &s.L->w_up, NULL);
         llm_pool_run(rt->pool, task_gate_up, &s, CHUNKS(rt));
+        quantize_input(rt, &s, rt->gate, (size_t) in->intermediate, in->intermediate, &s.L->w_down, NULL, NULL);
         llm_pool_run(rt->pool, task_down, &s, CHUNKS(rt));
         if (!direct_residual(rt, s.L->ffn_post_norm)) {
             s.in = s.L->ffn_post_norm;
@@ -446,6 +492,7 @@ llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items, char *err
                 s.n = cnt;
                 s.in = rt->rows + (size_t) first_row * H;
                 s.out = rt->logits + (size_t) first_row * in->n_vocab;
+                quantize_input(rt, &s, s.in, (size_t) H, H, &rt->m->lm_head, NULL, NULL);
                 llm_pool_run(rt->pool, task_lm_head, &s, CHUNKS(rt));
                 first_row += cnt;
             }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "engine/llm_model_impl.h"
+#include "kernels/cpu/llm_quant.h"
 
 /*
  * Defaults of the transformers config classes, for keys a config.json leaves
@@ -577,17 +578,17 @@ typedef struct {
     size_t     errlen;
 } bind_ctx;
 
-static int
-keep_owned(llm_model *m, float *v)
+int
+llm_model_own(llm_model *m, void *p)
 {
     if (m->n_owned == m->cap_owned) {
         int cap = m->cap_owned ? m->cap_owned * 2 : 64;
-        float **o = realloc(m->owned, (size_t) cap * sizeof(*o));
+        void **o = realloc(m->owned, (size_t) cap * sizeof(*o));
         if (o == NULL) return -1;
         m->owned = o;
         m->cap_owned = cap;
     }
-    m->owned[m->n_owned++] = v;
+    m->owned[m->n_owned++] = p;
     return 0;
 }
 
@@ -620,7 +621,7 @@ bind_tensor(void *ctx, const llm_tensor_spec *s)
             return -1;
         }
         v = malloc((size_t) s->rows * sizeof(float));
-        if (v == NULL || keep_owned(m, v) != 0) {
+        if (v == NULL || llm_model_own(m, v) != 0) {
             free(v);
             snprintf(b->err, b->errlen, "out of memory");
             return -1;
@@ -631,7 +632,7 @@ bind_tensor(void *ctx, const llm_tensor_spec *s)
         }
         *s->vec = v;
     } else {
-        size_t row_bytes = (size_t) s->cols * llm_wtype_size((llm_wtype) t->type);
+        size_t row_bytes = llm_wtype_row_bytes((llm_wtype) t->type, s->cols);
         int r0 = 0;
         if (t->ndim != 2 || t->shape[0] != s->rows || t->shape[1] != s->cols) {
             snprintf(b->err, b->errlen, "tensor \"%s\" has shape [%lld, %lld] (%d dims), config says [%d, %d]",
@@ -648,8 +649,6 @@ bind_tensor(void *ctx, const llm_tensor_spec *s)
             r0 += s->part_rows[i];
         }
     }
-    m->info.n_params += (uint64_t) s->rows * (s->cols ? s->cols : 1);
-    m->info.weight_bytes += t->nbytes;
     return 0;
 }
 
@@ -663,10 +662,48 @@ bind_all(llm_model *m, char *err, size_t errlen)
     return 0;
 }
 
-static const char *
-dtype_label(llm_wtype t)
+typedef struct {
+    uint64_t per_type[LLM_WT_COUNT];     /* matrix parameters by type */
+    uint64_t bytes, vec;
+} count_ctx;
+
+static int
+count_tensor(void *ctx, const llm_tensor_spec *s)
 {
-    return llm_wtype_name(t);
+    count_ctx *c = ctx;
+    int i;
+
+    if (s->cols == 0) {
+        if (*s->vec) c->vec += (uint64_t) s->rows;
+        return 0;
+    }
+    for (i = 0; i < s->n_parts; i++) {
+        const llm_mat *w = s->part[i];
+        c->per_type[w->type] += (uint64_t) w->rows * w->cols;
+        c->bytes += llm_wtype_row_bytes(w->type, w->cols) * (uint64_t) w->rows;
+    }
+    return 0;
+}
+
+/* parameters and bytes of the weights as held (after any quantization); dtype: the type of most */
+static void
+count_weights(llm_model *m)
+{
+    llm_model_info *in = &m->info;
+    count_ctx c;
+    int t, best = 0, kinds = 0;
+
+    memset(&c, 0, sizeof(c));
+    llm_model_tensors(m, count_tensor, &c);
+    in->n_params = c.vec;
+    for (t = 0; t < LLM_WT_COUNT; t++) {
+        in->n_params += c.per_type[t];
+        if (c.per_type[t]) kinds++;
+        if (c.per_type[t] > c.per_type[best]) best = t;
+    }
+    in->weight_bytes = c.bytes + c.vec * sizeof(float);
+    snprintf(m->dtype, sizeof(m->dtype), "%s%s", llm_wtype_name((llm_wtype) best), kinds > 1 ? " mix" : "");
+    in->dtype = m->dtype;
 }
 
 /* hidden_act / hidden_activation: the gated MLP's activation */
@@ -979,10 +1016,21 @@ fail:
 llm_model *
 llm_model_load(const char *dir, char *err, size_t errlen)
 {
+    return llm_model_load_opts(dir, NULL, err, errlen);
+}
+
+llm_model *
+llm_model_load_opts(const char *dir, const llm_model_opts *opts, char *err, size_t errlen)
+{
     llm_model *m;
+    llm_wtype scheme = LLM_WT_COUNT;
     char msg[512] = "";
 
     if (errlen) err[0] = '\0';
+    if (opts && opts->quant && llm_quant_scheme_parse(opts->quant, &scheme) != 0) {
+        snprintf(err, errlen, "quant=%s is not supported (q8_0, q4_0, q4_k, q6_k)", opts->quant);
+        return NULL;
+    }
     m = calloc(1, sizeof(*m));
     if (m == NULL) {
         snprintf(err, errlen, "out of memory");
@@ -990,13 +1038,14 @@ llm_model_load(const char *dir, char *err, size_t errlen)
     }
     if (llm_model_parse_config(m, dir, msg, sizeof(msg)) != 0
         || open_files(m, dir, msg, sizeof(msg)) != 0
-        || bind_all(m, msg, sizeof(msg)) != 0)
+        || bind_all(m, msg, sizeof(msg)) != 0
+        || (scheme != LLM_WT_COUNT && llm_model_quantize(m, scheme, msg, sizeof(msg)) != 0))
     {
         snprintf(err, errlen, "model %s: %s", dir, msg);
         llm_model_free(m);
         return NULL;
     }
-    m->info.dtype = dtype_label(m->embed.type);
+    count_weights(m);
     return m;
 }
 

@@ -103,8 +103,9 @@ struct llm_model {
     llm_layer     *layers;
     llm_st_file   *files;
     int            n_files;
-    float        **owned;      /* f32 copies made at load */
+    void         **owned;      /* buffers made at load: f32 vectors, quantized matrices */
     int            n_owned, cap_owned;
+    char           dtype[48];  /* info.dtype: "bfloat16", "Q8_0", "Q4_K mix", ... */
 };
 
 /* config.json + generation_config.json into m (no tensors); -1 with msg on error */
@@ -135,5 +136,13 @@ typedef struct {
 
 /* Calls fn for each tensor; stops at and returns the first non-zero result. */
 int llm_model_tensors(llm_model *m, int (*fn)(void *ctx, const llm_tensor_spec *t), void *ctx);
+
+/* the model frees p with itself; -1 (p not taken) when out of memory */
+int llm_model_own(llm_model *m, void *p);
+
+/* "q8_0" | "q4_0" | "q4_k" | "q6_k" -> the scheme's base type; -1 if unknown */
+int llm_quant_scheme_parse(const char *s, llm_wtype *out);
+/* on-load quantization of the float matrices (llm_quantize.c has the policy) */
+int llm_model_quantize(llm_model *m, llm_wtype scheme, char *err, size_t errlen);
 
 #endif

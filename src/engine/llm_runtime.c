@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "engine/llm_runtime_impl.h"
+#include "kernels/cpu/llm_quant.h"
 
 /*
  * Zeroed memory, committed now: one write per page, so that what the
@@ -150,6 +151,13 @@ llm_runtime_create_kv(const llm_model *m, int n_threads, int n_ctx, int n_seq_ma
     rt->gate = alloc_f((size_t) C * in->intermediate, sizeof(float), &fail);
     rt->up = alloc_f((size_t) C * in->intermediate, sizeof(float), &fail);
     rt->scores = alloc_f((size_t) n_threads * n_ctx, sizeof(float), &fail);
+    {
+        /* rows: a chunk of tokens, or the rows of the lm head (one per sequence) */
+        int widest = in->hidden > rt->q_dim ? in->hidden : rt->q_dim;
+        if (in->intermediate > widest) widest = in->intermediate;
+        rt->ldq = llm_qa_row_bytes(widest);
+        rt->xq = alloc_f((size_t) (C > n_seq_max ? C : n_seq_max), rt->ldq, &fail);
+    }
     rt->rows = alloc_f((size_t) n_seq_max * in->hidden, sizeof(float), &fail);
     rt->logits = alloc_f((size_t) n_seq_max * in->n_vocab, sizeof(float), &fail);
     rt->emb = alloc_f((size_t) n_seq_max * in->hidden, sizeof(float), &fail);
@@ -198,7 +206,7 @@ llm_runtime_free(llm_runtime *rt)
     }
     free(rt->tok); free(rt->tslot); free(rt->tpos);
     free(rt->x); free(rt->xn); free(rt->q); free(rt->kn); free(rt->vn);
-    free(rt->att); free(rt->gate); free(rt->up); free(rt->scores);
+    free(rt->att); free(rt->gate); free(rt->up); free(rt->scores); free(rt->xq);
     free(rt->rows); free(rt->logits); free(rt->emb);
     free(rt->logit_row); free(rt->emb_row); free(rt->item_err);
     free(rt);
@@ -208,6 +216,7 @@ size_t llm_runtime_kv_bytes(const llm_runtime *rt) { return rt->kv_bytes; }
 int llm_runtime_n_ctx(const llm_runtime *rt) { return rt->n_ctx; }
 int llm_runtime_n_seq_max(const llm_runtime *rt) { return rt->n_seq_max; }
 const llm_model *llm_runtime_model(const llm_runtime *rt) { return rt->m; }
+const char *llm_runtime_kernels(const llm_runtime *rt) { return rt->k->name; }
 
 int
 llm_seq_open(llm_runtime *rt)

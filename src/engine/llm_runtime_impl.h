@@ -38,6 +38,8 @@ struct llm_runtime {
     int               *tslot, *tpos;
     float             *x, *xn, *q, *kn, *vn, *att, *gate, *up;
     float             *scores;      /* [n_threads][n_ctx] */
+    unsigned char     *xq;          /* int8 activation rows of a quantized matmul's input */
+    size_t             ldq;         /* bytes between them (llm_qa_row_bytes of the widest input) */
 
     /* results of the last forward */
     float             *rows;        /* [n_seq_max][hidden] final-normed rows for logits */

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "engine/llm_model_impl.h"
+#include "kernels/cpu/llm_quant.h"
 
 typedef struct {
     char name[128];
@@ -60,7 +61,7 @@ write_values(FILE *f, const synth_tensor *t, llm_wtype wt, int norm_plus_one, ui
      * (stored near 0 where the family applies 1 + w) */
     float a = t->is_norm ? 0.1f : 0.02f * sqrtf(3.0f), base = t->is_norm && !norm_plus_one ? 1.0f : 0.0f;
     unsigned char buf[1 << 16];
-    size_t es = llm_wtype_size(wt);
+    size_t es = (size_t) llm_wtype_info(wt)->bytes;
 
     while (done < n) {
         chunk = n - done < sizeof(buf) / 4 ? n - done : sizeof(buf) / 4;
@@ -143,9 +144,9 @@ llm_model_synth(const char *config_path, const char *out_dir, const char *dtype,
         json_object_set_new(e, "dtype", json_string(wt == LLM_WT_F32 ? "F32" : wt == LLM_WT_F16 ? "F16" : "BF16"));
         json_object_set_new(e, "shape", shape);
         json_object_set_new(e, "data_offsets", json_pack("[II]", (json_int_t) off,
-                            (json_int_t) (off + n * llm_wtype_size(wt))));
+                            (json_int_t) (off + n * (uint64_t) llm_wtype_info(wt)->bytes)));
         json_object_set_new(hdr, l.t[i].name, e);
-        off += n * llm_wtype_size(wt);
+        off += n * (uint64_t) llm_wtype_info(wt)->bytes;
     }
     hs = json_dumps(hdr, JSON_COMPACT | JSON_PRESERVE_ORDER);
     if (hs == NULL) {

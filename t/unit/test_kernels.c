@@ -67,7 +67,7 @@ check_table(const llm_kernels *ref, const llm_kernels *k)
     size_t s;
     int t;
 
-    for (t = 0; t < LLM_WT_COUNT; t++) {
+    for (t = 0; t <= LLM_WT_BF16; t++) {     /* the float types; quantized ones: test_quant.c */
         float worst = 0;
         for (s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++) {
             int K = shapes[s][0], R = shapes[s][1], N = shapes[s][2], acc, i;

@@ -1,0 +1,340 @@
+/*
+ * AVX2 quantized matmuls: integer dot products of weight blocks with int8
+ * activation rows (llm_quant.h), as llama.cpp's vec_dot kernels do.
+ *
+ * 32-value block formats (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4):
+ * per block and token one vpmaddubsw + vpmaddwd gives 8 int32 partial sums,
+ * converted and multiplied by weight scale x activation scale.  Unsigned
+ * codes (Q4/Q5) go straight into vpmaddubsw; their offset or minimum is
+ * applied once per block through the activation block sum.  Signed codes
+ * (Q8_0, the lookup formats) use the abs/sign trick.
+ *
+ * K-quants (Q2_K..Q6_K, IQ4_XS) against per-256 activations: each 32 values
+ * are multiplied by their integer sub-block scale in vpmaddwd and summed in
+ * int32 over the super-block; offsets and minimums come from the
+ * activation sums per 16; one float product per super-block remains.
+ *
+ * Register tiles: RB weight rows x TB tokens, weights decoded once per tile
+ * and reused for its tokens.
+ */
+#include "kernels/cpu/llm_kernels_q.h"
+#include "kernels/cpu/llm_kernels_q_dec.h"
+
+AVX2 INLINE __m256
+lane(__m256 v, int i)
+{
+    return _mm256_permutevar8x32_ps(v, _mm256_set1_epi32(i));
+}
+
+/*
+ * y for rows r..r+RB-1 and tokens tk..tk+TB-1.  Blocks go by eights: their
+ * scales are collected into one vector per row, the offsets (Q4/Q5) are one
+ * vector FMA with the activation block sums, and each block's scale is a
+ * lane of that vector.  Pointers advance block by block (no index
+ * arithmetic in the loop).
+ */
+AVX2 INLINE void
+tile32(llm_wtype t, const int RB, const int TB, float *y, size_t ldy, const char *xq, size_t ldq,
+    const char *w, size_t rb, int k, int r, int tk, int accumulate)
+{
+    const int bytes = llm_wtype_info(t)->bytes, nb = k / 32;
+    __m256 acc[4][4];
+    float off[4][4];
+    const int8_t *aq[4];
+    const float *ad[4], *as[4];
+    const char *pr[4];
+    int i, j, b, bb;
+
+#pragma GCC unroll 4
+    for (j = 0; j < TB; j++) {
+        llm_qa_view v = llm_qa_view_of(xq + (size_t) (tk + j) * ldq, k);
+        aq[j] = v.q; ad[j] = v.d; as[j] = v.s;
+#pragma GCC unroll 4
+        for (i = 0; i < RB; i++) { acc[i][j] = _mm256_setzero_ps(); off[i][j] = 0; }
+    }
+#pragma GCC unroll 4
+    for (i = 0; i < RB; i++) pr[i] = w + (size_t) (r + i) * rb;
+    for (b = 0; b + 8 <= nb; b += 8) {
+        __m256 dw[4];
+#pragma GCC unroll 4
+        for (i = 0; i < RB; i++) {
+            dw[i] = scales8(t, pr[i], bytes, 0);
+            if (has_offset(t)) {
+                __m256 mw = offset_mult(t) != 0 ? _mm256_mul_ps(dw[i], _mm256_set1_ps(offset_mult(t)))
+                                                : scales8(t, pr[i], bytes, 1);
+#pragma GCC unroll 4
+                for (j = 0; j < TB; j++) acc[i][j] = _mm256_fmadd_ps(mw, _mm256_loadu_ps(as[j] + b), acc[i][j]);
+            }
+            if (TB == 1) dw[i] = _mm256_mul_ps(dw[i], _mm256_loadu_ps(ad[0] + b));
+        }
+#pragma GCC unroll 8
+        for (bb = 0; bb < 8; bb++) {
+            blk32 wb[4];
+            __m256 ds[4];
+#pragma GCC unroll 4
+            for (i = 0; i < RB; i++) {
+                /* the same place in the next tile's rows: one tile ahead of the stream */
+                _mm_prefetch(pr[i] + (size_t) RB * rb, _MM_HINT_T0);
+                wb[i] = dec32(t, pr[i]);
+                ds[i] = lane(dw[i], bb);
+                pr[i] += bytes;
+            }
+#pragma GCC unroll 4
+            for (j = 0; j < TB; j++) {
+                __m256i a = _mm256_loadu_si256((const __m256i *) aq[j]);
+                aq[j] += 32;
+#pragma GCC unroll 4
+                for (i = 0; i < RB; i++) {
+                    __m256i s = signed_fmt(t) ? dot_s(wb[i].qa, wb[i].q, a) : dot_u(wb[i].q, a);
+                    acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s),
+                        TB == 1 ? ds[i] : _mm256_mul_ps(ds[i], _mm256_broadcast_ss(ad[j] + b + bb)), acc[i][j]);
+                }
+            }
+        }
+    }
+    for (; b < nb; b++) {
+        blk32 wb[4];
+#pragma GCC unroll 4
+        for (i = 0; i < RB; i++) {
+            _mm_prefetch(pr[i] + (size_t) RB * rb, _MM_HINT_T0);
+            wb[i] = dec32(t, pr[i]);
+            pr[i] += bytes;
+        }
+#pragma GCC unroll 4
+        for (j = 0; j < TB; j++) {
+            __m256i a = _mm256_loadu_si256((const __m256i *) aq[j]);
+            __m256 da = _mm256_broadcast_ss(ad[j] + b);
+            aq[j] += 32;
+#pragma GCC unroll 4
+            for (i = 0; i < RB; i++) {
+                __m256i s = signed_fmt(t) ? dot_s(wb[i].qa, wb[i].q, a) : dot_u(wb[i].q, a);
+                acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s),
+                                            _mm256_mul_ps(_mm256_set1_ps(wb[i].d), da), acc[i][j]);
+                if (has_offset(t)) off[i][j] += wb[i].m * as[j][b];
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (j = 0; j < TB; j++) {
+        float *yr = y + (size_t) (tk + j) * ldy + r;
+#pragma GCC unroll 4
+        for (i = 0; i < RB; i++) {
+            float s = hsum(acc[i][j]) + off[i][j];
+            yr[i] = accumulate ? yr[i] + s : s;
+        }
+    }
+}
+
+AVX2 INLINE void
+tile256(llm_wtype t, const int RB, const int TB, float *y, size_t ldy, const char *xq, size_t ldq,
+    const char *w, size_t rb, int k, int r, int tk, int accumulate)
+{
+    const int bytes = llm_wtype_info(t)->bytes, nsb = k / LLM_QK;
+    __m256 acc[2][4];
+    const int8_t *aq[4];
+    const float *adk[4];
+    const int16_t *abs16[4];
+    int i, j, sb, c;
+
+#pragma GCC unroll 4
+    for (j = 0; j < TB; j++) {
+        llm_qa_view v = llm_qa_view_of(xq + (size_t) (tk + j) * ldq, k);
+        aq[j] = v.qk; adk[j] = v.dk; abs16[j] = v.bsum;
+#pragma GCC unroll 2
+        for (i = 0; i < RB; i++) acc[i][j] = _mm256_setzero_ps();
+    }
+    for (sb = 0; sb < nsb; sb++) {
+        hdr256 h[2];
+        __m256i is[2][4];
+#pragma GCC unroll 2
+        for (i = 0; i < RB; i++) {
+            const char *p = w + (size_t) (r + i) * rb + (size_t) sb * bytes;
+            int l;
+            /* the same super-block of the next tile's rows: one tile ahead of the stream */
+#pragma GCC unroll 4
+            for (l = 0; l < bytes; l += 64) _mm_prefetch(p + (size_t) RB * rb + l, _MM_HINT_T0);
+            h[i] = dec_hdr(t, p);
+#pragma GCC unroll 4
+            for (j = 0; j < TB; j++) is[i][j] = _mm256_setzero_si256();
+        }
+#pragma GCC unroll 8
+        for (c = 0; c < 8; c++) {
+            __m256i wq[2], wa[2], sc[2];
+#pragma GCC unroll 2
+            for (i = 0; i < RB; i++) {
+                wq[i] = chunk_codes(t, &h[i], c);
+                wa[i] = signed_k(t) ? _mm256_abs_epi8(wq[i]) : wq[i];
+                sc[i] = chunk_scale(t, &h[i], c);
+            }
+#pragma GCC unroll 4
+            for (j = 0; j < TB; j++) {
+                __m256i a = _mm256_loadu_si256((const __m256i *) (aq[j] + LLM_QK * sb + 32 * c));
+#pragma GCC unroll 2
+                for (i = 0; i < RB; i++) {
+                    __m256i p = _mm256_maddubs_epi16(wa[i], signed_k(t) ? _mm256_sign_epi8(a, wq[i]) : a);
+                    is[i][j] = _mm256_add_epi32(is[i][j], _mm256_madd_epi16(p, sc[i]));
+                }
+            }
+        }
+#pragma GCC unroll 4
+        for (j = 0; j < TB; j++) {
+            __m256i bs = _mm256_loadu_si256((const __m256i *) (abs16[j] + 16 * sb));
+            float dk = adk[j][sb];
+#pragma GCC unroll 2
+            for (i = 0; i < RB; i++) {
+                __m256i s = offset_fix(t, &h[i], is[i][j], bs);
+                acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_set1_ps(h[i].d * dk), acc[i][j]);
+                if (has_min(t)) {
+                    acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(h[i].mins, bs)),
+                                                _mm256_set1_ps(-h[i].dmin * dk), acc[i][j]);
+                }
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (j = 0; j < TB; j++) {
+        float *yr = y + (size_t) (tk + j) * ldy + r;
+#pragma GCC unroll 2
+        for (i = 0; i < RB; i++) {
+            float s = hsum(acc[i][j]);
+            yr[i] = accumulate ? yr[i] + s : s;
+        }
+    }
+}
+
+/* ================= drivers ================= */
+
+/* tokens per pass over a range of rows: their activation rows stay in L2 */
+#define TOK_BLOCK 32
+
+#define TILE(RB, TB) \
+    (k256 ? tile256(t, RB, TB, y, ldy, (const char *) xq, ldq, (const char *) w, rb, k, r, tk, acc) \
+          : tile32(t, RB, TB, y, ldy, (const char *) xq, ldq, (const char *) w, rb, k, r, tk, acc))
+
+AVX2 INLINE void
+matmul_q(llm_wtype t, float *y, size_t ldy, const void *xq, size_t ldq, const void *w,
+    int k, int r0, int r1, int n, int acc)
+{
+    const int k256 = llm_wtype_info(t)->block == LLM_QK;
+    size_t rb = llm_wtype_row_bytes(t, k);
+    int r, tk, tb, te;
+
+    if (n == 1) {
+        tk = 0;
+        if (k256) {
+            for (r = r0; r + 2 <= r1; r += 2) TILE(2, 1);
+        } else {
+            for (r = r0; r + 4 <= r1; r += 4) TILE(4, 1);
+        }
+        for (; r < r1; r++) TILE(1, 1);
+        return;
+    }
+    for (tb = 0; tb < n; tb += TOK_BLOCK) {
+        te = tb + TOK_BLOCK < n ? tb + TOK_BLOCK : n;
+        for (r = r0; r + 2 <= r1; r += 2) {
+            for (tk = tb; tk + 4 <= te; tk += 4) TILE(2, 4);
+            switch (te - tk) {
+            case 3: TILE(2, 3); break;
+            case 2: TILE(2, 2); break;
+            case 1: TILE(2, 1); break;
+            default: break;
+            }
+        }
+        for (; r < r1; r++) {
+            for (tk = tb; tk + 4 <= te; tk += 4) TILE(1, 4);
+            for (; tk < te; tk++) TILE(1, 1);
+        }
+    }
+}
+
+#define MM(ty, T)                                                                          \
+    AVX2 void llm_avx2_mm_##ty(float *y, size_t ldy, const void *xq, size_t ldq,          \
+        const void *w, int k, int r0, int r1, int n, int acc)                              \
+    {                                                                                      \
+        matmul_q(T, y, ldy, xq, ldq, w, k, r0, r1, n, acc);                                \
+    }
+MM(q8_0, LLM_WT_Q8_0)
+MM(q4_0, LLM_WT_Q4_0)
+MM(q4_1, LLM_WT_Q4_1)
+MM(q5_0, LLM_WT_Q5_0)
+MM(q5_1, LLM_WT_Q5_1)
+MM(q2_k, LLM_WT_Q2_K)
+MM(q3_k, LLM_WT_Q3_K)
+MM(q4_k, LLM_WT_Q4_K)
+MM(q5_k, LLM_WT_Q5_K)
+MM(q6_k, LLM_WT_Q6_K)
+MM(iq4_nl, LLM_WT_IQ4_NL)
+MM(iq4_xs, LLM_WT_IQ4_XS)
+MM(mxfp4, LLM_WT_MXFP4)
+
+/* ================= activation rows ================= */
+
+AVX2 INLINE __m256
+absf(__m256 v)
+{
+    return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
+}
+
+AVX2 INLINE float
+hmax(__m256 v)
+{
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    return _mm_cvtss_f32(m);
+}
+
+/* 32 floats times id, rounded to nearest even, into 32 int8; *s0, *s1: sums of values 0-15, 16-31 */
+AVX2 INLINE void
+q32(int8_t *q, const float *x, float id, int *s0, int *s1)
+{
+    __m256 v = _mm256_set1_ps(id);
+    __m256i a = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x), v));
+    __m256i b = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 8), v));
+    __m256i c = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 16), v));
+    __m256i d = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 24), v));
+    __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(a, b), _mm256_packs_epi32(c, d));
+    /* packs work per 128-bit lane: restore the order of the 8 groups of 4 */
+    p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256((__m256i *) q, p);
+    *s0 = hsum_i32(_mm256_add_epi32(a, b));
+    *s1 = hsum_i32(_mm256_add_epi32(c, d));
+}
+
+AVX2 void
+llm_avx2_quantize_act(void *row, const float *x, int k)
+{
+    llm_qa_view v = llm_qa_view_of(row, k);
+    int8_t *q = (int8_t *) v.q, *qk = (int8_t *) v.qk;
+    float *d = (float *) v.d, *s = (float *) v.s, *dk = (float *) v.dk;
+    int16_t *bsum = (int16_t *) v.bsum;
+    int b, j;
+
+    for (b = 0; b < k / 32; b++) {
+        const float *xb = x + 32 * b;
+        __m256 m = _mm256_max_ps(_mm256_max_ps(absf(_mm256_loadu_ps(xb)), absf(_mm256_loadu_ps(xb + 8))),
+                                 _mm256_max_ps(absf(_mm256_loadu_ps(xb + 16)), absf(_mm256_loadu_ps(xb + 24))));
+        float amax = hmax(m), id;
+        int s0, s1;
+        d[b] = amax / 127.0f;
+        id = d[b] != 0 ? 1.0f / d[b] : 0.0f;
+        q32(q + 32 * b, xb, id, &s0, &s1);
+        s[b] = d[b] * (float) (s0 + s1);
+    }
+    if (k % LLM_QK != 0) return;
+    for (b = 0; b < k / LLM_QK; b++) {
+        const float *xb = x + LLM_QK * b;
+        __m256 m = _mm256_setzero_ps();
+        float amax, id;
+        for (j = 0; j < LLM_QK; j += 8) m = _mm256_max_ps(m, absf(_mm256_loadu_ps(xb + j)));
+        amax = hmax(m);
+        dk[b] = amax / 127.0f;
+        id = dk[b] != 0 ? 1.0f / dk[b] : 0.0f;
+        for (j = 0; j < LLM_QK / 32; j++) {
+            int s0, s1;
+            q32(qk + LLM_QK * b + 32 * j, xb + 32 * j, id, &s0, &s1);
+            bsum[16 * b + 2 * j] = (int16_t) s0;
+            bsum[16 * b + 2 * j + 1] = (int16_t) s1;
+        }
+    }
+}

@@ -1,0 +1,330 @@
+/*
+ * AVX-512 quantized matmuls, compiled twice: without VNNI
+ * (llm_kernels_avx512_q.c) and with it (llm_kernels_avx512vnni_q.c).  The
+ * including file defines Q_VNNI (0 or 1), Q_TARGET (the function target
+ * attribute) and Q_FN(ty) (the exported name of a type's matmul).
+ *
+ * Same arithmetic as the AVX2 kernels (see llm_kernels_avx2_q.c) on 512-bit
+ * registers: two 32-value blocks, or two K-quant chunks, per register.
+ * With VNNI, vpdpbusd does a 32-value block's multiply-add in one
+ * instruction (signed codes as |q| against a with q's sign, exact in
+ * integers), and vpdpwssd applies the K-quant chunk scales while
+ * accumulating.
+ */
+#include "kernels/cpu/llm_kernels_q.h"
+#include "kernels/cpu/llm_kernels_q_dec.h"
+
+#define X512 Q_TARGET
+
+X512 INLINE __m512i
+cat_i(__m256i lo, __m256i hi)
+{
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+X512 INLINE __m512
+cat_f(float lo, float hi)
+{
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set1_ps(lo)), _mm256_set1_ps(hi), 1);
+}
+
+/* a with its sign flipped where w is negative (AVX-512 has no vpsignb) */
+X512 INLINE __m512i
+sign_of(__m512i a, __m512i w)
+{
+    return _mm512_mask_sub_epi8(a, _mm512_movepi8_mask(w), _mm512_setzero_si512(), a);
+}
+
+typedef struct {
+    __m512i q, qa;
+    __m512  d;
+    float   m0, m1;
+} blk64;
+
+/* blocks at p0 and p1 (p1 NULL: a zero block) */
+X512 INLINE blk64
+dec64(llm_wtype t, const char *p0, const char *p1)
+{
+    blk32 a = dec32(t, p0), b;
+    blk64 r;
+
+    if (p1) {
+        b = dec32(t, p1);
+    } else {
+        b.q = b.qa = _mm256_setzero_si256();
+        b.d = b.m = 0;
+    }
+    r.q = cat_i(a.q, b.q);
+    r.qa = cat_i(a.qa, b.qa);
+    r.d = cat_f(a.d, b.d);
+    r.m0 = a.m;
+    r.m1 = b.m;
+    return r;
+}
+
+X512 INLINE __m512i
+dot64(llm_wtype t, const blk64 *w, __m512i a)
+{
+    if (signed_fmt(t)) a = sign_of(a, w->q);
+#if Q_VNNI
+    return _mm512_dpbusd_epi32(_mm512_setzero_si512(), w->qa, a);
+#else
+    return _mm512_madd_epi16(_mm512_maddubs_epi16(w->qa, a), _mm512_set1_epi16(1));
+#endif
+}
+
+/* scales of 16 blocks (field as scales8) */
+X512 INLINE __m512
+scales16(llm_wtype t, const char *p, int bytes, int field)
+{
+    return _mm512_insertf32x8(_mm512_castps256_ps512(scales8(t, p, bytes, field)),
+                              scales8(t, p + 8 * bytes, bytes, field), 1);
+}
+
+/* lanes 2p (low 8) and 2p+1 (high 8) of v */
+X512 INLINE __m512
+pair_lanes(__m512 v, int p)
+{
+    return _mm512_permutexvar_ps(_mm512_setr_epi32(2 * p, 2 * p, 2 * p, 2 * p, 2 * p, 2 * p, 2 * p, 2 * p,
+        2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1), v);
+}
+
+/* as the AVX2 tile32: blocks by sixteens (scales in one vector per row), pairs per register */
+X512 INLINE void
+tile32(llm_wtype t, const int RB, const int TB, float *y, size_t ldy, const char *xq, size_t ldq,
+    const char *w, size_t rb, int k, int r, int tk, int accumulate)
+{
+    const int bytes = llm_wtype_info(t)->bytes, nb = k / 32;
+    __m512 acc[4][4];
+    float off[4][4];
+    const int8_t *aq[4];
+    const float *ad[4], *as[4];
+    const char *pr[4];
+    int i, j, b, pp;
+
+#pragma GCC unroll 4
+    for (j = 0; j < TB; j++) {
+        llm_qa_view v = llm_qa_view_of(xq + (size_t) (tk + j) * ldq, k);
+        aq[j] = v.q; ad[j] = v.d; as[j] = v.s;
+#pragma GCC unroll 4
+        for (i = 0; i < RB; i++) { acc[i][j] = _mm512_setzero_ps(); off[i][j] = 0; }
+    }
+#pragma GCC unroll 4
+    for (i = 0; i < RB; i++) pr[i] = w + (size_t) (r + i) * rb;
+    for (b = 0; b + 16 <= nb; b += 16) {
+        __m512 dw[4];
+#pragma GCC unroll 4
+        for (i = 0; i < RB; i++) {
+            dw[i] = scales16(t, pr[i], bytes, 0);
+            if (has_offset(t)) {
+                __m512 mw = offset_mult(t) != 0 ? _mm512_mul_ps(dw[i], _mm512_set1_ps(offset_mult(t)))
+                                                : scales16(t, pr[i], bytes, 1);
+#pragma GCC unroll 4
+                for (j = 0; j < TB; j++) acc[i][j] = _mm512_fmadd_ps(mw, _mm512_loadu_ps(as[j] + b), acc[i][j]);
+            }
+            if (TB == 1) dw[i] = _mm512_mul_ps(dw[i], _mm512_loadu_ps(ad[0] + b));
+        }
+#pragma GCC unroll 8
+        for (pp = 0; pp < 8; pp++) {
+            blk64 wb[4];
+            __m512 ds[4];
+#pragma GCC unroll 4
+            for (i = 0; i < RB; i++) {
+                /* the same place in the next tile's rows: one tile ahead of the stream */
+                _mm_prefetch(pr[i] + (size_t) RB * rb, _MM_HINT_T0);
+                wb[i] = dec64(t, pr[i], pr[i] + bytes);
+                ds[i] = pair_lanes(dw[i], pp);
+                pr[i] += 2 * bytes;
+            }
+#pragma GCC unroll 4
+            for (j = 0; j < TB; j++) {
+                __m512i a = _mm512_loadu_si512((const void *) aq[j]);
+                aq[j] += 64;
+#pragma GCC unroll 4
+                for (i = 0; i < RB; i++) {
+                    acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot64(t, &wb[i], a)),
+                        TB == 1 ? ds[i] : _mm512_mul_ps(ds[i], pair_lanes(_mm512_loadu_ps(ad[j] + b), pp)),
+                        acc[i][j]);
+                }
+            }
+        }
+    }
+    for (; b < nb; b += 2) {
+        const int tail = b + 1 == nb;
+        blk64 wb[4];
+#pragma GCC unroll 4
+        for (i = 0; i < RB; i++) {
+            _mm_prefetch(pr[i] + (size_t) RB * rb, _MM_HINT_T0);
+            wb[i] = dec64(t, pr[i], tail ? NULL : pr[i] + bytes);
+            pr[i] += 2 * bytes;
+        }
+#pragma GCC unroll 4
+        for (j = 0; j < TB; j++) {
+            /* a tail block reads 32 bytes past the row's q: still inside the activation row, times zero */
+            __m512i a = _mm512_loadu_si512((const void *) aq[j]);
+            __m512 da = cat_f(ad[j][b], tail ? 0.0f : ad[j][b + 1]);
+            float s0 = as[j][b], s1 = tail ? 0.0f : as[j][b + 1];
+            aq[j] += 64;
+#pragma GCC unroll 4
+            for (i = 0; i < RB; i++) {
+                acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot64(t, &wb[i], a)),
+                                            _mm512_mul_ps(wb[i].d, da), acc[i][j]);
+                if (has_offset(t)) off[i][j] += wb[i].m0 * s0 + wb[i].m1 * s1;
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (j = 0; j < TB; j++) {
+        float *yr = y + (size_t) (tk + j) * ldy + r;
+#pragma GCC unroll 4
+        for (i = 0; i < RB; i++) {
+            float s = _mm512_reduce_add_ps(acc[i][j]) + off[i][j];
+            yr[i] = accumulate ? yr[i] + s : s;
+        }
+    }
+}
+
+X512 INLINE void
+tile256(llm_wtype t, const int RB, const int TB, float *y, size_t ldy, const char *xq, size_t ldq,
+    const char *w, size_t rb, int k, int r, int tk, int accumulate)
+{
+    const int bytes = llm_wtype_info(t)->bytes, nsb = k / LLM_QK;
+    __m512 acc[4][4];
+    const int8_t *aq[4];
+    const float *adk[4];
+    const int16_t *abs16[4];
+    int i, j, sb, cp;
+
+#pragma GCC unroll 4
+    for (j = 0; j < TB; j++) {
+        llm_qa_view v = llm_qa_view_of(xq + (size_t) (tk + j) * ldq, k);
+        aq[j] = v.qk; adk[j] = v.dk; abs16[j] = v.bsum;
+#pragma GCC unroll 4
+        for (i = 0; i < RB; i++) acc[i][j] = _mm512_setzero_ps();
+    }
+    for (sb = 0; sb < nsb; sb++) {
+        hdr256 h[4];
+        __m512i is[4][4];
+#pragma GCC unroll 4
+        for (i = 0; i < RB; i++) {
+            const char *p = w + (size_t) (r + i) * rb + (size_t) sb * bytes;
+            int l;
+            /* the same super-block of the next tile's rows: one tile ahead of the stream */
+#pragma GCC unroll 4
+            for (l = 0; l < bytes; l += 64) _mm_prefetch(p + (size_t) RB * rb + l, _MM_HINT_T0);
+            h[i] = dec_hdr(t, p);
+#pragma GCC unroll 4
+            for (j = 0; j < TB; j++) is[i][j] = _mm512_setzero_si512();
+        }
+#pragma GCC unroll 4
+        for (cp = 0; cp < 4; cp++) {
+            __m512i wq[4], wa[4], sc[4];
+#pragma GCC unroll 4
+            for (i = 0; i < RB; i++) {
+                wq[i] = cat_i(chunk_codes(t, &h[i], 2 * cp), chunk_codes(t, &h[i], 2 * cp + 1));
+                wa[i] = signed_k(t) ? _mm512_abs_epi8(wq[i]) : wq[i];
+                sc[i] = cat_i(chunk_scale(t, &h[i], 2 * cp), chunk_scale(t, &h[i], 2 * cp + 1));
+            }
+#pragma GCC unroll 4
+            for (j = 0; j < TB; j++) {
+                __m512i a = _mm512_loadu_si512((const void *) (aq[j] + LLM_QK * sb + 64 * cp));
+#pragma GCC unroll 4
+                for (i = 0; i < RB; i++) {
+                    __m512i p = _mm512_maddubs_epi16(wa[i], signed_k(t) ? sign_of(a, wq[i]) : a);
+#if Q_VNNI
+                    is[i][j] = _mm512_dpwssd_epi32(is[i][j], p, sc[i]);
+#else
+                    is[i][j] = _mm512_add_epi32(is[i][j], _mm512_madd_epi16(p, sc[i]));
+#endif
+                }
+            }
+        }
+#pragma GCC unroll 4
+        for (j = 0; j < TB; j++) {
+            __m256i bs = _mm256_loadu_si256((const __m256i *) (abs16[j] + 16 * sb));
+            float dk = adk[j][sb];
+#pragma GCC unroll 4
+            for (i = 0; i < RB; i++) {
+                __m512i s = _mm512_add_epi32(is[i][j],
+                    _mm512_zextsi256_si512(offset_fix(t, &h[i], _mm256_setzero_si256(), bs)));
+                acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_set1_ps(h[i].d * dk), acc[i][j]);
+                if (has_min(t)) {
+                    __m256 mn = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(h[i].mins, bs)),
+                                              _mm256_set1_ps(-h[i].dmin * dk));
+                    acc[i][j] = _mm512_add_ps(acc[i][j], _mm512_zextps256_ps512(mn));
+                }
+            }
+        }
+    }
+#pragma GCC unroll 4
+    for (j = 0; j < TB; j++) {
+        float *yr = y + (size_t) (tk + j) * ldy + r;
+#pragma GCC unroll 4
+        for (i = 0; i < RB; i++) {
+            float s = _mm512_reduce_add_ps(acc[i][j]);
+            yr[i] = accumulate ? yr[i] + s : s;
+        }
+    }
+}
+
+/* tokens per pass over a range of rows: their activation rows stay in L2 */
+#define TOK_BLOCK 32
+
+#define TILE(RB, TB) \
+    (k256 ? tile256(t, RB, TB, y, ldy, (const char *) xq, ldq, (const char *) w, rb, k, r, tk, acc) \
+          : tile32(t, RB, TB, y, ldy, (const char *) xq, ldq, (const char *) w, rb, k, r, tk, acc))
+
+X512 INLINE void
+matmul_q(llm_wtype t, float *y, size_t ldy, const void *xq, size_t ldq, const void *w,
+    int k, int r0, int r1, int n, int acc)
+{
+    const int k256 = llm_wtype_info(t)->block == LLM_QK;
+    size_t rb = llm_wtype_row_bytes(t, k);
+    int r, tk, tb, te;
+
+    if (n == 1) {
+        tk = 0;
+        for (r = r0; r + 4 <= r1; r += 4) TILE(4, 1);
+        for (; r < r1; r++) TILE(1, 1);
+        return;
+    }
+    for (tb = 0; tb < n; tb += TOK_BLOCK) {
+        te = tb + TOK_BLOCK < n ? tb + TOK_BLOCK : n;
+        if (k256) {
+            for (r = r0; r + 2 <= r1; r += 2) {
+                for (tk = tb; tk + 4 <= te; tk += 4) TILE(2, 4);
+                for (; tk < te; tk++) TILE(2, 1);
+            }
+        } else {
+            for (r = r0; r + 4 <= r1; r += 4) {
+                for (tk = tb; tk + 4 <= te; tk += 4) TILE(4, 4);
+                for (; tk < te; tk++) TILE(4, 1);
+            }
+        }
+        for (; r < r1; r++) {
+            for (tk = tb; tk + 4 <= te; tk += 4) TILE(1, 4);
+            for (; tk < te; tk++) TILE(1, 1);
+        }
+    }
+}
+
+#define MM(ty, T)                                                                          \
+    X512 void Q_FN(ty)(float *y, size_t ldy, const void *xq, size_t ldq,                   \
+        const void *w, int k, int r0, int r1, int n, int acc)                              \
+    {                                                                                      \
+        matmul_q(T, y, ldy, xq, ldq, w, k, r0, r1, n, acc);                                \
+    }
+MM(q8_0, LLM_WT_Q8_0)
+MM(q4_0, LLM_WT_Q4_0)
+MM(q4_1, LLM_WT_Q4_1)
+MM(q5_0, LLM_WT_Q5_0)
+MM(q5_1, LLM_WT_Q5_1)
+MM(q2_k, LLM_WT_Q2_K)
+MM(q3_k, LLM_WT_Q3_K)
+MM(q4_k, LLM_WT_Q4_K)
+MM(q5_k, LLM_WT_Q5_K)
+MM(q6_k, LLM_WT_Q6_K)
+MM(iq4_nl, LLM_WT_IQ4_NL)
+MM(iq4_xs, LLM_WT_IQ4_XS)
+MM(mxfp4, LLM_WT_MXFP4)
+#undef MM
