@@ -285,11 +285,9 @@ llm_structured_prepare(llm_structured *s, const llm_request *req,
         ps.kind = K_TOOLS;
         ps.param = "tool_choice";
         if (!llm_tool_grammar_supported(tool_parser)) {
-            snprintf(err, errlen, "tool_choice '%s' cannot be enforced for this model: tool calls "
-                     "of the '%s' format have no grammar", req->tool_choice == LLM_TOOL_CHOICE_NAMED
-                     ? "named" : "required", tool_parser ? tool_parser : "none");
-            *param = ps.param;
-            return -1;
+            /* a format without a grammar (qwen3_coder, glm4, pythonic):
+             * served as before, by the prompt alone (docs/api.md) */
+            return 0;
         }
     } else if (req->grammar) {
         ps.kind = K_GBNF; ps.param = "grammar";
