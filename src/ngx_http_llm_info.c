@@ -3,6 +3,7 @@
  */
 #include "ngx_http_llm_module.h"
 
+#include "api/llm_api_models.h"
 #include "api/llm_api_route.h"
 
 
@@ -42,25 +43,13 @@ ngx_http_llm_find_model_in(ngx_http_llm_main_conf_t *mcf, const char *name)
 }
 
 
-static json_t *
-ngx_http_llm_model_object(ngx_http_llm_model_t *m)
+static void
+ngx_http_llm_model_card(ngx_http_llm_model_t *m, llm_api_model_card *card)
 {
-    json_t  *o;
-
-    o = json_object();
-    if (o == NULL) {
-        return NULL;
-    }
-
-    json_object_set_new(o, "id", json_stringn((char *) m->alias.data,
-                                              m->alias.len));
-    json_object_set_new(o, "object", json_string("model"));
-    json_object_set_new(o, "created", json_integer(m->created));
-    json_object_set_new(o, "owned_by", json_string("ngx_llm"));
-    json_object_set_new(o, "context_length",
-                        json_integer(m->context_length));
-
-    return o;
+    card->id = (char *) m->alias.data;
+    card->id_len = m->alias.len;
+    card->created = (long long) m->created;
+    card->context_length = (long) m->context_length;
 }
 
 
@@ -91,15 +80,29 @@ ngx_http_llm_send_json_value(ngx_http_request_t *r, ngx_uint_t status,
 ngx_int_t
 ngx_http_llm_models_handler(ngx_http_request_t *r)
 {
-    json_t                    *list, *data;
     ngx_str_t                  id;
-    ngx_uint_t                 i;
+    ngx_uint_t                 i, anthropic;
     llm_api_route              route;
+    llm_api_model_card        *cards;
     ngx_http_llm_model_t      *m;
     ngx_http_llm_main_conf_t  *mcf;
 
     mcf = ngx_http_get_module_main_conf(r, ngx_http_llm_module);
     m = mcf->models.elts;
+
+    /* Anthropic clients send anthropic-version: answer (errors too) in
+     * their shape */
+    anthropic = ngx_http_llm_find_header(r, "anthropic-version",
+                                     sizeof("anthropic-version") - 1) != NULL;
+    ngx_http_llm_get_ctx(r)->anthropic_shape = anthropic;
+
+    cards = ngx_palloc(r->pool, (mcf->models.nelts + 1) * sizeof(*cards));
+    if (cards == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+    for (i = 0; i < mcf->models.nelts; i++) {
+        ngx_http_llm_model_card(&m[i], &cards[i]);
+    }
 
     /* the handler answered paths other than /models[/{id}] with a 404 */
     if (llm_api_route_uri(LLM_API_MODELS, (char *) r->uri.data, r->uri.len,
@@ -114,7 +117,7 @@ ngx_http_llm_models_handler(ngx_http_request_t *r)
                 && ngx_strncmp(m[i].alias.data, id.data, id.len) == 0)
             {
                 return ngx_http_llm_send_json_value(r, NGX_HTTP_OK,
-                                            ngx_http_llm_model_object(&m[i]));
+                                    llm_api_model_object(&cards[i], anthropic));
             }
         }
 
@@ -123,22 +126,8 @@ ngx_http_llm_models_handler(ngx_http_request_t *r)
                                        "The model '%V' does not exist.", &id);
     }
 
-    list = json_object();
-    data = json_array();
-    if (list == NULL || data == NULL) {
-        json_decref(list);
-        json_decref(data);
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    json_object_set_new(list, "object", json_string("list"));
-    json_object_set_new(list, "data", data);
-
-    for (i = 0; i < mcf->models.nelts; i++) {
-        json_array_append_new(data, ngx_http_llm_model_object(&m[i]));
-    }
-
-    return ngx_http_llm_send_json_value(r, NGX_HTTP_OK, list);
+    return ngx_http_llm_send_json_value(r, NGX_HTTP_OK,
+                    llm_api_model_list(cards, mcf->models.nelts, anthropic));
 }
 
 

@@ -83,6 +83,9 @@ typedef struct {
 typedef struct {
     ngx_str_t                  request_id;
     ngx_uint_t                 own_response:1;   /* body produced by this module */
+    ngx_uint_t                 anthropic_shape:1;  /* errors in Anthropic's shape
+                                                      (GET /v1/models with
+                                                      anthropic-version) */
     ngx_uint_t                 rewrite_body:1;   /* nginx error page replaced */
     ngx_uint_t                 rewritten:1;
     ngx_str_t                  error_body;       /* JSON for a replaced error page */

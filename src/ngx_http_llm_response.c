@@ -56,6 +56,7 @@ ngx_http_llm_error_json(ngx_http_request_t *r, ngx_uint_t status,
 
     llm_buf_init(&b);
     rc = ngx_http_llm_error_api(lcf) == LLM_API_MESSAGES
+         || (ctx && ctx->anthropic_shape)
          ? llm_anthropic_error_json(&b, &err, rid[0] ? rid : NULL)
          : llm_openai_error_json(&b, &err, rid[0] ? rid : NULL);
 

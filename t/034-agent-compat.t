@@ -158,3 +158,34 @@ POST /v1/messages
 {"model": "tiny", "max_tokens": 2, "thinking": {"type": "enabled", "budget_tokens": 2048}, "messages": [{"role": "user", "content": "hi"}]}
 --- error_code: 200
 --- response_body_like: ^\{"id":"msg_[^"]+","type":"message"
+
+
+
+=== TEST 15: GET /v1/models with anthropic-version answers in Anthropic's shape
+--- more_headers
+anthropic-version: 2023-06-01
+--- request
+GET /v1/models
+--- error_code: 200
+--- response_body_like: ^\{"data":\[\{"type":"model","id":"tiny","display_name":"tiny","created_at":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ","context_length":\d+\}\],"has_more":false,"first_id":"tiny","last_id":"tiny"\}$
+
+
+
+=== TEST 16: one model, and an unknown one, in Anthropic's shape
+--- more_headers
+anthropic-version: 2023-06-01
+--- request eval
+["GET /v1/models/tiny", "GET /v1/models/nope"]
+--- error_code eval
+[200, 404]
+--- response_body_like eval
+['^\{"type":"model","id":"tiny","display_name":"tiny","created_at":"[^"]+Z"',
+ '^\{"type":"error","error":\{"type":"not_found_error","message":"The model \'nope\' does not exist."\}']
+
+
+
+=== TEST 17: without anthropic-version the list keeps OpenAI's shape
+--- request
+GET /v1/models
+--- error_code: 200
+--- response_body_like: ^\{"object":"list","data":\[\{"id":"tiny","object":"model","created":\d+,"owned_by":"ngx_llm","context_length":\d+\}\]\}$

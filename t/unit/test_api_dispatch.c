@@ -4,6 +4,7 @@
 #include "tap.h"
 #include "api/llm_api.h"
 #include "api/llm_api_route.h"
+#include "api/llm_api_models.h"
 
 #define GETS(o, k) json_string_value(json_object_get((o), (k)))
 
@@ -95,6 +96,35 @@ main(void)
         ok(ROUTE(LLM_API_MODELS, "/v1/modelsfoo/models") == 0 && rt.id == NULL, "the first /models segment counts");
         ok(ROUTE(LLM_API_CHAT, "/anything") == 0 && rt.api == LLM_API_CHAT, "exact locations route every URI");
 #undef ROUTE
+    }
+    /* model list in either protocol's shape */
+    {
+        llm_api_model_card cards[2] = { { "tiny", 4, 0, 4096 }, { "big", 3, 86400, 8192 } };
+        json_t *o, *l;
+
+        o = llm_api_model_object(&cards[1], 0);
+        ok(strcmp(GETS(o, "id"), "big") == 0 && strcmp(GETS(o, "object"), "model") == 0
+           && json_integer_value(json_object_get(o, "created")) == 86400
+           && json_object_get(o, "type") == NULL, "OpenAI model object");
+        json_decref(o);
+        o = llm_api_model_object(&cards[1], 1);
+        ok(strcmp(GETS(o, "type"), "model") == 0 && strcmp(GETS(o, "id"), "big") == 0
+           && strcmp(GETS(o, "display_name"), "big") == 0
+           && strcmp(GETS(o, "created_at"), "1970-01-02T00:00:00Z") == 0
+           && json_object_get(o, "object") == NULL, "Anthropic model object");
+        json_decref(o);
+        l = llm_api_model_list(cards, 2, 1);
+        ok(json_array_size(json_object_get(l, "data")) == 2 && json_is_false(json_object_get(l, "has_more"))
+           && strcmp(GETS(l, "first_id"), "tiny") == 0 && strcmp(GETS(l, "last_id"), "big") == 0
+           && json_object_get(l, "object") == NULL, "Anthropic list: has_more, first_id, last_id");
+        json_decref(l);
+        l = llm_api_model_list(cards, 0, 1);
+        ok(json_is_null(json_object_get(l, "first_id")) && json_is_null(json_object_get(l, "last_id")), "empty Anthropic list: null ids");
+        json_decref(l);
+        l = llm_api_model_list(cards, 2, 0);
+        ok(strcmp(GETS(l, "object"), "list") == 0 && json_array_size(json_object_get(l, "data")) == 2
+           && json_object_get(l, "has_more") == NULL, "OpenAI list");
+        json_decref(l);
     }
     return done_testing();
 }

@@ -1,0 +1,31 @@
+/*
+ * GET /v1/models[/{id}] bodies, in the shape the client asked for: OpenAI's
+ * ({"object":"list","data":[{"id","object":"model","created","owned_by"}]})
+ * by default, Anthropic's when the request carries an anthropic-version
+ * header ({"data":[{"type":"model","id","display_name","created_at"}],
+ * "has_more","first_id","last_id"}), as Anthropic clients read the list.
+ */
+#ifndef LLM_API_MODELS_H
+#define LLM_API_MODELS_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+/* What the server says about one served model. */
+typedef struct {
+    const char *id;              /* the alias requests name */
+    size_t      id_len;
+    long long   created;         /* Unix seconds */
+    long        context_length;
+} llm_api_model_card;
+
+/* One model object; NULL when out of memory. */
+json_t *llm_api_model_object(const llm_api_model_card *m, int anthropic);
+
+/* The list of n models (all of them: has_more is false); NULL when out of
+ * memory. */
+json_t *llm_api_model_list(const llm_api_model_card *m, size_t n,
+    int anthropic);
+
+#endif
