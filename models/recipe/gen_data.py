@@ -75,7 +75,8 @@ def title_first(s):
 class Gen:
     def __init__(self, split, seed, invented=0.35, refusal=0.10, variety=False, mirror=False,
                  contrast=0.0, coverage=False, schema_variety=0.0, history_variety=0.0,
-                 schema_bare=0.0):  # the options of DATA_OPTIONS
+                 schema_bare=0.0, proc=0.0, long=0.0, long_chars=0):  # the options of DATA_OPTIONS
+        self.proc = proc
         self.split = split
         self.schema_bare = schema_bare
         self.history_variety = history_variety
@@ -252,6 +253,9 @@ class Gen:
             a = text
             why = "The user wants the text repeated exactly. No tool needed."
         names = self.offered([], 5, 1) if with_tools else []
+        if self.proc and k >= 0.45 and k < 0.75:
+            # with procedural tools a calculator is called when offered: not offered here
+            names = [n for n in names if n != "calculate"] or ["get_weather"]
         msgs = [{"role": "user", "content": u}, self.assistant(a, think, why)]
         return msgs, names, {"kind": "no_tool" if with_tools else "chat", "expected": []}
 
@@ -408,7 +412,42 @@ DATA_OPTIONS = [
      "send them back, the call turn then context only (Gen.vary_history)")),
     ("--schema-bare", "schema_bare", dict(type=float, default=0.0,
      help="share of reworded schemas that also lose their function description")),
+    ("--proc", "proc", dict(type=float, default=0.0,
+     help="share of conversations around procedural tools (toolgen.py, lex_train.py)")),
+    ("--long", "long", dict(type=float, default=0.0,
+     help="share of procedural conversations put in a long agent-shaped context (long system "
+     "prompt, many tools, earlier exchanges)")),
+    ("--long-chars", "long_chars", dict(type=int, default=16000,
+     help="longest system prompt of a long context, in characters")),
 ]
+
+# procedural kinds and their shares (the rest of --proc's share after the twins)
+PROC_KINDS = [("single", 0.44), ("parallel", 0.14), ("refusal", 0.16), ("no_tool", 0.16), ("chat", 0.10)]
+
+
+def proc_conversation(split, seed, contrast, long, long_chars):
+    """One or two (with its refused twin) conversations around procedural tools."""
+    import lex_train
+    from toolgen import ProcGen
+    r = random.Random(seed)
+    g = ProcGen(lex_train.lexicon(), r)
+    think = r.random() < 0.5
+    k, acc = r.random(), 0.0
+    for kind, share in PROC_KINDS:
+        acc += share
+        if k < acc:
+            break
+    if long and r.random() < long:
+        conv = g.conversation(kind, think, r.randint(long_chars // 8, long_chars),
+                              r.randint(6, 32), r.randint(0, 3))
+    else:
+        conv = g.conversation(kind, think, 0, None, 1 if r.random() < 0.2 else 0)
+    conv["meta"]["proc"] = True
+    if kind == "single" and contrast and r.random() < contrast:
+        name = conv["meta"]["expected"][0]["name"]
+        if not any(name in json.dumps(m) for m in conv["messages"][:-4]):
+            return [conv, g.twin(conv)]
+    return [conv]
 
 
 def add_data_args(ap):
@@ -427,6 +466,10 @@ def generate(split, n, seed, start=0, **opts):
     out = []
     base = zlib.crc32(split.encode()) ^ (seed * 1000003)
     for i in range(start, start + n):
+        if opts.get("proc") and random.Random(base + i * 7919 + 1).random() < opts["proc"]:
+            out.extend(proc_conversation(split, base + i * 7919 + 2, opts.get("contrast", 0),
+                                         opts.get("long", 0), opts.get("long_chars", 16000)))
+            continue
         g = Gen(split, base + i * 7919, **opts)
         c = g.conversation()
         out.extend(c if isinstance(c, list) else [c])

@@ -41,6 +41,12 @@ elif [ "$mode" = cover2 ]; then
   # a further stage from the weights carried in models/stage1: fresh data (SEED), lower lr (LR),
   # client-style histories (HIST, --history-variety), schemas without a description (BARE)
   targs="--tokenizer ../ngxllm-tiny/tokenizer.json --init ../stage1 --variety --coverage --mirror-refusal-think --contrast 0.15 --schema-variety 0.5 --call-weight 3 --refusal-weight 1 --invented 0.8 --refusal 0.06 --n-train ${NTRAIN:-300000} --steps ${STEPS:-8000} --history-variety ${HIST:-0} --schema-bare ${BARE:-0} --warmup 50 --lr ${LR:-1e-3} --seed ${SEED:-4242} --batch-tokens 98304 --max-seconds ${MAXS:-360}"; eargs="--n 400"
+elif [ "$mode" = proc ]; then
+  # tools procedurally made from word lists (toolgen.py, lex_train.py) for PROC of the data,
+  # a share LONG of them in agent-shaped contexts up to --max-len tokens; the older data
+  # (33 fixed tools, cover options) for the rest.  INIT: weights to continue (GROW: grown to
+  # that many layers first); evaluation on the held-out tools (eval_tools.py)
+  targs="--tokenizer ../ngxllm-tiny/tokenizer.json --init ${INIT:-../ngxllm-tiny} --grow-layers ${GROW:-0} --max-pos 32768 --max-len ${MAXLEN:-12288} --proc ${PROC:-0.8} --long ${LONG:-0.15} --variety --coverage --mirror-refusal-think --contrast 0.15 --schema-variety 0.5 --call-weight 3 --refusal-weight 1 --invented 0.8 --refusal 0.06 --history-variety 0.3 --schema-bare 0.3 --n-train ${NTRAIN:-240000} --steps ${STEPS:-8000} --warmup ${WARMUP:-100} --lr ${LR:-1e-3} --seed ${SEED:-2301} --batch-tokens 98304 --max-seconds ${MAXS:-330}"; eargs="tools"
 else
   targs="--n-train ${NTRAIN:-200000} --n-tok 30000 --steps ${STEPS:-1500} --batch-tokens 98304"; eargs="--n 400"
 fi
@@ -54,7 +60,11 @@ tar -C $W -cf $OUT/results.tar res $(cd $W && ls ngxllm-tiny/* | grep -v '\.safe
 lim=${EVAL_LIMIT:-150}   # EVAL_LIMIT=0: no evaluation here
 if [ -n "$END_BY" ]; then left=$((END_BY - $(date +%s))); [ $left -lt $lim ] && lim=$left; fi
 [ $lim -ge 20 ] || { echo "no time left for eval.py (or EVAL_LIMIT=0)"; lim=1; }
-timeout $lim python3 eval.py --model $W/ngxllm-tiny $eargs --prefix $W/res/eval_hf 2>&1 | tee $W/res/eval.log || echo "eval.py failed or ran out of time"
+if [ "$eargs" = tools ]; then
+  timeout $lim python3 eval_tools.py --model $W/ngxllm-tiny --sets ${ESETS:-short,long,probe} --prefix $W/res/tools_hf 2>&1 | tee $W/res/eval.log || echo "eval_tools.py failed or ran out of time"
+else
+  timeout $lim python3 eval.py --model $W/ngxllm-tiny $eargs --prefix $W/res/eval_hf 2>&1 | tee $W/res/eval.log || echo "eval.py failed or ran out of time"
+fi
 t2=$(date +%s)
 echo "train.py wall $((t1-t0))s, eval.py wall $((t2-t1))s" | tee $W/res/times.txt
 tar -C $W -cf $OUT/results.tar res $(cd $W && ls ngxllm-tiny/* | grep -v '\.safetensors$')

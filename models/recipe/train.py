@@ -26,6 +26,7 @@ import build_tokenizer  # noqa: E402
 import chatfmt  # noqa: E402
 import gen_data  # noqa: E402
 
+MAX_POS = 4096  # --max-pos
 MODEL_SHAPE = dict(hidden_size=384, intermediate_size=768, num_hidden_layers=8,
                    num_attention_heads=6, num_key_value_heads=2, head_dim=64)
 
@@ -104,6 +105,37 @@ def make_batches(examples, batch_tokens, rng):
     return batches
 
 
+def grow_depth(model, n_layers):
+    """The same model with n_layers decoder layers: each new layer is a copy of the layer
+    before it with its output projections (o_proj, down_proj) zeroed, so it adds nothing to
+    the residual stream at first and the grown model computes exactly what the small one did."""
+    import copy
+    import torch
+    old = list(model.model.layers)
+    n_old = len(old)
+    if n_layers <= n_old:
+        return model
+    # spread the new layers evenly: after original layer i when its share comes up
+    extra, layers, added = n_layers - n_old, [], 0
+    for i, layer in enumerate(old):
+        layers.append(layer)
+        want = round((i + 1) * extra / n_old)
+        while added < want:
+            new = copy.deepcopy(layer)
+            with torch.no_grad():
+                new.self_attn.o_proj.weight.zero_()
+                new.mlp.down_proj.weight.zero_()
+            layers.append(new)
+            added += 1
+    for idx, layer in enumerate(layers):
+        layer.self_attn.layer_idx = idx
+    model.model.layers = torch.nn.ModuleList(layers)
+    model.config.num_hidden_layers = n_layers
+    if getattr(model.config, "layer_types", None):
+        model.config.layer_types = ["full_attention"] * n_layers
+    return model
+
+
 def model_config(vocab_size, tok):
     from transformers import Qwen3Config
     eot, im_end = tok.token_to_id("<|endoftext|>"), tok.token_to_id("<|im_end|>")
@@ -111,7 +143,7 @@ def model_config(vocab_size, tok):
     params = inspect.signature(Qwen3Config.__init__).parameters
     rope = ({"rope_parameters": {"rope_type": "default", "rope_theta": 100000.0}}
             if "rope_parameters" in params else {"rope_theta": 100000.0})
-    return Qwen3Config(vocab_size=vocab_size, max_position_embeddings=4096,
+    return Qwen3Config(vocab_size=vocab_size, max_position_embeddings=MAX_POS,
                        rms_norm_eps=1e-6, **rope, hidden_act="silu",
                        tie_word_embeddings=True, attention_bias=False, attention_dropout=0.0,
                        use_sliding_window=False, initializer_range=0.02,
@@ -166,11 +198,16 @@ def main():
                     help="loss weight of trained refusal turns (default: --call-weight)")
     gen_data.add_data_args(ap)
     ap.add_argument("--init", help="model folder to start from instead of random weights")
+    ap.add_argument("--grow-layers", type=int, default=0,
+                    help="with --init: grow to this many layers (new layers start as identities)")
+    ap.add_argument("--max-pos", type=int, default=4096, help="max_position_embeddings of the config")
     ap.add_argument("--procs", type=int, default=max(1, min(16, os.cpu_count() or 1)))
     a = ap.parse_args()
 
     import torch
     from transformers import Qwen3ForCausalLM
+    global MAX_POS
+    MAX_POS = a.max_pos
     t0 = time.time()
     random.seed(a.seed)
     torch.manual_seed(a.seed)
@@ -214,12 +251,18 @@ def main():
     cfg = model_config((tok.get_vocab_size() + 127) // 128 * 128, tok)
     if a.init:
         # continue training saved weights; their shape must match this tokenizer
-        model = Qwen3ForCausalLM.from_pretrained(a.init, dtype=torch.float32).to(dev)
+        model = Qwen3ForCausalLM.from_pretrained(a.init, dtype=torch.float32, attn_implementation="sdpa")
         if model.config.vocab_size != cfg.vocab_size:
             sys.exit("--init model has vocab %d, tokenizer needs %d" % (model.config.vocab_size, cfg.vocab_size))
-        print("model: weights from %s" % a.init, flush=True)
+        n0 = model.config.num_hidden_layers
+        if a.grow_layers:
+            model = grow_depth(model, a.grow_layers)
+        model.config.max_position_embeddings = a.max_pos
+        model = model.to(dev)
+        print("model: weights from %s, %d layers (was %d), max_position_embeddings %d"
+              % (a.init, model.config.num_hidden_layers, n0, a.max_pos), flush=True)
     else:
-        model = Qwen3ForCausalLM(cfg).to(dev)
+        model = Qwen3ForCausalLM(cfg, attn_implementation="sdpa").to(dev)
     n_params = sum(p.numel() for p in model.parameters())
     print("model: %.2fM parameters" % (n_params / 1e6), flush=True)
 
@@ -326,6 +369,8 @@ def main():
     summary = {"variety": a.variety, "call_weight": a.call_weight, "tokenizer": a.tokenizer,
                "refusal_weight": a.refusal_weight, "mirror_refusal_think": a.mirror_refusal_think, "contrast": a.contrast, "coverage": a.coverage,
                "schema_variety": a.schema_variety, "history_variety": a.history_variety, "schema_bare": a.schema_bare,
+               "proc": a.proc, "long": a.long, "long_chars": a.long_chars, "grow_layers": a.grow_layers,
+               "max_len": a.max_len, "max_pos": a.max_pos, "layers": model.config.num_hidden_layers,
                "init": a.init, "warmup": a.warmup,
                "invented": a.invented, "refusal": a.refusal, "batch_tokens": a.batch_tokens, "lr": a.lr, "steps": steps_done, "steps_planned": steps_planned, "steps_scheduled": a.steps, "seed": a.seed, "n_train_conversations": a.n_train,
                "examples": len(examples), "tokens": n_tok, "trained_tokens": n_lab,
