@@ -8,6 +8,7 @@ machine between training stages, and unpack them there byte for byte (stdlib onl
 The high byte of a bf16 value (sign, exponent, top mantissa bit) is very regular and
 compresses about 3x with LZMA; the low byte is noise and is stored as it is: a 37 MB
 folder packs to about 25 MB."""
+import array
 import json
 import lzma
 import os
@@ -15,7 +16,10 @@ import struct
 import sys
 
 
-def pack(src, dst):
+def pack(src, dst, keep=16):
+    """keep: bits of each bf16 value kept (16: exact; fewer rounds the mantissa to nearest,
+    for a carry limit smaller than the folder: the next stage trains on from close weights)."""
+    keep = int(keep)
     files, hi, lo, others = [], bytearray(), bytearray(), {}
     for fn in sorted(os.listdir(src)):
         path = os.path.join(src, fn)
@@ -26,12 +30,20 @@ def pack(src, dst):
             if len(data) % 2:
                 sys.exit("odd data length in " + fn)
             files.append({"name": fn, "head": b[:8 + n].decode("latin-1"), "data": len(data)})
+            if keep < 16:
+                a = array.array("H", data)
+                half, mask = 1 << (15 - keep), (0xFFFF << (16 - keep)) & 0xFFFF
+                a = array.array("H", [min(x + half, 0xFFFF) & mask if (x & 0x7F80) != 0x7F80 else x for x in a])
+                data = a.tobytes()
             lo += data[0::2]
             hi += data[1::2]
         elif fn.endswith(".json") and not fn.startswith("tokenizer"):
             others[fn] = open(path, encoding="utf-8").read()
     chi = lzma.compress(bytes(hi), preset=6)
-    meta = json.dumps({"files": files, "others": others, "hi": len(chi), "lo": len(lo)}).encode()
+    if keep < 16:
+        lo = lzma.compress(bytes(lo), preset=1)
+    meta = json.dumps({"files": files, "others": others, "hi": len(chi), "lo": len(lo),
+                       "lo_lzma": keep < 16}).encode()
     with open(dst, "wb") as f:
         f.write(struct.pack("<Q", len(meta)) + meta + chi + bytes(lo))
     print("packed %d shards, %d bytes -> %d" % (len(files), sum(x["data"] for x in files), os.path.getsize(dst)))
@@ -44,6 +56,8 @@ def unpack(src, dst):
     p = 8 + n
     hi = lzma.decompress(b[p:p + meta["hi"]])
     lo = b[p + meta["hi"]:p + meta["hi"] + meta["lo"]]
+    if meta.get("lo_lzma"):
+        lo = lzma.decompress(lo)
     os.makedirs(dst, exist_ok=True)
     off = 0
     for f in meta["files"]:
@@ -61,4 +75,4 @@ def unpack(src, dst):
 
 
 if __name__ == "__main__":
-    {"pack": pack, "unpack": unpack}[sys.argv[1]](sys.argv[2], sys.argv[3])
+    {"pack": pack, "unpack": unpack}[sys.argv[1]](*sys.argv[2:])
