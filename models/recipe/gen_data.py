@@ -75,7 +75,7 @@ def title_first(s):
 class Gen:
     def __init__(self, split, seed, invented=0.35, refusal=0.10, variety=False, mirror=False,
                  contrast=0.0, coverage=False, schema_variety=0.0, history_variety=0.0,
-                 schema_bare=0.0, proc=0.0, long=0.0, long_chars=0):  # the options of DATA_OPTIONS
+                 schema_bare=0.0, proc=0.0, long=0.0, long_chars=0, invent_objects=0.0):  # DATA_OPTIONS
         self.proc = proc
         self.split = split
         self.schema_bare = schema_bare
@@ -417,6 +417,9 @@ DATA_OPTIONS = [
     ("--long", "long", dict(type=float, default=0.0,
      help="share of procedural conversations put in a long agent-shaped context (long system "
      "prompt, many tools, earlier exchanges)")),
+    ("--invent-objects", "invent_objects", dict(type=float, default=0.0,
+     help="share of procedural tools made on invented objects (nouns, domains and attribute "
+     "names invented: lex_train.invent_object)")),
     ("--long-chars", "long_chars", dict(type=int, default=16000,
      help="longest system prompt of a long context, in characters")),
 ]
@@ -425,12 +428,14 @@ DATA_OPTIONS = [
 PROC_KINDS = [("single", 0.44), ("parallel", 0.14), ("refusal", 0.16), ("no_tool", 0.16), ("chat", 0.10)]
 
 
-def proc_conversation(split, seed, contrast, long, long_chars):
+def proc_conversation(split, seed, contrast, long, long_chars, invent=0.0):
     """One or two (with its refused twin) conversations around procedural tools."""
     import lex_train
     from toolgen import ProcGen
     r = random.Random(seed)
-    g = ProcGen(lex_train.lexicon(), r)
+    lex = lex_train.lexicon()
+    lex.invent = invent
+    g = ProcGen(lex, r)
     think = r.random() < 0.5
     k, acc = r.random(), 0.0
     for kind, share in PROC_KINDS:
@@ -468,7 +473,8 @@ def generate(split, n, seed, start=0, **opts):
     for i in range(start, start + n):
         if opts.get("proc") and random.Random(base + i * 7919 + 1).random() < opts["proc"]:
             out.extend(proc_conversation(split, base + i * 7919 + 2, opts.get("contrast", 0),
-                                         opts.get("long", 0), opts.get("long_chars", 16000)))
+                                         opts.get("long", 0), opts.get("long_chars", 16000),
+                                         opts.get("invent_objects", 0)))
             continue
         g = Gen(split, base + i * 7919, **opts)
         c = g.conversation()

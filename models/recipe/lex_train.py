@@ -451,8 +451,69 @@ def compose_frame(r, clause):
     return text[:1].upper() + text[1:] if r.random() < 0.8 else text
 
 
+INVENT_KINDS = ["text", "name", "place", "id", "email", "url", "path", "date", "time", "word", "int",
+                "num", "money", "bool", "code", "enum", "arr", "obj", "query", "int", "bool", "word"]
+_HELD_WORDS = None
+
+
+def held_words():
+    """The held-out generator's object and domain words: never invented into a training tool."""
+    global _HELD_WORDS
+    if _HELD_WORDS is None:
+        import heldout
+        _HELD_WORDS = {w for line in heldout.OBJECTS.strip().splitlines()
+                       for part in (line.split("|")[0], line.split("|")[1]) for w in re.split(r"[ /]", part)}
+    return _HELD_WORDS
+
+
+def invent_word(r):
+    held = held_words()
+    while True:
+        w = (r.choice(pools.COMMON_WORDS) if r.random() < 0.5 else pools.cover_word(r, "word")).lower()
+        w = re.sub(r"[^a-z0-9]", "", w)
+        if len(w) >= 2 and w not in held and not (w.endswith("s") and w[:-1] in held):
+            return w
+
+
+def invent_attr(r, kind):
+    label = " ".join(invent_word(r) for _ in range(r.choice([1, 1, 2])))
+    if kind == "enum":
+        return "%s:enum(%s)" % (label, "/".join(dict.fromkeys(invent_word(r) for _ in range(r.randint(2, 5)))))
+    if kind == "arr":
+        return "%s:arr(%s)" % (label, r.choice(["word", "name", "int", "email", "id"]))
+    if kind == "obj":
+        return "%s:obj(%s=%s;%s=%s)" % (label, invent_word(r), r.choice(["word", "text", "int"]),
+                                       invent_word(r) + "x", r.choice(["word", "num", "date"]))
+    return "%s:%s" % (label, kind)
+
+
+def invent_object(r):
+    """An object no list holds: its noun, domain and attribute names are invented words, so a
+    tool made of it can only be called by reading its name and schema."""
+    noun = " ".join(invent_word(r) for _ in range(r.choice([1, 1, 2])))
+    ident = r.choice(["*%s id:id", "*%s name:word", "*%s ref:id", "*%s key:word"]) % noun.split()[-1]
+    attrs = [ident] + [invent_attr(r, r.choice(INVENT_KINDS)) for _ in range(r.randint(1, 5))]
+    labels, uniq = set(), []
+    for a in attrs:
+        lab = a.lstrip("*").split(":")[0]
+        if lab not in labels:
+            labels.add(lab)
+            uniq.append(a)
+    return {"noun": noun, "plural": noun + ("es" if noun.endswith(("s", "x", "sh", "ch")) else "s"),
+            "domain": invent_word(r), "actions": r.sample(list(VERBS), r.randint(2, 5)), "attrs": uniq,
+            "invented": True}
+
+
 class TrainLex(Lexicon):
     compose_mentions = (LEADS, CONNS, VFIRST)
+    invent = 0.0  # share of concepts on invented objects (--invent-objects)
+
+    def draw_concept(self, r):
+        if self.invent and r.random() < self.invent:
+            o = invent_object(r)
+            return o, r.choice(o["actions"])
+        return r.choice(self.concepts)
+
     compose_frame = staticmethod(compose_frame)
 
     objects = parse_objects(OBJECTS)

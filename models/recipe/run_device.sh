@@ -46,7 +46,7 @@ elif [ "$mode" = proc ]; then
   # a share LONG of them in agent-shaped contexts up to --max-len tokens; the older data
   # (33 fixed tools, cover options) for the rest.  INIT: weights to continue (GROW: grown to
   # that many layers first); evaluation on the held-out tools (eval_tools.py)
-  targs="--tokenizer ../ngxllm-tiny/tokenizer.json --init ${INIT:-../ngxllm-tiny} --grow-layers ${GROW:-0} --max-pos 32768 --max-len ${MAXLEN:-12288} --proc ${PROC:-0.8} --long ${LONG:-0.15} --variety --coverage --mirror-refusal-think --contrast 0.15 --schema-variety 0.5 --call-weight 3 --refusal-weight 1 --invented 0.8 --refusal 0.06 --history-variety 0.3 --schema-bare 0.3 --n-train ${NTRAIN:-240000} --steps ${STEPS:-8000} --warmup ${WARMUP:-100} --lr ${LR:-1e-3} --seed ${SEED:-2301} --batch-tokens 98304 --max-seconds ${MAXS:-330}"; eargs="tools"
+  targs="--tokenizer ../ngxllm-tiny/tokenizer.json --init ${INIT:-../ngxllm-tiny} --grow-layers ${GROW:-0} --max-pos 32768 --max-len ${MAXLEN:-12288} --proc ${PROC:-0.8} --long ${LONG:-0.15} --invent-objects ${INVENT:-0} --variety --coverage --mirror-refusal-think --contrast 0.15 --schema-variety 0.5 --call-weight 3 --refusal-weight 1 --invented 0.8 --refusal 0.06 --history-variety 0.3 --schema-bare 0.3 --n-train ${NTRAIN:-240000} --steps ${STEPS:-8000} --warmup ${WARMUP:-100} --lr ${LR:-1e-3} --seed ${SEED:-2301} --batch-tokens 98304 --max-seconds ${MAXS:-330}"; eargs="tools"
 else
   targs="--n-train ${NTRAIN:-200000} --n-tok 30000 --steps ${STEPS:-1500} --batch-tokens 98304"; eargs="--n 400"
 fi

@@ -224,8 +224,9 @@ def near_misses(r, lex, tool, k):
     class on another object of its domain, then anything."""
     obj, cls = tool.obj, tool.cls
     same_obj = [(obj, c) for c in obj["actions"] if c != cls]
-    same_dom = [(o, cls) for o in lex.by_domain[obj["domain"]] if o is not obj and cls in o["actions"]]
-    same_dom += [(o, c) for o in lex.by_domain[obj["domain"]] if o is not obj for c in o["actions"]]
+    dom = lex.by_domain.get(obj["domain"], [])
+    same_dom = [(o, cls) for o in dom if o is not obj and cls in o["actions"]]
+    same_dom += [(o, c) for o in dom if o is not obj for c in o["actions"]]
     r.shuffle(same_obj)
     r.shuffle(same_dom)
     out = same_obj[:r.randint(0, min(2, len(same_obj)))] + same_dom[:k]
@@ -328,6 +329,10 @@ class Lexicon:
         for o in self.objects:
             self.by_domain.setdefault(o["domain"], []).append(o)
         self.concepts = [(o, c) for o in self.objects for c in o["actions"]]
+
+    def draw_concept(self, r):
+        """A concept to make a tool of: one of the lexicon's (a lexicon may invent some)."""
+        return r.choice(self.concepts)
 
     # descriptions
     def tool_desc(self, r, obj, cls, params):
@@ -528,7 +533,7 @@ class ProcGen:
         for _ in range(n_rand * 3):
             if len(picks) >= n_near * len(targets) + n_rand:
                 break
-            o, c = r.choice(lex.concepts)
+            o, c = lex.draw_concept(r)
             if (o["noun"], c) not in seen:
                 seen.add((o["noun"], c))
                 picks.append((o, c))
@@ -538,7 +543,7 @@ class ProcGen:
 
     def new_call(self, concept=None, taken=()):
         r, lex = self.r, self.lex
-        obj, cls = concept or r.choice(lex.concepts)
+        obj, cls = concept or lex.draw_concept(r)
         tool = make_tool(r, lex, obj, cls, set(taken))
         return make_call(r, lex, tool)
 
