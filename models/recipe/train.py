@@ -370,6 +370,7 @@ def main():
                "refusal_weight": a.refusal_weight, "mirror_refusal_think": a.mirror_refusal_think, "contrast": a.contrast, "coverage": a.coverage,
                "schema_variety": a.schema_variety, "history_variety": a.history_variety, "schema_bare": a.schema_bare,
                "proc": a.proc, "long": a.long, "long_chars": a.long_chars, "grow_layers": a.grow_layers,
+               "invent_objects": a.invent_objects,
                "max_len": a.max_len, "max_pos": a.max_pos, "layers": model.config.num_hidden_layers,
                "init": a.init, "warmup": a.warmup,
                "invented": a.invented, "refusal": a.refusal, "batch_tokens": a.batch_tokens, "lr": a.lr, "steps": steps_done, "steps_planned": steps_planned, "steps_scheduled": a.steps, "seed": a.seed, "n_train_conversations": a.n_train,
