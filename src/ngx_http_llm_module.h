@@ -147,6 +147,8 @@ u_char *ngx_http_llm_collect_body(ngx_http_request_t *r, size_t *len);
 
 /* Variables (ngx_http_llm_variables.c). */
 ngx_int_t ngx_http_llm_add_variables(ngx_conf_t *cf);
+ngx_int_t ngx_http_llm_register_variables(ngx_conf_t *cf,
+    ngx_http_variable_t *vars);
 
 /* Per-worker schedulers (ngx_http_llm_sched.c). */
 ngx_int_t ngx_http_llm_workers_init(ngx_cycle_t *cycle);

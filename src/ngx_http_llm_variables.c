@@ -109,9 +109,17 @@ static ngx_http_variable_t  ngx_http_llm_vars[] = {
 ngx_int_t
 ngx_http_llm_add_variables(ngx_conf_t *cf)
 {
+    return ngx_http_llm_register_variables(cf, ngx_http_llm_vars);
+}
+
+
+/* Adds a table of variables ended by ngx_http_null_variable. */
+ngx_int_t
+ngx_http_llm_register_variables(ngx_conf_t *cf, ngx_http_variable_t *vars)
+{
     ngx_http_variable_t  *var, *v;
 
-    for (v = ngx_http_llm_vars; v->name.len; v++) {
+    for (v = vars; v->name.len; v++) {
         var = ngx_http_add_variable(cf, &v->name, v->flags);
         if (var == NULL) {
             return NGX_ERROR;
