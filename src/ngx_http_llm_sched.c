@@ -230,7 +230,8 @@ ngx_http_llm_step_done(ngx_event_t *ev)
         return;
     }
 
-    failure = llm_sched_step_complete(st->sched, &files_changed);
+    /* logged before any request hears of the failure */
+    failure = llm_sched_step_failure(st->sched, &files_changed);
 
     if (files_changed) {
         if (!st->files_logged) {
@@ -245,6 +246,8 @@ ngx_http_llm_step_done(ngx_event_t *ev)
         ngx_log_error(NGX_LOG_ERR, st->log, 0, "llm_model \"%V\": %s",
                       &st->model->alias, failure);
     }
+
+    llm_sched_step_complete(st->sched);
 
     ngx_http_llm_step_post(st);
 }

@@ -928,22 +928,27 @@ llm_seq_set_constraint(llm_seq *seq, llm_constraint *c)
 
 
 const char *
-llm_sched_step_complete(llm_sched *s, int *files_changed)
+llm_sched_step_failure(const llm_sched *s, int *files_changed)
+{
+    *files_changed = s->files_changed;
+    return s->rc < 0 ? s->err : NULL;
+}
+
+
+void
+llm_sched_step_complete(llm_sched *s)
 {
     int              i;
     size_t           n;
     int32_t          tok;
     llm_seq         *seq;
-    const char      *error, *failure;
+    const char      *error;
     llm_batch_item  *it;
 
     /*
      * in_flight stays set while tokens are delivered: callbacks may finish
      * or release sequences of this step, which must outlive the loops below.
      */
-
-    *files_changed = s->files_changed;
-    failure = s->rc < 0 ? s->err : NULL;
 
     if (s->rc == 0) {
         llm_sched_step_timing(s);
@@ -1029,7 +1034,6 @@ llm_sched_step_complete(llm_sched *s, int *files_changed)
     llm_sched_flush(s);
     llm_sched_step_end(s);
 
-    return failure;
 }
 
 

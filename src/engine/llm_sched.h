@@ -172,12 +172,16 @@ int  llm_sched_step_prepare(llm_sched *s);
 /* The model math and sampling of the prepared step (any thread). */
 void llm_sched_step_run(llm_sched *s);
 /*
- * Delivers the step's results through the callbacks and ends the step.
- * Returns the step's failure (the whole step failed; every item's owner has
- * had on_done(ERROR)) for the caller to log, or NULL; *files_changed is set
- * when it failed because a weight file was rewritten in place.
+ * After step_run, before step_complete: the step's failure (the whole step
+ * failed) for the caller to log before any owner hears of it, or NULL;
+ * *files_changed is set when a weight file was rewritten in place.
  */
-const char *llm_sched_step_complete(llm_sched *s, int *files_changed);
+const char *llm_sched_step_failure(const llm_sched *s, int *files_changed);
+/*
+ * Delivers the step's results through the callbacks and ends the step.  On
+ * a failed step every item's owner gets on_done(ERROR).
+ */
+void llm_sched_step_complete(llm_sched *s);
 /* The prepared step could not be run: its sequences fail with `error`. */
 void llm_sched_step_abort(llm_sched *s, const char *error);
 

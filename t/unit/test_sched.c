@@ -69,7 +69,10 @@ step(llm_sched *s)
         return 0;
     }
     llm_sched_step_run(s);
-    llm_sched_step_complete(s, &files_changed);
+    if (llm_sched_step_failure(s, &files_changed) != NULL || files_changed) {
+        diag("a whole step failed");
+    }
+    llm_sched_step_complete(s);
     return 1;
 }
 
@@ -161,8 +164,7 @@ test_admission(const llm_model *m)
     is_int(st.waiting, 1, "the third waits");
     ok(llm_sched_step_prepare(s) == 0, "no second step while one is in flight");
     llm_sched_step_run(s);
-    int fc;
-    llm_sched_step_complete(s, &fc);
+    llm_sched_step_complete(s);
 
     run_all(s, 50);
     for (i = 0; i < 3; i++) {
@@ -276,7 +278,6 @@ test_cancel_in_flight(const llm_model *m)
     int32_t     a[5] = { 1, 2, 3, 4, 5 };
     owner_t     w1 = { 0 }, w2 = { 0 };
     llm_sched_stats st;
-    int         fc;
 
     if (!ok(s != NULL, "two slots")) {
         return;
@@ -289,7 +290,7 @@ test_cancel_in_flight(const llm_model *m)
     llm_sched_get_stats(s, &st);
     is_int(st.live, 2, "the released one lives while the step uses it");
     llm_sched_step_run(s);
-    llm_sched_step_complete(s, &fc);
+    llm_sched_step_complete(s);
     is_int(w1.tokens + w1.done, 0, "no callback after release");
     is_int(w2.tokens, 1, "the other got its token");
     llm_sched_get_stats(s, &st);
@@ -354,8 +355,7 @@ test_chunking(const llm_model *m)
     llm_sched_get_stats(s, &st);
     is_int(st.step_prefill_tokens, 100, "nobody decoding: the whole prompt at once");
     llm_sched_step_run(s);
-    int fc;
-    llm_sched_step_complete(s, &fc);
+    llm_sched_step_complete(s);
     is_int(w.done, 1, "max_gen 1: done after the prompt");
     llm_seq_release(w.seq);
     llm_sched_free(s);
