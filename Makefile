@@ -31,7 +31,7 @@ DEPS_BUILD  := nginx-core nginx-dev libjansson-dev libpcre2-dev libopenblas-dev 
 # test tools: command or perl module -> Debian package that provides it
 DEPS_TEST   := cmd:curl=curl cmd:prove=perl cmd:node=nodejs cmd:npm=npm \
                pm:IPC::Run=libipc-run-perl pm:LWP::UserAgent=libwww-perl \
-               pm:URI=liburi-perl pm:JSON::PP=perl
+               pm:URI=liburi-perl pm:JSON::PP=perl python3-numpy
 # what openresty's test-nginx needs besides (make test-nginx-real)
 DEPS_REAL   := pm:Test::Base=libtest-base-perl pm:Text::Diff=libtext-diff-perl \
                pm:List::MoreUtils=liblist-moreutils-perl pm:Test::LongString=libtest-longstring-perl \

@@ -25,7 +25,7 @@ char *
 ngx_http_llm_model_load(ngx_conf_t *cf, ngx_http_llm_model_t *m)
 {
     char                *path;
-    json_t              *v;
+    size_t               len;
     ngx_file_info_t      fi;
     ngx_pool_cleanup_t  *cln;
 
@@ -38,10 +38,15 @@ ngx_http_llm_model_load(ngx_conf_t *cf, ngx_http_llm_model_t *m)
         return NGX_CONF_ERROR;
     }
 
-    if (!ngx_is_dir(&fi)) {
+    /* a Hugging Face / MLX folder, or a GGUF file (the first of its splits) */
+    len = ngx_strlen(path);
+    if (!ngx_is_dir(&fi)
+        && !(ngx_is_file(&fi) && len > 5
+             && ngx_strcmp(path + len - 5, ".gguf") == 0))
+    {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "llm_model \"%V\": \"%s\" is not a directory",
-                           &m->alias, path);
+                           "llm_model \"%V\": \"%s\" is neither a model "
+                           "folder nor a .gguf file", &m->alias, path);
         return NGX_CONF_ERROR;
     }
 
@@ -51,28 +56,6 @@ ngx_http_llm_model_load(ngx_conf_t *cf, ngx_http_llm_model_t *m)
     }
     cln->handler = ngx_http_llm_model_cleanup;
     cln->data = m;
-
-    {
-        char  file[NGX_MAX_PATH], err[512];
-
-        ngx_snprintf((u_char *) file, sizeof(file), "%s/config.json%Z", path);
-        m->config = llm_file_json(file, 0, err, sizeof(err));
-        if (m->config == NULL || !json_is_object(m->config)) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "llm_model \"%V\": cannot load %s: %s",
-                               &m->alias, file,
-                               m->config ? "not a JSON object" : err);
-            return NGX_CONF_ERROR;
-        }
-    }
-
-    v = json_object_get(m->config, "max_position_embeddings");
-    m->context_length = json_is_integer(v) && json_integer_value(v) > 0
-                        ? (ngx_uint_t) json_integer_value(v) : 2048;
-
-    if (m->ctx) {
-        m->context_length = m->ctx;
-    }
 
     return ngx_http_llm_model_load_engine(cf, m);
 }
@@ -90,7 +73,11 @@ ngx_http_llm_model_load_engine(ngx_conf_t *cf, ngx_http_llm_model_t *m)
 
     path = (char *) m->path.data;
 
-    m->model = llm_model_load(path, err, sizeof(err));
+    {
+        llm_model_opts  opts = { m->quant.len ? (char *) m->quant.data : NULL };
+
+        m->model = llm_model_load_opts(path, &opts, err, sizeof(err));
+    }
     if (m->model == NULL) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "llm_model \"%V\": %s",
                            &m->alias, err);
@@ -98,6 +85,10 @@ ngx_http_llm_model_load_engine(ngx_conf_t *cf, ngx_http_llm_model_t *m)
     }
 
     info = llm_model_get_info(m->model);
+
+    m->context_length = m->ctx ? m->ctx
+                        : info->max_position_embeddings > 0
+                          ? (ngx_uint_t) info->max_position_embeddings : 2048;
 
     if (m->ctx == 0 && m->context_length > NGX_HTTP_LLM_DEFAULT_CTX) {
         /* the KV cache is allocated up front: default to a modest window */
@@ -190,8 +181,6 @@ ngx_http_llm_model_cleanup(void *data)
     if (m->model) {
         llm_model_free(m->model);
     }
-    json_decref(m->config);
-    m->config = NULL;
 }
 
 

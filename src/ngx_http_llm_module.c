@@ -302,7 +302,7 @@ ngx_http_llm_postconfiguration(ngx_conf_t *cf)
 
 /*
  * llm_model <alias> <path> [ctx=N] [parallel=N] [threads=N] [queue=N]
- *           [kv=f32|f16] [chat=on|off]
+ *           [kv=f32|f16] [quant=q8_0|q4_0|q4_k|q6_k] [chat=on|off]
  */
 static char *
 ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
@@ -414,6 +414,13 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
                 goto invalid;
             }
 
+        } else if (name.len == 5 && ngx_strncmp(name.data, "quant", 5) == 0) {
+            /* the engine checks the scheme and names the known ones */
+            if (val.len == 0) {
+                goto invalid;
+            }
+            m->quant = val;      /* NUL-terminated: the end of the argument */
+
         } else if (name.len == 4 && ngx_strncmp(name.data, "chat", 4) == 0) {
             if (val.len == 3 && ngx_strncmp(val.data, "off", 3) == 0) {
                 m->chat_off = 1;
@@ -425,7 +432,7 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
             ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                                "unknown llm_model option \"%V\" "
                                "(known: ctx=, parallel=, threads=, queue=, "
-                               "kv=, chat=)", &value[i]);
+                               "kv=, quant=, chat=)", &value[i]);
             return NGX_CONF_ERROR;
         }
     }

@@ -27,13 +27,13 @@ typedef struct {
     ngx_uint_t                 threads;
     ngx_uint_t                 queue;        /* waiting requests beyond parallel */
     ngx_uint_t                 kv_f16;       /* KV cache in f16 instead of f32 */
+    ngx_str_t                  quant;        /* on-load quantization: q8_0, q4_0, q4_k, q6_k */
     ngx_uint_t                 chat_off;     /* chat=off: no chat template */
     ngx_uint_t                 context_length;
     time_t                     created;
     char                      *conf_file;
     ngx_uint_t                 conf_line;
 
-    json_t                    *config;       /* parsed config.json */
     void                      *model;        /* llm_model *      (engine) */
     void                      *tokenizer;    /* llm_tokenizer *  (engine) */
     void                      *chat;         /* llm_chat *       (adapter) */

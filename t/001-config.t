@@ -35,14 +35,14 @@ qr/llm_model "tiny": cannot access ".*no-such-model".* in .*nginx\.conf:\d+/
 
 
 
-=== TEST 3: a model path that is a file is rejected
+=== TEST 3: a model path that is a file but not a .gguf file is rejected
 --- http_config
 llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32/config.json;
 --- config
 location = /health { llm_api health; }
 --- must_die
 --- error_log eval
-qr/llm_model "tiny": ".*config\.json" is not a directory in .*nginx\.conf:\d+/
+qr/llm_model "tiny": ".*config\.json" is neither a model folder nor a \.gguf file in .*nginx\.conf:\d+/
 
 
 

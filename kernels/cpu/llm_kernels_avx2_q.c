@@ -37,7 +37,7 @@ AVX2 INLINE void
 tile32(llm_wtype t, const int RB, const int TB, float *y, size_t ldy, const char *xq, size_t ldq,
     const char *w, size_t rb, int k, int r, int tk, int accumulate)
 {
-    const int bytes = llm_wtype_info(t)->bytes, nb = k / 32;
+    const int bytes = block_bytes(t), nb = k / 32;
     __m256 acc[4][4];
     float off[4][4];
     const int8_t *aq[4];
@@ -129,7 +129,7 @@ AVX2 INLINE void
 tile256(llm_wtype t, const int RB, const int TB, float *y, size_t ldy, const char *xq, size_t ldq,
     const char *w, size_t rb, int k, int r, int tk, int accumulate)
 {
-    const int bytes = llm_wtype_info(t)->bytes, nsb = k / LLM_QK;
+    const int bytes = block_bytes(t), nsb = k / LLM_QK;
     __m256 acc[2][4];
     const int8_t *aq[4];
     const float *adk[4];
@@ -215,8 +215,8 @@ AVX2 INLINE void
 matmul_q(llm_wtype t, float *y, size_t ldy, const void *xq, size_t ldq, const void *w,
     int k, int r0, int r1, int n, int acc)
 {
-    const int k256 = llm_wtype_info(t)->block == LLM_QK;
-    size_t rb = llm_wtype_row_bytes(t, k);
+    const int k256 = kquant(t);
+    size_t rb = (size_t) (k / (k256 ? LLM_QK : 32)) * (size_t) block_bytes(t);
     int r, tk, tb, te;
 
     if (n == 1) {
@@ -233,12 +233,7 @@ matmul_q(llm_wtype t, float *y, size_t ldy, const void *xq, size_t ldq, const vo
         te = tb + TOK_BLOCK < n ? tb + TOK_BLOCK : n;
         for (r = r0; r + 2 <= r1; r += 2) {
             for (tk = tb; tk + 4 <= te; tk += 4) TILE(2, 4);
-            switch (te - tk) {
-            case 3: TILE(2, 3); break;
-            case 2: TILE(2, 2); break;
-            case 1: TILE(2, 1); break;
-            default: break;
-            }
+            for (; tk < te; tk++) TILE(2, 1);
         }
         for (; r < r1; r++) {
             for (tk = tb; tk + 4 <= te; tk += 4) TILE(1, 4);

@@ -94,7 +94,7 @@ X512 INLINE void
 tile32(llm_wtype t, const int RB, const int TB, float *y, size_t ldy, const char *xq, size_t ldq,
     const char *w, size_t rb, int k, int r, int tk, int accumulate)
 {
-    const int bytes = llm_wtype_info(t)->bytes, nb = k / 32;
+    const int bytes = block_bytes(t), nb = k / 32;
     __m512 acc[4][4];
     float off[4][4];
     const int8_t *aq[4];
@@ -188,7 +188,7 @@ X512 INLINE void
 tile256(llm_wtype t, const int RB, const int TB, float *y, size_t ldy, const char *xq, size_t ldq,
     const char *w, size_t rb, int k, int r, int tk, int accumulate)
 {
-    const int bytes = llm_wtype_info(t)->bytes, nsb = k / LLM_QK;
+    const int bytes = block_bytes(t), nsb = k / LLM_QK;
     __m512 acc[4][4];
     const int8_t *aq[4];
     const float *adk[4];
@@ -278,8 +278,8 @@ X512 INLINE void
 matmul_q(llm_wtype t, float *y, size_t ldy, const void *xq, size_t ldq, const void *w,
     int k, int r0, int r1, int n, int acc)
 {
-    const int k256 = llm_wtype_info(t)->block == LLM_QK;
-    size_t rb = llm_wtype_row_bytes(t, k);
+    const int k256 = kquant(t);
+    size_t rb = (size_t) (k / (k256 ? LLM_QK : 32)) * (size_t) block_bytes(t);
     int r, tk, tb, te;
 
     if (n == 1) {

@@ -98,6 +98,34 @@ dot_s(__m256i wabs, __m256i w, __m256i a)
     return _mm256_madd_epi16(_mm256_maddubs_epi16(wabs, _mm256_sign_epi8(a, w)), _mm256_set1_epi16(1));
 }
 
+/* block size and bytes as compile-time constants of the type (the traits table is data) */
+INLINE int
+kquant(llm_wtype t)
+{
+    return t == LLM_WT_Q2_K || t == LLM_WT_Q3_K || t == LLM_WT_Q4_K || t == LLM_WT_Q5_K
+        || t == LLM_WT_Q6_K || t == LLM_WT_IQ4_XS;
+}
+
+INLINE int
+block_bytes(llm_wtype t)
+{
+    switch (t) {
+    case LLM_WT_Q8_0:   return sizeof(llm_block_q8_0);
+    case LLM_WT_Q4_0:   return sizeof(llm_block_q4_0);
+    case LLM_WT_Q4_1:   return sizeof(llm_block_q4_1);
+    case LLM_WT_Q5_0:   return sizeof(llm_block_q5_0);
+    case LLM_WT_Q5_1:   return sizeof(llm_block_q5_1);
+    case LLM_WT_Q2_K:   return sizeof(llm_block_q2_k);
+    case LLM_WT_Q3_K:   return sizeof(llm_block_q3_k);
+    case LLM_WT_Q4_K:   return sizeof(llm_block_q4_k);
+    case LLM_WT_Q5_K:   return sizeof(llm_block_q5_k);
+    case LLM_WT_Q6_K:   return sizeof(llm_block_q6_k);
+    case LLM_WT_IQ4_NL: return sizeof(llm_block_iq4_nl);
+    case LLM_WT_IQ4_XS: return sizeof(llm_block_iq4_xs);
+    default:            return sizeof(llm_block_mxfp4);
+    }
+}
+
 /* ================= formats with 32-value blocks ================= */
 
 typedef struct {

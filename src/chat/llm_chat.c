@@ -10,6 +10,7 @@
 #include "chat/llm_chat.h"
 #include "core/llm_file.h"
 #include "chat/llm_jinja.h"
+#include "engine/llm_gguf.h"
 
 #define ERR(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); } while (0)
 
@@ -105,11 +106,13 @@ llm_chat_open(const char *model_dir, const llm_tokenizer *tok, int *absent, char
     llm_chat    *c;
 
     *absent = 0;
-    snprintf(path, sizeof(path), "%s/tokenizer_config.json", model_dir);
-    if (llm_file_exists(path) && (cfg = llm_file_json(path, JSON_DECODE_INT_AS_REAL, e, sizeof(e))) == NULL) {
+    /* a folder's tokenizer_config.json, or a GGUF file's (beside it, or its tokenizer.chat_template) */
+    cfg = llm_model_doc(model_dir, "tokenizer_config.json", JSON_DECODE_INT_AS_REAL, absent, e, sizeof(e));
+    if (cfg == NULL && !*absent) {
         ERR("%s", e);
         return NULL;
     }
+    *absent = 0;
     ct = json_object_get(cfg, "chat_template");
     if (json_is_string(ct)) {
         src = json_string_value(ct);
@@ -127,7 +130,7 @@ llm_chat_open(const char *model_dir, const llm_tokenizer *tok, int *absent, char
         }
         if (src == NULL) src = tool_src;
     }
-    if (src == NULL) {
+    if (src == NULL && !llm_gguf_is_path(model_dir)) {
         snprintf(path, sizeof(path), "%s/chat_template.jinja", model_dir);
         if (llm_file_exists(path)) {
             file_src = llm_file_read(path, NULL, e, sizeof(e));

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "engine/llm_gguf.h"
 #include "engine/llm_model_impl.h"
 #include "kernels/cpu/llm_quant.h"
 
@@ -113,18 +114,19 @@ jcap(json_t *o, const char *key, double def, float *out, char *err, size_t errle
     return -1;
 }
 
+/* a JSON document of the model (a folder's file, or made from a GGUF file's metadata) */
 static json_t *
 load_json(const char *dir, const char *name, int required, char *err, size_t errlen)
 {
-    char path[4096];
     json_t *j;
+    int absent;
 
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    if (!llm_file_exists(path)) {
+    j = llm_model_doc(dir, name, 0, &absent, err, errlen);
+    if (absent) {
         if (required) snprintf(err, errlen, "%s: %s", name, strerror(ENOENT));
+        else err[0] = '\0';
         return NULL;
     }
-    j = llm_file_json(path, 0, err, errlen);
     if (j != NULL && !json_is_object(j)) {
         snprintf(err, errlen, "%s: not a JSON object", name);
         json_decref(j);
@@ -385,6 +387,19 @@ open_files(llm_model *m, const char *dir, char *err, size_t errlen)
     size_t i, nf = 0;
     const char **names;
 
+    if (llm_gguf_is_path(dir)) {
+        llm_gguf g;
+        if (llm_gguf_open(&g, dir, err, errlen) != 0) {
+            llm_gguf_close(&g);
+            return -1;
+        }
+        m->files = g.files;          /* the tensors are the model's now */
+        m->n_files = g.n_files;
+        g.files = NULL;
+        g.n_files = 0;
+        llm_gguf_close(&g);
+        return 0;
+    }
     idx = load_json(dir, "model.safetensors.index.json", 0, err, errlen);
     if (idx == NULL) {
         if (err[0]) return -1;
@@ -610,7 +625,8 @@ bind_tensor(void *ctx, const llm_tensor_spec *s)
         return -1;
     }
     if (t->type < 0) {
-        snprintf(b->err, b->errlen, "tensor \"%s\" has dtype %s (F32, F16 or BF16 expected)", s->name, t->dtype);
+        snprintf(b->err, b->errlen, "tensor \"%s\" has type %s, which is not supported (F32, F16, BF16, Q8_0, "
+                 "Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS, MXFP4)", s->name, t->dtype);
         return -1;
     }
     if (s->cols == 0) {

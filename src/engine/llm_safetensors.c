@@ -174,7 +174,10 @@ llm_st_close(llm_st_file *f)
 
     if (f->map) munmap(f->map, f->size);
     if (f->fd >= 0 && f->path) close(f->fd);
-    for (i = 0; i < f->n; i++) free(f->t[i].name);
+    for (i = 0; i < f->n; i++) {
+        free(f->t[i].name);
+        free(f->t[i].owned);
+    }
     free(f->t);
     free(f->path);
     memset(f, 0, sizeof(*f));

@@ -1,7 +1,8 @@
 /*
- * safetensors files, mmap'd read-only: an 8-byte little-endian header length,
+ * Mapped tensor files.  safetensors files, mmap'd read-only: an 8-byte little-endian header length,
  * a JSON header {name: {dtype, shape, data_offsets}}, then the tensor bytes.
  * Every tensor's byte range is checked against its shape and the file size.
+ * The GGUF reader (llm_gguf.h) fills the same structures.
  */
 #ifndef LLM_SAFETENSORS_H
 #define LLM_SAFETENSORS_H
@@ -22,6 +23,7 @@ typedef struct {
     int64_t     shape[LLM_ST_MAX_DIMS];
     const void *data;
     size_t      nbytes;
+    void       *owned;                   /* a copy data points into (GGUF reordered rows), or NULL */
 } llm_st_tensor;
 
 typedef struct {

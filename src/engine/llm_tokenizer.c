@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "core/llm_file.h"
+#include "engine/llm_gguf.h"
 #include "engine/llm_tokenizer_int.h"
 
 #define ERR(...) do { if (err && errlen) snprintf(err, errlen, __VA_ARGS__); } while (0)
@@ -660,6 +661,39 @@ load_model(llm_tokenizer *t, json_t *root, char *err, size_t errlen)
     return load_merges(t, json_object_get(model, "merges"), err, errlen);
 }
 
+/* root: tokenizer.json; cfg: tokenizer_config.json or NULL (both borrowed) */
+static llm_tokenizer *
+load_docs(json_t *root, json_t *cfg, char *err, size_t errlen)
+{
+    llm_tokenizer *t;
+    char           e2[256];
+
+    t = calloc(1, sizeof(*t));
+    if (t == NULL) {
+        ERR("out of memory");
+        return NULL;
+    }
+    t->bos_id = t->eos_id = -1;
+    e2[0] = '\0';
+    if (load_model(t, root, e2, sizeof(e2))
+        || load_normalizer(t, json_object_get(root, "normalizer"), e2, sizeof(e2))
+        || load_pre(t, json_object_get(root, "pre_tokenizer"), e2, sizeof(e2))
+        || load_decoder(t, json_object_get(root, "decoder"), e2, sizeof(e2))
+        || load_post(t, json_object_get(root, "post_processor")))
+    {
+        ERR("%s", e2[0] ? e2 : "tokenizer.json: out of memory");
+        llm_tokenizer_free(t);
+        return NULL;
+    }
+    if (cfg != NULL) {
+        t->bos = config_token(cfg, "bos_token");
+        t->eos = config_token(cfg, "eos_token");
+    }
+    if (t->bos) t->bos_id = llm_tokenizer_token_id(t, t->bos);
+    if (t->eos) t->eos_id = llm_tokenizer_token_id(t, t->eos);
+    return t;
+}
+
 llm_tokenizer *
 llm_tokenizer_load_files(const char *tokenizer_json, const char *config_path,
                          char *err, size_t errlen)
@@ -674,53 +708,43 @@ llm_tokenizer_load_files(const char *tokenizer_json, const char *config_path,
         ERR("%s", e2);
         return NULL;
     }
-    t = calloc(1, sizeof(*t));
-    if (t == NULL) {
-        json_decref(root);
-        ERR("out of memory");
-        return NULL;
-    }
-    t->bos_id = t->eos_id = -1;
-    e2[0] = '\0';
-    if (load_model(t, root, e2, sizeof(e2))
-        || load_normalizer(t, json_object_get(root, "normalizer"), e2, sizeof(e2))
-        || load_pre(t, json_object_get(root, "pre_tokenizer"), e2, sizeof(e2))
-        || load_decoder(t, json_object_get(root, "decoder"), e2, sizeof(e2))
-        || load_post(t, json_object_get(root, "post_processor")))
-    {
-        ERR("%s", e2[0] ? e2 : "tokenizer.json: out of memory");
-        json_decref(root);
-        llm_tokenizer_free(t);
-        return NULL;
-    }
-    json_decref(root);
-
     /* absent is fine; present but unreadable or broken is an error */
     if (config_path != NULL && llm_file_exists(config_path)
         && (cfg = llm_file_json(config_path, JSON_DECODE_INT_AS_REAL, e2, sizeof(e2))) == NULL)
     {
         ERR("%s", e2);
-        llm_tokenizer_free(t);
+        json_decref(root);
         return NULL;
     }
-    if (cfg != NULL) {
-        t->bos = config_token(cfg, "bos_token");
-        t->eos = config_token(cfg, "eos_token");
-        json_decref(cfg);
-    }
-    if (t->bos) t->bos_id = llm_tokenizer_token_id(t, t->bos);
-    if (t->eos) t->eos_id = llm_tokenizer_token_id(t, t->eos);
+    t = load_docs(root, cfg, err, errlen);
+    json_decref(root);
+    json_decref(cfg);
     return t;
 }
 
 llm_tokenizer *
-llm_tokenizer_load(const char *model_dir, char *err, size_t errlen)
+llm_tokenizer_load(const char *model_path, char *err, size_t errlen)
 {
-    char tj[4096], tc[4096];
+    llm_tokenizer *t;
+    json_t        *root, *cfg;
+    char           e2[512];
+    int            absent;
 
-    snprintf(tj, sizeof(tj), "%s/tokenizer.json", model_dir);
-    snprintf(tc, sizeof(tc), "%s/tokenizer_config.json", model_dir);
-    return llm_tokenizer_load_files(tj, tc, err, errlen);
+    root = llm_model_doc(model_path, "tokenizer.json", 0, &absent, e2, sizeof(e2));
+    if (root == NULL) {
+        ERR("%s", e2);
+        return NULL;
+    }
+    cfg = llm_model_doc(model_path, "tokenizer_config.json", JSON_DECODE_INT_AS_REAL, &absent, e2, sizeof(e2));
+    if (cfg == NULL && !absent) {
+        ERR("%s", e2);
+        json_decref(root);
+        return NULL;
+    }
+    t = load_docs(root, cfg, err, errlen);
+    json_decref(root);
+    json_decref(cfg);
+    return t;
 }
 
 void

@@ -16,8 +16,12 @@
 
 typedef struct llm_tokenizer llm_tokenizer;
 
-/* model_dir holds tokenizer.json and (optionally) tokenizer_config.json. */
-llm_tokenizer *llm_tokenizer_load(const char *model_dir, char *err, size_t errlen);
+/*
+ * model_path: a folder with tokenizer.json and (optionally)
+ * tokenizer_config.json, or a GGUF file (those files beside it, else its
+ * tokenizer.ggml.* metadata: llm_gguf.h).
+ */
+llm_tokenizer *llm_tokenizer_load(const char *model_path, char *err, size_t errlen);
 /* Explicit paths; config_path may be NULL. */
 llm_tokenizer *llm_tokenizer_load_files(const char *tokenizer_json,
                                         const char *config_path,
