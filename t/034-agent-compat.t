@@ -189,3 +189,15 @@ anthropic-version: 2023-06-01
 GET /v1/models
 --- error_code: 200
 --- response_body_like: ^\{"object":"list","data":\[\{"id":"tiny","object":"model","created":\d+,"owned_by":"ngx_llm","context_length":\d+\}\]\}$
+
+
+
+=== TEST 18: streamed usage reports cache reads in message_delta, as the message does
+--- request eval
+my $b = '{"model": "tiny", "max_tokens": 2, "stream": true, "system": "You are a careful assistant for a long agent session.", "messages": [{"role": "user", "content": "the same prompt twice"}]}';
+["POST /v1/messages\n$b", "POST /v1/messages\n$b"]
+--- error_code eval
+[200, 200]
+--- response_body_like eval
+['event: message_delta\ndata: \{"type":"message_delta","delta":\{[^}]*\},"usage":\{"input_tokens":\d+,"cache_creation_input_tokens":0,"cache_read_input_tokens":\d+,"output_tokens":2\}\}',
+ 'event: message_delta\ndata: \{"type":"message_delta","delta":\{[^}]*\},"usage":\{"input_tokens":\d+,"cache_creation_input_tokens":0,"cache_read_input_tokens":[1-9]\d*,"output_tokens":2\}\}']

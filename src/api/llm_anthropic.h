@@ -76,7 +76,9 @@ int llm_anthropic_stream_start(llm_anthropic_stream *s, llm_buf *b,
 int llm_anthropic_stream_event(llm_anthropic_stream *s, llm_buf *b,
     const llm_event *ev);
 /* Closes the open block, then message_delta (stop_reason, stop_sequence,
- * usage.output_tokens) and message_stop. */
+ * usage: input_tokens not read from the cache, cache_creation_input_tokens,
+ * cache_read_input_tokens, output_tokens, as the non-streamed response) and
+ * message_stop. */
 int llm_anthropic_stream_finish(llm_anthropic_stream *s, llm_buf *b,
     llm_finish finish, const char *stop_sequence, const llm_usage *usage);
 /* event: error, for a failure after the stream began. */

@@ -311,9 +311,10 @@ llm_anthropic_stream_finish(llm_anthropic_stream *s, llm_buf *b,
                                                        : finish)));
     json_object_set_new(d, "stop_sequence",
                         stop_sequence_json(finish, stop_sequence));
-    u = json_object();
-    json_object_set_new(u, "output_tokens",
-                        json_integer(usage ? usage->completion_tokens : 0));
+    /* the whole usage, as Anthropic's message_delta carries it: the
+     * message_start went out before the prefix cache was consulted, so
+     * this is where cache reads (and the uncached input) are known */
+    u = usage_json(usage, 1);
     o = json_object();
     json_object_set_new(o, "delta", d);
     json_object_set_new(o, "usage", u);

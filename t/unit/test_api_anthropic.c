@@ -460,6 +460,10 @@ test_stream(void)
         ok(strcmp(GETS(json_object_get(data[16], "delta"), "stop_reason"), "tool_use") == 0
            && json_is_null(json_object_get(json_object_get(data[16], "delta"), "stop_sequence"))
            && GETI(json_object_get(data[16], "usage"), "output_tokens") == 9, "message_delta");
+        ok(GETI(json_object_get(data[16], "usage"), "cache_read_input_tokens") == 10
+           && GETI(json_object_get(data[16], "usage"), "input_tokens") == 20
+           && GETI(json_object_get(data[16], "usage"), "cache_creation_input_tokens") == 0,
+           "message_delta usage reports the cache reads and the uncached input, as the message does");
     }
     for (i = 0; i < n; i++) json_decref(data[i]);
 
