@@ -61,6 +61,7 @@ struct ngx_http_llm_gen_s {
     ngx_chain_t                    *busy;           /* not yet sent */
     size_t                          held;           /* response bytes kept */
     size_t                          held_max;       /* llm_max_response_size */
+    ngx_event_t                     keepalive;      /* until the first token */
     ngx_uint_t                      finished:1;
     ngx_uint_t                      paused:1;       /* backpressure */
     ngx_uint_t                      over:1;         /* held_max reached */
@@ -94,6 +95,7 @@ static ngx_int_t ngx_http_llm_hold(ngx_http_llm_gen_t *g, size_t text_len,
 static void ngx_http_llm_end_choices(ngx_http_llm_gen_t *g, llm_finish reason,
     const char *error);
 static ngx_int_t ngx_http_llm_pace(ngx_http_llm_gen_t *g, ngx_uint_t wrote);
+static void ngx_http_llm_keepalive(ngx_event_t *ev);
 
 
 static int
@@ -704,9 +706,52 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
         if (ngx_http_llm_send_pending(g, 0) == NGX_ERROR) {
             return NGX_ERROR;
         }
+
+        /* a queued or long-prefilling stream is not silent for minutes */
+        if (lcf->stream_keepalive) {
+            g->keepalive.handler = ngx_http_llm_keepalive;
+            g->keepalive.data = g;
+            g->keepalive.log = r->connection->log;
+            g->keepalive.cancelable = 1;
+            ngx_add_timer(&g->keepalive, lcf->stream_keepalive);
+        }
     }
 
     return NGX_DONE;
+}
+
+
+/*
+ * llm_stream_keepalive: while no token has come (the sequences wait in the
+ * queue or their prompt is being prefilled) the stream gets bytes every
+ * client skips, so that idle timers of clients and proxies do not fire.
+ */
+static void
+ngx_http_llm_keepalive(ngx_event_t *ev)
+{
+    ngx_http_llm_gen_t *g = ev->data;
+
+    ngx_connection_t         *c;
+    ngx_http_llm_loc_conf_t  *lcf;
+
+    if (g->finished || g->ctx->ttft_ms >= 0) {
+        return;
+    }
+
+    c = g->r->connection;
+
+    if (llm_formatter_keepalive(g->fmt, &g->out) != 0
+        || ngx_http_llm_send_pending(g, 0) == NGX_ERROR)
+    {
+        ngx_http_finalize_request(g->r, NGX_ERROR);
+        ngx_http_run_posted_requests(c);
+        return;
+    }
+
+    lcf = ngx_http_get_module_loc_conf(g->r, ngx_http_llm_module);
+    ngx_add_timer(&g->keepalive, lcf->stream_keepalive);
+
+    ngx_http_run_posted_requests(c);
 }
 
 
@@ -725,6 +770,9 @@ ngx_http_llm_on_token(void *owner, llm_seq *seq, int32_t token,
     if (g->ctx->ttft_ms < 0) {
         g->ctx->ttft_ms = (ngx_msec_int_t) (ngx_current_msec
                                             - g->ctx->start_ms);
+        if (g->keepalive.timer_set) {
+            ngx_del_timer(&g->keepalive);
+        }
     }
 
     if (lp) {
@@ -1043,6 +1091,10 @@ ngx_http_llm_gen_cleanup(void *data)
 
     ngx_uint_t              i;
     ngx_http_llm_choice_t  *ch;
+
+    if (g->keepalive.timer_set) {
+        ngx_del_timer(&g->keepalive);
+    }
 
     for (i = 0; g->choices && i < g->n_choices; i++) {
         ch = &g->choices[i];

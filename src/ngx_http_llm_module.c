@@ -120,6 +120,13 @@ static ngx_command_t  ngx_http_llm_commands[] = {
       offsetof(ngx_http_llm_loc_conf_t, embeddings_max_tokens),
       &ngx_http_llm_embeddings_max_tokens_bounds },
 
+    { ngx_string("llm_stream_keepalive"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_msec_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_llm_loc_conf_t, stream_keepalive),
+      NULL },
+
       ngx_null_command
 };
 
@@ -242,6 +249,7 @@ ngx_http_llm_create_loc_conf(ngx_conf_t *cf)
     lcf->max_response_size = NGX_CONF_UNSET_SIZE;
     lcf->embeddings_max_tokens = NGX_CONF_UNSET;
     lcf->split_special_tokens = NGX_CONF_UNSET;
+    lcf->stream_keepalive = NGX_CONF_UNSET_MSEC;
 
     return lcf;
 }
@@ -263,6 +271,8 @@ ngx_http_llm_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
                          prev->embeddings_max_tokens, 65536);
     ngx_conf_merge_value(conf->split_special_tokens,
                          prev->split_special_tokens, 1);
+    ngx_conf_merge_msec_value(conf->stream_keepalive, prev->stream_keepalive,
+                              10000);
 
     /*
      * The content handler is set only where llm_api is written; nested

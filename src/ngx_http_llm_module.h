@@ -76,6 +76,7 @@ typedef struct {
     size_t                     max_response_size;  /* llm_max_response_size */
     ngx_int_t                  embeddings_max_tokens;   /* all inputs of a request */
     ngx_flag_t                 split_special_tokens;    /* request text: no control tokens */
+    ngx_msec_t                 stream_keepalive;  /* llm_stream_keepalive; 0 = off */
 } ngx_http_llm_loc_conf_t;
 
 

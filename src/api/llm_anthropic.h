@@ -83,5 +83,7 @@ int llm_anthropic_stream_finish(llm_anthropic_stream *s, llm_buf *b,
     llm_finish finish, const char *stop_sequence, const llm_usage *usage);
 /* event: error, for a failure after the stream began. */
 int llm_anthropic_stream_error(llm_buf *b, const llm_api_error *err);
+/* event: ping, as Anthropic sends to keep a stream alive. */
+int llm_anthropic_stream_ping(llm_buf *b);
 
 #endif

@@ -324,6 +324,13 @@ llm_anthropic_stream_finish(llm_anthropic_stream *s, llm_buf *b,
 }
 
 int
+llm_anthropic_stream_ping(llm_buf *b)
+{
+    return event(b, "ping", json_object());
+}
+
+
+int
 llm_anthropic_stream_error(llm_buf *b, const llm_api_error *err)
 {
     llm_buf_puts(b, "event: error\ndata: ");

@@ -77,6 +77,13 @@ openai_error(llm_formatter *f, llm_buf *b, const llm_api_error *err)
     return llm_openai_stream_done(b);
 }
 
+/* An SSE comment line: every SSE parser skips it (OpenAI's SDKs too). */
+static int
+openai_keepalive(llm_formatter *f, llm_buf *b)
+{
+    return llm_buf_append(b, ": keep-alive\n\n", 14);
+}
+
 static int
 chat_response(llm_formatter *f, llm_buf *b, const llm_result *results,
     const llm_logprobs_list *lps)
@@ -186,6 +193,12 @@ messages_error(llm_formatter *f, llm_buf *b, const llm_api_error *err)
 }
 
 static int
+messages_keepalive(llm_formatter *f, llm_buf *b)
+{
+    return llm_anthropic_stream_ping(b);
+}
+
+static int
 messages_response(llm_formatter *f, llm_buf *b, const llm_result *results,
     const llm_logprobs_list *lps)
 {
@@ -195,13 +208,13 @@ messages_response(llm_formatter *f, llm_buf *b, const llm_result *results,
 
 static const llm_formatter_def  llm_formatter_defs[] = {
     { "chat", "chatcmpl-", "server_error", chat_start, chat_event, chat_finish_choice,
-      chat_finish, openai_error, chat_response },
+      chat_finish, openai_error, openai_keepalive, chat_response },
     { "completions", "cmpl-", "server_error", completion_start, completion_event,
       completion_finish_choice, completion_finish, openai_error,
-      completion_response },
+      openai_keepalive, completion_response },
     { "messages", "msg_", "api_error", messages_start, messages_event,
       messages_finish_choice, messages_finish, messages_error,
-      messages_response },
+      messages_keepalive, messages_response },
 };
 
 
@@ -321,6 +334,13 @@ int
 llm_formatter_error(llm_formatter *f, llm_buf *b, const llm_api_error *err)
 {
     return f->def->error(f, b, err);
+}
+
+
+int
+llm_formatter_keepalive(llm_formatter *f, llm_buf *b)
+{
+    return f->def->keepalive(f, b);
 }
 
 

@@ -48,6 +48,8 @@ typedef struct {
     int (*finish)(llm_formatter *f, llm_buf *b, const llm_result *results,
                   const llm_usage *usage);
     int (*error)(llm_formatter *f, llm_buf *b, const llm_api_error *err);
+    /* bytes that keep an idle stream alive and that clients ignore */
+    int (*keepalive)(llm_formatter *f, llm_buf *b);
     int (*response)(llm_formatter *f, llm_buf *b, const llm_result *results,
                     const llm_logprobs_list *lps);
 } llm_formatter_def;
@@ -72,6 +74,11 @@ int llm_formatter_finish(llm_formatter *f, llm_buf *b,
     const llm_result *results, const llm_usage *usage);
 /* A failure after the stream began: the protocol's error event, then its end. */
 int llm_formatter_error(llm_formatter *f, llm_buf *b, const llm_api_error *err);
+/*
+ * While a stream waits for its first token (queued, prefilling): Anthropic's
+ * "event: ping", an SSE comment for OpenAI; clients skip both.
+ */
+int llm_formatter_keepalive(llm_formatter *f, llm_buf *b);
 /* The whole non-streaming body; lps per choice, or NULL without logprobs. */
 int llm_formatter_response(llm_formatter *f, llm_buf *b,
     const llm_result *results, const llm_logprobs_list *lps);

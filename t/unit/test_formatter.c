@@ -171,10 +171,39 @@ test_messages(void)
     llm_formatter_free(f);
 }
 
+/* llm_stream_keepalive: bytes each protocol's clients skip. */
+static void
+test_keepalive(void)
+{
+    llm_buf         b;
+    llm_formatter  *f;
+
+    llm_buf_init(&b);
+    f = make(LLM_API_CHAT, 1, 1, NULL);
+    ok(llm_formatter_keepalive(f, &b) == 0, "chat keep-alive");
+    is_str(b.data, ": keep-alive\n\n", "chat: an SSE comment line");
+    llm_formatter_free(f);
+    llm_buf_reset(&b);
+
+    f = make(LLM_API_COMPLETIONS, 1, 1, NULL);
+    llm_formatter_keepalive(f, &b);
+    is_str(b.data, ": keep-alive\n\n", "completions: an SSE comment line");
+    llm_formatter_free(f);
+    llm_buf_reset(&b);
+
+    f = make(LLM_API_MESSAGES, 1, 1, NULL);
+    llm_formatter_keepalive(f, &b);
+    is_str(b.data, "event: ping\ndata: {\"type\":\"ping\"}\n\n",
+           "messages: Anthropic's ping event");
+    llm_formatter_free(f);
+    llm_buf_free(&b);
+}
+
 int
 main(void)
 {
     test_tables();
+    test_keepalive();
     test_chat_stream();
     test_completions();
     test_messages();
