@@ -20,6 +20,7 @@ export TEST_NGINX_BINARY="$top/t/asan/nginx"
 # sanitized code is 2-4x slower (a 1M-step template render in t/040 takes
 # over 15 s on a loaded 2-core machine): give starts and clients more time
 export TEST_NGINX_TIMEOUT=${TEST_NGINX_TIMEOUT:-40}
+export LLM_NODE_TIMEOUT_SCALE=${LLM_NODE_TIMEOUT_SCALE:-3}
 . t/env.sh
 # What t/run-all.sh runs, with the nginx server roots under $build/ so a
 # plain run in the same tree at the same time does not collide.

@@ -113,10 +113,13 @@ sub run_tap_scripts {
         LLM_ERROR_LOG => $srv->error_log,
     );
     local $| = 1;
+    # a sanitized or valgrind build runs the same scripts several times slower:
+    # its runner scales every script's allowance (LLM_NODE_TIMEOUT_SCALE)
+    my $timeout = ($o{timeout} || 300) * ($ENV{LLM_NODE_TIMEOUT_SCALE} || 1);
     print '1..', scalar(@cmds) + 1, "\n";
     my $failed = 0;
     for my $i (0 .. $#cmds) {
-        my ($rc, $plan) = _run_subtest($cmds[$i], \%env, $o{timeout} || 300);
+        my ($rc, $plan) = _run_subtest($cmds[$i], \%env, $timeout);
         my $n = $i + 1;
         if ($rc == 0 && defined $plan && $plan =~ /^1\.\.0\s*#\s*skip\S*\s*(.*)/i) {
             print "ok $n - $names[$i] # skip $1\n";
@@ -125,7 +128,7 @@ sub run_tap_scripts {
         } else {
             $failed++;
             print "not ok $n - $names[$i]\n";
-            print STDERR '#   ', ($rc == -1 ? "timed out after " . ($o{timeout} || 300) . 's'
+            print STDERR '#   ', ($rc == -1 ? "timed out after ${timeout}s"
                                    : "exited with status $rc"), defined $plan ? '' : ', no TAP plan',
                          "\n";
         }
