@@ -158,7 +158,9 @@ typedef struct {
     int            slot;
     const int32_t *tokens;        /* appended at the slot's current length */
     int            n_tokens;
-    int            want_logits;   /* logits of the item's last token */
+    int            want_logits;   /* logits of the item's last want_logits tokens: 1 for the
+                                     next token; more to verify proposed tokens (speculative
+                                     decoding); at most n_tokens */
     int            want_embedding;/* mean of final-normed hidden states of the item's tokens */
 } llm_batch_item;
 
@@ -180,8 +182,19 @@ typedef struct {
 int llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items,
     char *err, size_t errlen);
 
+/*
+ * Logit rows of one call across all items: one per sequence slot plus
+ * LLM_VERIFY_ROWS that items verifying proposed tokens share.  A call that
+ * asks for more (the sum of want_logits) is invalid as a whole.
+ */
+#define LLM_VERIFY_ROWS 32
+int llm_runtime_logit_rows(const llm_runtime *rt);
+
 /* Results of the last llm_forward call, valid until the next one. */
-const float *llm_forward_logits(const llm_runtime *rt, int item_index);     /* n_vocab floats */
+/* the item's last token: n_vocab floats */
+const float *llm_forward_logits(const llm_runtime *rt, int item_index);
+/* the logits after the item's token n_tokens - want_logits + j, 0 <= j < want_logits */
+const float *llm_forward_logits_at(const llm_runtime *rt, int item_index, int j);
 const float *llm_forward_embedding(const llm_runtime *rt, int item_index);  /* hidden floats */
 /* Why the item failed in the last llm_forward call; NULL when it ran. */
 const char *llm_forward_item_error(const llm_runtime *rt, int item_index);

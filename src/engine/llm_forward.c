@@ -391,6 +391,10 @@ check_item(const llm_runtime *rt, const llm_batch_item *it, char *msg, size_t le
         snprintf(msg, len, "no tokens");
         return -1;
     }
+    if (it->want_logits < 0 || it->want_logits > it->n_tokens) {
+        snprintf(msg, len, "logits of %d of its %d tokens", it->want_logits, it->n_tokens);
+        return -1;
+    }
     if (it->n_tokens > rt->n_ctx - rt->seq_len[it->slot]) {
         snprintf(msg, len, "%d + %d tokens exceed the context of %d",
                  rt->seq_len[it->slot], it->n_tokens, rt->n_ctx);
@@ -410,7 +414,7 @@ int
 llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items, char *err, size_t errlen)
 {
     const llm_model_info *in = &rt->m->info;
-    int H = in->hidden, i, j, n, n_logits = 0, n_emb = 0, first_row, n_failed = 0;
+    int H = in->hidden, i, j, n, n_logits = 0, n_emb = 0, first_row, n_failed = 0, rows = 0;
     int item_of[LLM_CHUNK];
     llm_step s;
 
@@ -431,6 +435,11 @@ llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items, char *err
                 return -1;
             }
         }
+        rows += it->want_logits > 0 ? it->want_logits : 0;
+    }
+    if (rows > rt->logit_rows) {
+        snprintf(err, errlen, "llm_forward: %d logit rows asked for, %d held", rows, rt->logit_rows);
+        return -1;
     }
     /* per item: a bad one is left out, the others run */
     for (i = 0; i < n_items; i++) {
@@ -442,7 +451,9 @@ llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items, char *err
     }
     for (i = 0; i < n_items; i++) {
         int ran = rt->item_err[(size_t) i * LLM_ITEM_ERRLEN] == '\0';
-        rt->logit_row[i] = ran && items[i].want_logits ? n_logits++ : -1;
+        rt->logit_row[i] = ran && items[i].want_logits > 0 ? n_logits : -1;
+        rt->n_logit[i] = rt->logit_row[i] >= 0 ? items[i].want_logits : 0;
+        n_logits += rt->n_logit[i];
         rt->emb_row[i] = ran && items[i].want_embedding ? n_emb++ : -1;
         if (rt->emb_row[i] >= 0) memset(rt->emb + (size_t) rt->emb_row[i] * H, 0, (size_t) H * sizeof(float));
     }
@@ -475,9 +486,9 @@ llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items, char *err
             int t, cnt = 0;
             for (t = 0; t < n; t++) {
                 const llm_batch_item *it = &items[item_of[t]];
-                int last = rt->tpos[t] == rt->seq_len[it->slot] + it->n_tokens - 1;
+                int tail = rt->tpos[t] >= rt->seq_len[it->slot] + it->n_tokens - it->want_logits;
                 float *xr = rt->x + (size_t) t * H;
-                if (last && it->want_logits) {
+                if (tail) {
                     rt->k->rmsnorm(rt->rows + (size_t) (first_row + cnt) * H, xr, rt->m->final_norm, H,
                                    (float) in->rms_norm_eps);
                     cnt++;
@@ -511,10 +522,19 @@ llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items, char *err
 }
 
 const float *
+llm_forward_logits_at(const llm_runtime *rt, int item, int j)
+{
+    if (item < 0 || item >= rt->n_items || rt->logit_row[item] < 0 || j < 0 || j >= rt->n_logit[item]) {
+        return NULL;
+    }
+    return rt->logits + (size_t) (rt->logit_row[item] + j) * rt->m->info.n_vocab;
+}
+
+const float *
 llm_forward_logits(const llm_runtime *rt, int item)
 {
     if (item < 0 || item >= rt->n_items || rt->logit_row[item] < 0) return NULL;
-    return rt->logits + (size_t) rt->logit_row[item] * rt->m->info.n_vocab;
+    return llm_forward_logits_at(rt, item, rt->n_logit[item] - 1);
 }
 
 const float *

@@ -75,10 +75,10 @@ llm_runtime_memory(const llm_model *m, int n_threads, int n_ctx, int n_seq_max,
     total += BUF_BYTES(C * q_dim, sizeof(float));                        /* att */
     total += 2 * BUF_BYTES(C * in->intermediate, sizeof(float));         /* gate, up */
     total += BUF_BYTES((size_t) n_threads * n_ctx, sizeof(float));       /* scores */
-    total += BUF_BYTES(S * in->hidden, sizeof(float));                   /* rows */
-    total += BUF_BYTES(S * in->n_vocab, sizeof(float));                  /* logits */
+    total += BUF_BYTES((S + LLM_VERIFY_ROWS) * in->hidden, sizeof(float));   /* rows */
+    total += BUF_BYTES((S + LLM_VERIFY_ROWS) * in->n_vocab, sizeof(float));  /* logits */
     total += BUF_BYTES(S * in->hidden, sizeof(float));                   /* emb */
-    total += 2 * BUF_BYTES(S, sizeof(int));                              /* logit_row, emb_row */
+    total += 3 * BUF_BYTES(S, sizeof(int));                /* logit_row, n_logit, emb_row */
     total += BUF_BYTES(S, LLM_ITEM_ERRLEN);                              /* item_err */
     return total;
 }
@@ -158,10 +158,12 @@ llm_runtime_create_kv(const llm_model *m, int n_threads, int n_ctx, int n_seq_ma
         rt->ldq = llm_qa_row_bytes(widest);
         rt->xq = alloc_f((size_t) (C > n_seq_max ? C : n_seq_max), rt->ldq, &fail);
     }
-    rt->rows = alloc_f((size_t) n_seq_max * in->hidden, sizeof(float), &fail);
-    rt->logits = alloc_f((size_t) n_seq_max * in->n_vocab, sizeof(float), &fail);
+    rt->logit_rows = n_seq_max + LLM_VERIFY_ROWS;
+    rt->rows = alloc_f((size_t) rt->logit_rows * in->hidden, sizeof(float), &fail);
+    rt->logits = alloc_f((size_t) rt->logit_rows * in->n_vocab, sizeof(float), &fail);
     rt->emb = alloc_f((size_t) n_seq_max * in->hidden, sizeof(float), &fail);
     rt->logit_row = alloc_f((size_t) n_seq_max, sizeof(int), &fail);
+    rt->n_logit = alloc_f((size_t) n_seq_max, sizeof(int), &fail);
     rt->emb_row = alloc_f((size_t) n_seq_max, sizeof(int), &fail);
     rt->item_err = alloc_f((size_t) n_seq_max, LLM_ITEM_ERRLEN, &fail);
     inv = alloc_f((size_t) half, sizeof(float), &fail);
@@ -208,13 +210,14 @@ llm_runtime_free(llm_runtime *rt)
     free(rt->x); free(rt->xn); free(rt->q); free(rt->kn); free(rt->vn);
     free(rt->att); free(rt->gate); free(rt->up); free(rt->scores); free(rt->xq);
     free(rt->rows); free(rt->logits); free(rt->emb);
-    free(rt->logit_row); free(rt->emb_row); free(rt->item_err);
+    free(rt->logit_row); free(rt->n_logit); free(rt->emb_row); free(rt->item_err);
     free(rt);
 }
 
 size_t llm_runtime_kv_bytes(const llm_runtime *rt) { return rt->kv_bytes; }
 int llm_runtime_n_ctx(const llm_runtime *rt) { return rt->n_ctx; }
 int llm_runtime_n_seq_max(const llm_runtime *rt) { return rt->n_seq_max; }
+int llm_runtime_logit_rows(const llm_runtime *rt) { return rt->logit_rows; }
 const llm_model *llm_runtime_model(const llm_runtime *rt) { return rt->m; }
 const char *llm_runtime_kernels(const llm_runtime *rt) { return rt->k->name; }
 

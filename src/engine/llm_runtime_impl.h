@@ -42,10 +42,12 @@ struct llm_runtime {
     size_t             ldq;         /* bytes between them (llm_qa_row_bytes of the widest input) */
 
     /* results of the last forward */
-    float             *rows;        /* [n_seq_max][hidden] final-normed rows for logits */
-    float             *logits;      /* [n_seq_max][n_vocab] */
+    int                logit_rows;  /* n_seq_max + LLM_VERIFY_ROWS */
+    float             *rows;        /* [logit_rows][hidden] final-normed rows for logits */
+    float             *logits;      /* [logit_rows][n_vocab] */
     float             *emb;         /* [n_seq_max][hidden] */
-    int               *logit_row;   /* per item, -1 */
+    int               *logit_row;   /* per item: its first logit row, -1 */
+    int               *n_logit;     /* per item: its logit rows */
     int               *emb_row;     /* per item, -1 */
     char              *item_err;    /* [n_seq_max][LLM_ITEM_ERRLEN], "" = the item ran */
     int                n_items;

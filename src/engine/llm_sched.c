@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "engine/llm_sched.h"
+#include "engine/llm_spec.h"
 
 /* Bounds of the prefill budget (llm_prefill_budget). */
 #define LLM_SCHED_PREFILL_MAX   512
@@ -16,6 +17,15 @@
 
 /* Weight of the newest step in the moving averages of step times. */
 #define LLM_SCHED_EMA_NEW       0.2
+
+/* Tokens of recent requests the worker's suffix store keeps for proposals. */
+#define LLM_SCHED_RECENT_TOKENS 32768
+
+/* Most tokens the grammar forces after a sampled one, appended in one step. */
+#define LLM_SCHED_FORCED_MAX    16
+
+/* A step's output per sequence: kept proposals and the sampled token, then forced ones. */
+#define LLM_SEQ_OUT_MAX         (LLM_SPEC_K_MAX + 1 + LLM_SCHED_FORCED_MAX)
 
 struct llm_seq {
     llm_seq               *prev, *next_q;   /* wait queue links */
@@ -48,8 +58,20 @@ struct llm_seq {
     unsigned char          paused;          /* left out of steps, keeps its KV */
 
     int                    slot;
-    int32_t                next;            /* sampled in the step */
-    llm_token_logprobs     lp;
+
+    /*
+     * The step's output, written by step_run: tokens sampled at each
+     * position the step verified (the proposals it kept, then the token
+     * sampled after them), then tokens the grammar forced; -1 ends it with
+     * a grammar error.  n_accepted proposals stay in the KV cache.
+     */
+    int32_t                out[LLM_SEQ_OUT_MAX];
+    unsigned char          out_forced[LLM_SEQ_OUT_MAX];
+    int                    n_out;
+    int                    n_accepted;
+    llm_token_logprobs    *lps;             /* [LLM_SPEC_K_MAX + 1] with logprobs */
+
+    llm_spec_state         spec;            /* speculative decoding */
 };
 
 struct llm_sched {
@@ -78,6 +100,8 @@ struct llm_sched {
     int                    n_items;
     int                    n_decode;        /* items that are decode tokens */
     int                    n_prefill;       /* prompt tokens in the step */
+    int                    n_draft;         /* proposed tokens in the step */
+    llm_suffix            *recent;          /* recent requests' tokens, for proposals */
     int                    rc;
     int                    files_changed;   /* set by the step thread */
     char                   err[512];
@@ -90,6 +114,8 @@ struct llm_sched {
     size_t                 live;            /* sequences allocated */
     uint64_t               requests, cancelled, rejected, prompt_tokens;
     uint64_t               cached_tokens, generated_tokens, steps;
+    uint64_t               seq_steps;       /* sequences' sampling steps */
+    uint64_t               spec_steps, spec_proposed, spec_accepted;
 };
 
 
@@ -131,6 +157,7 @@ llm_sched_create(const llm_model *m, const llm_sched_config *cfg, char *err,
         return NULL;
     }
 
+    s->recent = llm_suffix_create(LLM_SCHED_RECENT_TOKENS);
     s->slot_seq = calloc(s->n_slots, sizeof(*s->slot_seq));
     s->slot_tokens = calloc(s->n_slots, sizeof(*s->slot_tokens));
     s->slot_len = calloc(s->n_slots, sizeof(*s->slot_len));
@@ -138,7 +165,8 @@ llm_sched_create(const llm_model *m, const llm_sched_config *cfg, char *err,
     s->items = calloc(s->n_slots, sizeof(*s->items));
     s->item_seq = calloc(s->n_slots, sizeof(*s->item_seq));
     if (s->slot_seq == NULL || s->slot_tokens == NULL || s->slot_len == NULL
-        || s->slot_used == NULL || s->items == NULL || s->item_seq == NULL)
+        || s->slot_used == NULL || s->items == NULL || s->item_seq == NULL
+        || s->recent == NULL)
     {
         snprintf(err, errlen, "out of memory for %zu slots", s->n_slots);
         goto failed;
@@ -197,6 +225,7 @@ llm_sched_free(llm_sched *s)
     }
 
     llm_runtime_free(s->rt);
+    llm_suffix_free(s->recent);
     free(s->slot_seq);
     free(s->slot_tokens);
     free(s->slot_len);
@@ -256,6 +285,10 @@ llm_sched_get_stats(const llm_sched *s, llm_sched_stats *st)
     st->kv_cache_bytes = llm_runtime_kv_bytes(s->rt);
     st->step_items = (size_t) s->n_items;
     st->step_prefill_tokens = (size_t) s->n_prefill;
+    st->seq_steps = s->seq_steps;
+    st->spec_steps = s->spec_steps;
+    st->spec_proposed = s->spec_proposed;
+    st->spec_accepted = s->spec_accepted;
 }
 
 
@@ -294,6 +327,7 @@ llm_seq_create(llm_sched *s, const int32_t *prompt, size_t n_prompt,
     seq->slot = -1;
     seq->max_gen = max_gen;
     seq->top_logprobs = top_logprobs;
+    llm_spec_init(&seq->spec, s->cfg.speculation);
     s->live++;
 
     seq->prompt = malloc((n_prompt ? n_prompt : 1) * sizeof(int32_t));
@@ -316,6 +350,12 @@ llm_seq_create(llm_sched *s, const int32_t *prompt, size_t n_prompt,
     seq->sampler = llm_sampler_create(sp, llm_model_get_info(s->model)->n_vocab);
     if (seq->sampler == NULL) {
         goto failed;
+    }
+    if (top_logprobs >= 0) {
+        seq->lps = malloc((LLM_SPEC_K_MAX + 1) * sizeof(llm_token_logprobs));
+        if (seq->lps == NULL) {
+            goto failed;
+        }
     }
     llm_sampler_accept_prompt(seq->sampler, prompt, (int) n_prompt);
 
@@ -353,6 +393,7 @@ llm_seq_free(llm_seq *seq)
     free(seq->prompt);
     free(seq->gen);
     free(seq->embed_sum);
+    free(seq->lps);
     seq->sched->live--;
     free(seq);
 }
@@ -408,6 +449,15 @@ llm_sched_submit(llm_sched *s, llm_seq *seq)
 static void
 llm_slot_release(llm_sched *s, llm_seq *seq)
 {
+    size_t  from;
+
+    if (seq->running && seq->sampler && seq->n_gen > 0) {
+        /* what the request added to the cache, for later proposals */
+        from = seq->n_cached < s->slot_len[seq->slot] ? seq->n_cached : 0;
+        llm_suffix_add(s->recent, s->slot_tokens[seq->slot] + from,
+                       s->slot_len[seq->slot] - from);
+    }
+
     if (seq->running) {
         s->slot_seq[seq->slot] = NULL;
         seq->running = 0;
@@ -630,16 +680,66 @@ llm_sched_step_timing(llm_sched *s)
 {
     double  per_token;
 
-    if (s->n_prefill == 0) {
+    if (s->n_prefill == 0 && s->n_draft == 0) {
         s->decode_ms = llm_ema(s->decode_ms, s->step_ms);
         return;
     }
 
-    /* the prompt tokens' share of the step, beyond its decode tokens */
-    per_token = (s->step_ms - (s->n_decode ? s->decode_ms : 0)) / s->n_prefill;
+    /*
+     * the share of the prompt tokens and proposed tokens (both are tokens
+     * beyond one per decoding sequence) in the step
+     */
+    per_token = (s->step_ms - (s->n_decode ? s->decode_ms : 0))
+                / (s->n_prefill + s->n_draft);
     if (per_token > 0) {
         s->prefill_token_ms = llm_ema(s->prefill_token_ms, per_token);
     }
+}
+
+
+/*
+ * Proposed tokens for a decoding sequence that feeds n tokens this step,
+ * written after its output (seq->gen has room for max_gen tokens); *rows:
+ * the logit rows of the step not yet given out.
+ */
+static int
+llm_sched_propose(llm_sched *s, llm_seq *seq, size_t n, int *rows)
+{
+    long         k_max, room;
+    double       cost;
+    llm_tokens2  t;
+    int          d;
+
+    if (seq->spec.mode == LLM_SPEC_OFF) {
+        return 0;
+    }
+
+    /* room for the proposals and one sampled token after them */
+    k_max = (long) seq->max_gen - (long) seq->n_gen - 1;
+    room = (long) s->n_ctx - (long) s->slot_len[seq->slot] - (long) n - 1;
+    if (room < k_max) {
+        k_max = room;
+    }
+    if (*rows < k_max) {
+        k_max = *rows;
+    }
+    if (k_max <= 0) {
+        return 0;
+    }
+
+    /* verifying a token costs about what a prompt token does */
+    cost = s->decode_ms > 0 && s->prefill_token_ms > 0
+           ? s->prefill_token_ms / s->decode_ms : 0;
+
+    t.a = seq->prompt;
+    t.na = seq->n_prompt;
+    t.b = seq->gen;
+    t.nb = seq->n_gen;
+    d = llm_spec_propose(&seq->spec, &t, s->recent, cost, (int) k_max,
+                         seq->gen + seq->n_gen);
+    *rows -= d;
+
+    return d;
 }
 
 
@@ -647,6 +747,7 @@ int
 llm_sched_step_prepare(llm_sched *s)
 {
     size_t           i, k, n, budget;
+    int              rows, d;
     llm_seq         *seq;
     llm_batch_item  *it;
 
@@ -670,7 +771,9 @@ llm_sched_step_prepare(llm_sched *s)
     s->n_items = 0;
     s->n_decode = 0;
     s->n_prefill = 0;
+    s->n_draft = 0;
     budget = llm_sched_prefill_budget(s);
+    rows = llm_runtime_logit_rows(s->rt) - (int) s->n_slots;
 
     for (k = 0; k < s->n_slots; k++) {
         i = (s->rr + k) % s->n_slots;
@@ -682,6 +785,8 @@ llm_sched_step_prepare(llm_sched *s)
         it = &s->items[s->n_items];
         it->slot = (int) i;
         it->want_embedding = 0;
+        seq->n_out = 0;
+        seq->n_accepted = 0;
 
         if (seq->n_done < seq->n_prompt) {
             n = seq->n_prompt - seq->n_done;
@@ -701,12 +806,18 @@ llm_sched_step_prepare(llm_sched *s)
             it->want_embedding = seq->sampler == NULL;
 
         } else {
-            /* decode: feed the last sampled token and any forced after it */
+            /*
+             * decode: feed the last sampled token and any forced after it,
+             * then the tokens proposed to follow, with logits at each to
+             * verify them
+             */
             n = seq->n_unfed ? seq->n_unfed : 1;
+            d = llm_sched_propose(s, seq, n, &rows);
             it->tokens = &seq->gen[seq->n_gen - n];
-            it->n_tokens = (int) n;
-            it->want_logits = 1;
+            it->n_tokens = (int) n + d;
+            it->want_logits = 1 + d;
             s->n_decode++;
+            s->n_draft += d;
         }
 
         s->item_seq[s->n_items++] = seq;
@@ -727,13 +838,118 @@ llm_sched_step_prepare(llm_sched *s)
 }
 
 
+/*
+ * Tokens the grammar forces after the sequence's output so far are
+ * appended without sampling (jump-forward); the next step feeds them all at
+ * once, so structure costs no decode steps.  Returns their number.
+ */
+static int
+llm_seq_forced(llm_sched *s, llm_seq *seq, const llm_batch_item *it)
+{
+    long  room, in_cache, unfed;
+    int   n, k;
+
+    /* the KV cache after this step, and the output that is not in it */
+    in_cache = (long) s->slot_len[it->slot] + it->n_tokens
+               - (it->want_logits - 1) + seq->n_accepted;
+    unfed = seq->n_out - seq->n_accepted;
+
+    room = (long) seq->max_gen - (long) (seq->n_gen + seq->n_out);
+    if ((long) s->n_ctx - in_cache - unfed - 1 < room) {
+        room = (long) s->n_ctx - in_cache - unfed - 1;
+    }
+    if (room > LLM_SCHED_FORCED_MAX) {
+        room = LLM_SCHED_FORCED_MAX;
+    }
+    if (room <= 0) {
+        return 0;
+    }
+
+    n = llm_constraint_forced(seq->constraint, seq->out + seq->n_out,
+                              (int) room);
+    for (k = 0; k < n; k++) {
+        seq->out_forced[seq->n_out] = 1;
+        llm_sampler_accept(seq->sampler, seq->out[seq->n_out++]);
+    }
+
+    return n;
+}
+
+
+/*
+ * Sampling with verification, in the step thread.  The item's logits at
+ * position j are the model's distribution after its proposals 0..j-1; a
+ * token is sampled from each in turn exactly as without speculation (same
+ * sampler state, same random draws, same grammar), and proposal j is kept
+ * only when it is that token.  For a proposer that names one token this is
+ * speculative rejection sampling: the proposal is kept with probability
+ * p(proposal) and otherwise the output is drawn from p without it, so the
+ * output has the model's distribution, greedy or sampled, token for token
+ * the output of the same request without speculation.
+ */
+static void
+llm_seq_verify(llm_sched *s, int i, llm_seq *seq)
+{
+    const llm_batch_item  *it = &s->items[i];
+    int                    d = it->want_logits - 1, j, jump, match;
+    const int32_t         *proposed = it->tokens + it->n_tokens - d;
+    const float           *logits;
+    llm_token_logprobs    *lp;
+    int32_t                tok;
+
+    jump = seq->constraint && seq->top_logprobs < 0;
+
+    for (j = 0; j <= d; j++) {
+        logits = llm_forward_logits_at(s->rt, i, j);
+        lp = seq->lps ? &seq->lps[seq->n_out] : NULL;
+
+        if (seq->constraint) {
+            tok = llm_constraint_sample(seq->constraint, seq->sampler, logits,
+                                        lp, seq->top_logprobs > 0
+                                            ? seq->top_logprobs : 0);
+            if (tok >= 0 && llm_constraint_accept(seq->constraint, tok) < 0) {
+                tok = -1;
+            }
+
+        } else {
+            tok = llm_sampler_sample(seq->sampler, logits, lp,
+                                     seq->top_logprobs > 0
+                                     ? seq->top_logprobs : 0);
+        }
+
+        seq->out_forced[seq->n_out] = 0;
+        seq->out[seq->n_out++] = tok;
+        if (tok < 0) {
+            return;    /* reported by step_complete */
+        }
+        llm_sampler_accept(seq->sampler, tok);
+
+        if (llm_model_is_eos(s->model, tok)) {
+            return;
+        }
+
+        match = j < d && tok == proposed[j];
+        seq->n_accepted += match;
+
+        /* forced tokens take the place of the later proposals */
+        if (jump && llm_seq_forced(s, seq, it) > 0) {
+            return;
+        }
+
+        if (!match) {
+            return;
+        }
+    }
+}
+
+
 void
 llm_sched_step_run(llm_sched *s)
 {
     int               i;
     size_t            d;
     llm_seq          *seq;
-    const float      *logits, *emb;
+    const float      *emb;
     struct timespec   t0, t1;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -772,29 +988,7 @@ llm_sched_step_run(llm_sched *s)
             continue;
         }
 
-        logits = llm_forward_logits(s->rt, i);
-
-        if (seq->constraint) {
-            seq->next = llm_constraint_sample(seq->constraint, seq->sampler,
-                            logits, seq->top_logprobs >= 0 ? &seq->lp : NULL,
-                            seq->top_logprobs > 0 ? seq->top_logprobs : 0);
-            if (seq->next >= 0
-                && llm_constraint_accept(seq->constraint, seq->next) < 0)
-            {
-                seq->next = -1;
-            }
-            if (seq->next < 0) {
-                continue;    /* reported by step_complete */
-            }
-
-        } else {
-            seq->next = llm_sampler_sample(seq->sampler, logits,
-                                    seq->top_logprobs >= 0 ? &seq->lp : NULL,
-                                    seq->top_logprobs > 0 ? seq->top_logprobs
-                                                          : 0);
-        }
-
-        llm_sampler_accept(seq->sampler, seq->next);
+        llm_seq_verify(s, i, seq);
     }
 
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -881,49 +1075,31 @@ llm_sched_step_end(llm_sched *s)
 }
 
 
-/*
- * Jump-forward: tokens the output's grammar forces after the one just
- * sampled are appended without sampling; the next step feeds them all at
- * once, so structure costs no decode steps.
- */
-static void
-llm_seq_jump_forward(llm_sched *s, llm_seq *seq, int slot)
-{
-    int      k, n;
-    long     room;
-    int32_t  forced[16];
-
-    room = (long) (seq->max_gen - seq->n_gen);
-    if ((long) (s->n_ctx - s->slot_len[slot]) - (long) seq->n_unfed - 1 < room) {
-        room = (long) (s->n_ctx - s->slot_len[slot]) - (long) seq->n_unfed - 1;
-    }
-    if (room <= 0) {
-        return;
-    }
-
-    n = llm_constraint_forced(seq->constraint, forced,
-                              room < 16 ? (int) room : 16);
-
-    for (k = 0; k < n; k++) {
-        seq->gen[seq->n_gen++] = forced[k];
-        seq->n_unfed++;
-        s->generated_tokens++;
-        llm_sampler_accept(seq->sampler, forced[k]);
-
-        seq->ev->on_token(seq->owner, seq, forced[k], NULL);
-
-        if (seq->finished || seq->owner == NULL) {
-            return;
-        }
-    }
-}
-
-
 void
 llm_seq_set_constraint(llm_seq *seq, llm_constraint *c)
 {
     llm_constraint_free(seq->constraint);
     seq->constraint = c;
+}
+
+
+void
+llm_seq_set_speculation(llm_seq *seq, llm_spec_mode mode)
+{
+    llm_spec_init(&seq->spec, mode);
+}
+
+
+/*
+ * Rollback: the slot keeps the first len positions of its KV cache (the
+ * tokens of rejected proposals go).  The one place that shortens a running
+ * slot, whatever the cache's layout.
+ */
+static void
+llm_sched_slot_truncate(llm_sched *s, int slot, size_t len)
+{
+    llm_seq_truncate(s->rt, slot, (int) len);
+    s->slot_len[slot] = len;
 }
 
 
@@ -935,12 +1111,53 @@ llm_sched_step_failure(const llm_sched *s, int *files_changed)
 }
 
 
+/*
+ * The step's output of one sequence to its owner, token by token: 0 when
+ * all of it went and the sequence goes on, 1 when it ended (end of
+ * sequence, a grammar error, a stop string, the owner let go).
+ */
+static int
+llm_seq_deliver(llm_sched *s, llm_seq *seq)
+{
+    int      j, sampled = 0;
+    int32_t  tok;
+
+    for (j = 0; j < seq->n_out; j++) {
+        tok = seq->out[j];
+
+        if (tok < 0) {
+            llm_seq_done(seq, LLM_FINISH_ERROR,
+                         "the output grammar allows no further token");
+            return 1;
+        }
+
+        if (!seq->out_forced[j] && llm_model_is_eos(s->model, tok)) {
+            llm_seq_done(seq, LLM_FINISH_STOP, NULL);
+            return 1;
+        }
+
+        seq->gen[seq->n_gen++] = tok;
+        s->generated_tokens++;
+
+        seq->ev->on_token(seq->owner, seq, tok,
+                          seq->out_forced[j] || seq->lps == NULL
+                          ? NULL : &seq->lps[sampled]);
+        sampled += !seq->out_forced[j];
+
+        if (seq->finished || seq->owner == NULL) {
+            return 1;    /* a stop sequence matched, or the owner let go */
+        }
+    }
+
+    return 0;
+}
+
+
 void
 llm_sched_step_complete(llm_sched *s)
 {
     int              i;
-    size_t           n;
-    int32_t          tok;
+    size_t           d, kept;
     llm_seq         *seq;
     const char      *error;
     llm_batch_item  *it;
@@ -966,15 +1183,26 @@ llm_sched_step_complete(llm_sched *s)
             continue;
         }
 
-        /* the slot's cache now holds these tokens too */
-        n = (size_t) it->n_tokens;
+        /*
+         * the slot's cache now holds these tokens too, but for proposals
+         * that were not kept
+         */
+        d = it->want_logits > 1 ? (size_t) it->want_logits - 1 : 0;
+        kept = (size_t) it->n_tokens - d + (size_t) seq->n_accepted;
         memcpy(s->slot_tokens[it->slot] + s->slot_len[it->slot], it->tokens,
-               n * sizeof(int32_t));
-        s->slot_len[it->slot] += n;
+               kept * sizeof(int32_t));
+        llm_sched_slot_truncate(s, it->slot, s->slot_len[it->slot] + kept);
 
         if (seq->n_done < seq->n_prompt) {
-            seq->n_done += n;
+            seq->n_done += kept;
         }
+
+        if (d > 0) {
+            s->spec_steps++;
+            s->spec_proposed += d;
+            s->spec_accepted += (uint64_t) seq->n_accepted;
+        }
+        llm_spec_update(&seq->spec, seq->n_accepted);
 
         if (seq->owner == NULL || seq->finished) {
             continue;
@@ -992,41 +1220,15 @@ llm_sched_step_complete(llm_sched *s)
             continue;    /* a prefill chunk that is not the last */
         }
 
-        tok = seq->next;
-
-        if (tok < 0) {
-            llm_seq_done(seq, LLM_FINISH_ERROR,
-                         "the output grammar allows no further token");
-            continue;
-        }
-
-        if (llm_model_is_eos(s->model, tok)) {
-            llm_seq_done(seq, LLM_FINISH_STOP, NULL);
-            continue;
-        }
-
-        seq->gen[seq->n_gen++] = tok;
-        seq->n_unfed = 1;
-        s->generated_tokens++;
-
-        seq->ev->on_token(seq->owner, seq, tok,
-                          seq->top_logprobs >= 0 ? &seq->lp : NULL);
-
-        if (seq->finished || seq->owner == NULL) {
-            continue;    /* a stop sequence matched, or the owner let go */
-        }
-
-        if (seq->constraint && seq->top_logprobs < 0) {
-            llm_seq_jump_forward(s, seq, it->slot);
-            if (seq->finished || seq->owner == NULL) {
-                continue;
+        s->seq_steps++;
+        if (llm_seq_deliver(s, seq) == 0) {
+            /* the output not yet in the cache is fed by the next step */
+            seq->n_unfed = (size_t) (seq->n_out - seq->n_accepted);
+            if (seq->n_gen >= seq->max_gen
+                || s->slot_len[it->slot] + seq->n_unfed >= s->n_ctx)
+            {
+                llm_seq_done(seq, LLM_FINISH_LENGTH, NULL);
             }
-        }
-
-        if (seq->n_gen >= seq->max_gen
-            || s->slot_len[it->slot] + seq->n_unfed >= s->n_ctx)
-        {
-            llm_seq_done(seq, LLM_FINISH_LENGTH, NULL);
         }
     }
 

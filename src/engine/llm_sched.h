@@ -14,7 +14,8 @@
  *
  * Continuous batching falls out of this: every step serves every running
  * sequence (a prefill chunk of a newly admitted one, one decode token of the
- * others), and a sequence submitted during a step joins the next one.
+ * others, with the tokens proposed to follow it when it speculates), and a
+ * sequence submitted during a step joins the next one.
  *
  * Slots keep their KV cache after a sequence ends; a new sequence takes the
  * free slot sharing the longest token prefix with its prompt (ties: least
@@ -29,6 +30,7 @@
 #include "engine/llm_admission.h"
 #include "engine/llm_constrain.h"
 #include "engine/llm_engine.h"
+#include "engine/llm_spec.h"
 
 typedef struct llm_sched llm_sched;
 typedef struct llm_seq   llm_seq;
@@ -54,6 +56,7 @@ typedef struct {
     int          n_ctx;      /* tokens per slot */
     int          threads;    /* compute threads of the runtime */
     llm_kv_type  kv;
+    llm_spec_mode speculation;  /* sequences' speculative decoding until set */
     /*
      * Called when new work may be runnable (a submit, a resume, a slot set
      * free) so the caller can post a step if none is in flight; may be NULL.
@@ -79,6 +82,11 @@ typedef struct {
     size_t   kv_cache_bytes;
     size_t   step_items;      /* the last prepared step: sequences in it */
     size_t   step_prefill_tokens;  /* and its prompt tokens */
+    /* speculative decoding */
+    uint64_t seq_steps;       /* steps of a sequence that gave it tokens */
+    uint64_t spec_steps;      /* of those, steps that verified proposed tokens */
+    uint64_t spec_proposed;   /* tokens proposed */
+    uint64_t spec_accepted;   /* of those, kept */
 } llm_sched_stats;
 
 /* Creates the runtime (KV cache, compute threads) and opens every slot. */
@@ -124,6 +132,14 @@ llm_seq *llm_seq_create(llm_sched *s, const int32_t *prompt, size_t n_prompt,
  * before submitting.
  */
 void llm_seq_set_constraint(llm_seq *seq, llm_constraint *c);
+
+/*
+ * Speculative decoding for this sequence (before submitting; the default is
+ * the scheduler's cfg.speculation): each decode step may feed tokens that
+ * a draft-free proposer guesses (llm_spec.h) and keep those that sampling
+ * at their positions confirms.  The output is the same token for token.
+ */
+void llm_seq_set_speculation(llm_seq *seq, llm_spec_mode mode);
 
 /* Queues a sequence into a place reserved for it with llm_sched_reserve. */
 void llm_sched_submit(llm_sched *s, llm_seq *seq);

@@ -1,0 +1,172 @@
+/*
+ * Speculation policy (llm_spec.h).  Acceptance is modelled as geometric:
+ * each proposed token is kept with probability alpha once the ones before
+ * it were, and alpha per proposer is estimated from decayed counts of kept
+ * tokens and rejections.  Auto mode proposes only while the expected gain
+ * beats the verification's cost, and after a proposal that did not pay
+ * waits a growing number of steps before it probes again.
+ */
+#include <string.h>
+
+#include "engine/llm_spec.h"
+
+/* Shortest match either proposer trusts, and the longest either looks for. */
+#define LLM_SPEC_MATCH_MIN   2
+#define LLM_SPEC_MATCH_MAX   32
+
+/* Weight of the older counts at each update. */
+#define LLM_SPEC_DECAY       0.8f
+
+/* Cost of verifying one token, in decode steps, until the scheduler has measured it. */
+#define LLM_SPEC_COST_PRIOR  0.3
+
+#define LLM_SPEC_BACKOFF_MIN 4
+#define LLM_SPEC_BACKOFF_MAX 64
+
+void
+llm_spec_init(llm_spec_state *st, llm_spec_mode mode)
+{
+    int  p;
+
+    memset(st, 0, sizeof(*st));
+    st->mode = mode;
+    st->proposer = -1;
+    st->backoff = LLM_SPEC_BACKOFF_MIN;
+    for (p = 0; p < LLM_PROPOSERS; p++) {
+        st->acc[p] = 0.5f;
+    }
+}
+
+
+int
+llm_spec_best_k(double alpha, double cost, int k_max)
+{
+    int     k, best = 0;
+    double  sum = 1, term = 1, rate, best_rate = 1;
+
+    for (k = 1; k <= k_max; k++) {
+        term *= alpha;
+        sum += term;
+        rate = sum / (1 + k * cost);
+        if (rate > best_rate * 1.0001) {
+            best_rate = rate;
+            best = k;
+        }
+    }
+    return best;
+}
+
+
+int
+llm_spec_propose(llm_spec_state *st, const llm_tokens2 *t,
+    const llm_suffix *sx, double cost, int k_max, int32_t *out)
+{
+    int      n[LLM_PROPOSERS], match[LLM_PROPOSERS], p, best, k, probe;
+    int32_t  guess[LLM_PROPOSERS][LLM_SPEC_K_MAX], tail[LLM_SPEC_MATCH_MAX];
+    size_t   total = t->na + t->nb, i, from;
+
+    st->proposer = -1;
+    st->n_proposed = 0;
+
+    if (st->mode == LLM_SPEC_OFF || k_max <= 0) {
+        return 0;
+    }
+    if (k_max > LLM_SPEC_K_MAX) {
+        k_max = LLM_SPEC_K_MAX;
+    }
+    if (st->skip > 0) {
+        /* the first proposal after waiting is a probe: at least one token */
+        st->probe = --st->skip == 0;
+        return 0;
+    }
+    probe = st->probe;
+    st->probe = 0;
+
+    n[LLM_PROPOSER_LOOKUP] = llm_lookup_propose(t, LLM_SPEC_MATCH_MIN,
+                                 LLM_SPEC_MATCH_MAX, guess[LLM_PROPOSER_LOOKUP],
+                                 k_max, &match[LLM_PROPOSER_LOOKUP]);
+
+    n[LLM_PROPOSER_SUFFIX] = 0;
+    match[LLM_PROPOSER_SUFFIX] = 0;
+    if (sx) {
+        from = total > LLM_SPEC_MATCH_MAX ? total - LLM_SPEC_MATCH_MAX : 0;
+        for (i = from; i < total; i++) {
+            tail[i - from] = i < t->na ? t->a[i] : t->b[i - t->na];
+        }
+        n[LLM_PROPOSER_SUFFIX] = llm_suffix_propose(sx, tail, total - from,
+                                     LLM_SPEC_MATCH_MIN, LLM_SPEC_MATCH_MAX,
+                                     guess[LLM_PROPOSER_SUFFIX], k_max,
+                                     &match[LLM_PROPOSER_SUFFIX]);
+    }
+
+    /* the proposer that has been right more often; ties: the longer match */
+    best = -1;
+    for (p = 0; p < LLM_PROPOSERS; p++) {
+        if (n[p] == 0) {
+            continue;
+        }
+        if (best < 0 || st->acc[p] > st->acc[best]
+            || (st->acc[p] == st->acc[best] && match[p] > match[best]))
+        {
+            best = p;
+        }
+    }
+    if (best < 0) {
+        return 0;
+    }
+
+    k = llm_spec_best_k(st->acc[best], cost > 0 ? cost : LLM_SPEC_COST_PRIOR,
+                        k_max);
+    if (k == 0) {
+        if (st->mode == LLM_SPEC_AUTO && !probe) {
+            /* does not pay now: wait, longer each time */
+            st->skip = st->backoff;
+            st->backoff = st->backoff * 2 < LLM_SPEC_BACKOFF_MAX
+                          ? st->backoff * 2 : LLM_SPEC_BACKOFF_MAX;
+            return 0;
+        }
+        k = 1;
+    }
+    if (k > n[best]) {
+        k = n[best];
+    }
+
+    memcpy(out, guess[best], (size_t) k * sizeof(int32_t));
+    st->proposer = best;
+    st->n_proposed = k;
+    return k;
+}
+
+
+void
+llm_spec_update(llm_spec_state *st, int accepted)
+{
+    float  a;
+    int    p = st->proposer;
+
+    if (p < 0 || st->n_proposed == 0) {
+        return;
+    }
+
+    /*
+     * Geometric model: `accepted` successes, then one rejection unless all
+     * were kept; the estimate decays toward recent steps.  The counts are
+     * folded into acc as a ratio with a weak prior of 1/2.
+     */
+    a = st->acc[p];
+    {
+        float  s = (float) accepted;
+        float  f = accepted < st->n_proposed ? 1.0f : 0.0f;
+        /* equivalent prior weight of the history: 1 / (1 - decay) events */
+        float  w = 1.0f / (1.0f - LLM_SPEC_DECAY);
+        a = (a * w + s) / (w + s + f);
+    }
+    st->acc[p] = a;
+
+    if (accepted > 0) {
+        st->backoff = LLM_SPEC_BACKOFF_MIN;
+    }
+
+    st->proposer = -1;
+    st->n_proposed = 0;
+}

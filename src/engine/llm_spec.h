@@ -1,0 +1,65 @@
+/*
+ * Speculative decoding policy for one sequence: which draft-free proposer
+ * guesses its next tokens (prompt lookup over its own prompt and output, or
+ * the worker's suffix store of recent requests), and how many tokens to
+ * propose, from the acceptance it has seen.  The scheduler verifies the
+ * proposal in the sequence's next decode step (llm_sched.c); exactness does
+ * not depend on anything here: a proposed token is kept only when it is
+ * what sampling from the model's own logits at that position gives.
+ */
+#ifndef LLM_SPEC_H
+#define LLM_SPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/llm_lookup.h"
+#include "engine/llm_suffix.h"
+
+/* Most tokens proposed in one step. */
+#define LLM_SPEC_K_MAX      8
+
+typedef enum {
+    LLM_SPEC_OFF = 0,      /* never */
+    LLM_SPEC_AUTO,         /* when the measured acceptance pays for the verification */
+    LLM_SPEC_ON            /* whenever a proposer has a guess */
+} llm_spec_mode;
+
+typedef enum {
+    LLM_PROPOSER_LOOKUP = 0,
+    LLM_PROPOSER_SUFFIX,
+    LLM_PROPOSERS
+} llm_proposer;
+
+typedef struct {
+    llm_spec_mode  mode;
+    float          acc[LLM_PROPOSERS];  /* moving average of the acceptance per proposed token */
+    int            skip;                /* steps left without proposing (auto: it did not pay) */
+    int            backoff;             /* the next skip */
+    int            probe;               /* the skip just ended: propose at least one */
+    int            proposer;            /* of the proposal in flight, -1 none */
+    int            n_proposed;          /* its length */
+} llm_spec_state;
+
+void llm_spec_init(llm_spec_state *st, llm_spec_mode mode);
+
+/*
+ * Tokens to propose when each is accepted with probability alpha (given
+ * the ones before it were) and verifying one costs `cost` decode steps: the
+ * k in [0, k_max] that maximises expected tokens per unit of time,
+ * (1 + alpha + ... + alpha^k) / (1 + k cost).  0: speculation does not pay.
+ */
+int llm_spec_best_k(double alpha, double cost, int k_max);
+
+/*
+ * A proposal of up to k_max tokens for the sequence whose tokens are t
+ * (suffix store may be NULL); cost as for llm_spec_best_k (<= 0: not yet
+ * measured).  Returns the number written to out, 0 for none this step.
+ */
+int llm_spec_propose(llm_spec_state *st, const llm_tokens2 *t,
+    const llm_suffix *sx, double cost, int k_max, int32_t *out);
+
+/* The verification of the proposal in flight kept `accepted` of its tokens. */
+void llm_spec_update(llm_spec_state *st, int accepted);
+
+#endif

@@ -1,0 +1,512 @@
+/*
+ * Speculative decoding: the draft-free proposers (prompt lookup, the suffix
+ * store of recent requests), the adaptive policy, logits at several
+ * positions of one item, and exactness through the scheduler: the same
+ * requests with speculation off and on give the same tokens, greedy and
+ * sampled, alone and batched, with logprobs, while proposals are verified,
+ * kept and rolled back.
+ */
+#include "tap.h"
+
+#include "engine/llm_sched.h"
+#include "engine/llm_spec.h"
+
+#define FIX "t/fixtures/models/qwen3_f32"
+
+/* ---- proposers ---- */
+
+static void
+test_lookup(void)
+{
+    int32_t      p[] = { 1, 2, 3, 4, 5, 6, 7, 1, 2, 3, 9, 9 };
+    int32_t      g[] = { 2, 3 }, out[8];
+    llm_tokens2  t = { p, 12, g, 2 };
+    int          n, match;
+
+    /* output "... 2 3" matches "1 2 3" twice; the latest earlier one is 1 2 3 9 */
+    n = llm_lookup_propose(&t, 2, 8, out, 6, &match);
+    is_int(n, 4, "proposes what followed, up to the end of the context");
+    is_int(match, 2, "match of 2 tokens");
+    ok(n == 4 && out[0] == 9 && out[1] == 9 && out[2] == 2 && out[3] == 3,
+       "the tokens after the latest occurrence");
+
+    g[0] = 3;
+    g[1] = 4;
+    t.b = g;
+    n = llm_lookup_propose(&t, 2, 8, out, 3, &match);
+    is_int(n, 3, "3 tokens proposed");
+    ok(out[0] == 5 && out[1] == 6 && out[2] == 7, "5 6 7 followed 3 4");
+
+    g[1] = 42;
+    n = llm_lookup_propose(&t, 2, 8, out, 3, &match);
+    is_int(n, 0, "no earlier occurrence: no proposal");
+    t.nb = 1;
+    g[0] = 7;
+    n = llm_lookup_propose(&t, 2, 8, out, 3, &match);
+    is_int(n, 0, "a single matching token is below n_min");
+    n = llm_lookup_propose(&t, 1, 8, out, 3, &match);
+    ok(n == 3 && out[0] == 1 && match == 1, "with n_min 1 it proposes");
+
+    /* the longest match wins over a later shorter one */
+    {
+        int32_t      q[] = { 5, 6, 7, 8, 20, 1, 7, 8, 30, 5, 6, 7, 8 };
+        llm_tokens2  u = { q, 13, NULL, 0 };
+        n = llm_lookup_propose(&u, 2, 8, out, 1, &match);
+        ok(n == 1 && out[0] == 20 && match == 4, "longest match (4) over the latest (2)");
+    }
+}
+
+static void
+test_suffix(void)
+{
+    llm_suffix  *sx = llm_suffix_create(64);
+    int32_t      a[] = { 10, 11, 12, 13, 14, 15 }, b[] = { 20, 21, 12, 13, 30 };
+    int32_t      q[] = { 99, 11, 12, 13 }, out[8], big[40];
+    int          n, match, i;
+
+    if (!ok(sx != NULL, "suffix store of 64 tokens")) {
+        return;
+    }
+    llm_suffix_add(sx, a, 6);
+    llm_suffix_add(sx, b, 5);
+    is_int(llm_suffix_tokens(sx), 13, "two streams and their separators");
+
+    n = llm_suffix_propose(sx, q, 4, 2, 32, out, 4, &match);
+    is_int(match, 3, "longest suffix in the store: 11 12 13");
+    ok(n == 2 && out[0] == 14 && out[1] == 15, "what followed, up to the stream's end");
+
+    q[1] = 21;
+    n = llm_suffix_propose(sx, q, 4, 2, 32, out, 4, &match);
+    ok(match == 3 && n == 1 && out[0] == 30, "the other stream's continuation");
+
+    q[3] = 77;
+    n = llm_suffix_propose(sx, q, 4, 2, 32, out, 4, &match);
+    is_int(n, 0, "no suffix of two tokens occurs: nothing");
+
+    /* streams never join: the end of a and the start of b are not adjacent */
+    {
+        int32_t  j[] = { 15, 20 };
+        n = llm_suffix_propose(sx, j, 2, 2, 32, out, 4, &match);
+        is_int(n, 0, "no match across two requests");
+    }
+
+    /* past its size it rebuilds from the newer half and keeps working */
+    for (i = 0; i < 40; i++) {
+        big[i] = 100 + i;
+    }
+    llm_suffix_add(sx, big, 40);
+    llm_suffix_add(sx, big, 20);
+    ok(llm_suffix_tokens(sx) <= 64, "bounded (%zu tokens)", llm_suffix_tokens(sx));
+    {
+        int32_t  k[] = { 105, 106, 107 };
+        n = llm_suffix_propose(sx, k, 3, 2, 32, out, 2, &match);
+        ok(n == 2 && out[0] == 108 && out[1] == 109, "recent streams found after a rebuild");
+    }
+    llm_suffix_free(sx);
+}
+
+static void
+test_policy(void)
+{
+    llm_spec_state  st;
+    int32_t         p[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3 }, out[LLM_SPEC_K_MAX];
+    llm_tokens2     t = { p, 12, NULL, 0 };
+    int             n, i, skipped;
+
+    is_int(llm_spec_best_k(0.9, 0.05, 8), 8, "high acceptance, cheap verification: all 8");
+    is_int(llm_spec_best_k(0.5, 0.3, 8), 1, "even odds at 0.3 steps a token: 1");
+    is_int(llm_spec_best_k(0.1, 0.3, 8), 0, "low acceptance: does not pay");
+    is_int(llm_spec_best_k(0.99, 1.0, 8), 0, "verification as dear as a step never pays");
+
+    llm_spec_init(&st, LLM_SPEC_OFF);
+    is_int(llm_spec_propose(&st, &t, NULL, 0.1, 8, out), 0, "off: nothing");
+
+    llm_spec_init(&st, LLM_SPEC_AUTO);
+    n = llm_spec_propose(&st, &t, NULL, 0.05, 8, out);
+    ok(n >= 1 && out[0] == 4, "auto: prompt lookup proposes 4 ... (%d)", n);
+
+    /* rejected every time: auto stops proposing, then probes now and then */
+    for (i = 0; i < 6; i++) {
+        n = llm_spec_propose(&st, &t, NULL, 0.3, 8, out);
+        llm_spec_update(&st, 0);
+    }
+    skipped = 0;
+    for (i = 0; i < 20; i++) {
+        n = llm_spec_propose(&st, &t, NULL, 0.3, 8, out);
+        skipped += n == 0;
+        llm_spec_update(&st, 0);
+    }
+    ok(skipped >= 15, "after rejections auto mostly stays off (%d of 20 steps)", skipped);
+    ok(skipped < 20, "but probes again");
+
+    llm_spec_init(&st, LLM_SPEC_ON);
+    for (i = 0; i < 6; i++) {
+        llm_spec_propose(&st, &t, NULL, 0.3, 8, out);
+        llm_spec_update(&st, 0);
+    }
+    ok(llm_spec_propose(&st, &t, NULL, 0.3, 8, out) >= 1, "on: proposes whatever the acceptance");
+
+    /* kept every time: k grows */
+    llm_spec_init(&st, LLM_SPEC_AUTO);
+    for (i = 0; i < 10; i++) {
+        n = llm_spec_propose(&st, &t, NULL, 0.05, 8, out);
+        llm_spec_update(&st, n);
+    }
+    ok(st.acc[LLM_PROPOSER_LOOKUP] > 0.8, "acceptance estimate rises (%.2f)",
+       st.acc[LLM_PROPOSER_LOOKUP]);
+    n = llm_spec_propose(&st, &t, NULL, 0.05, 8, out);
+    ok(n >= 3, "and so does k (%d; the lookup had 3 to give)", n);
+}
+
+/* ---- the engine: logits at several positions of one item ---- */
+
+static void
+test_forward_rows(const llm_model *m)
+{
+    char          err[256];
+    llm_runtime  *rt = llm_runtime_create(m, 1, 64, 2, err, sizeof(err));
+    int32_t       toks[6] = { 3, 14, 15, 92, 65, 35 };
+    int           nv = llm_model_get_info(m)->n_vocab, j, v;
+    float        *seqlog;
+    double        diff = 0;
+    llm_batch_item it = { 0 };
+
+    if (!ok(rt != NULL, "runtime")) {
+        return;
+    }
+    seqlog = malloc(sizeof(float) * (size_t) nv * 4);
+
+    /* one token at a time: the logits after tokens 2..5 */
+    llm_seq_open(rt);
+    llm_seq_open(rt);
+    it.slot = 0;
+    it.tokens = toks;
+    it.n_tokens = 2;
+    it.want_logits = 1;
+    llm_forward(rt, &it, 1, err, sizeof(err));
+    memcpy(seqlog, llm_forward_logits(rt, 0), sizeof(float) * nv);
+    for (j = 1; j < 4; j++) {
+        it.tokens = toks + 1 + j;
+        it.n_tokens = 1;
+        llm_forward(rt, &it, 1, err, sizeof(err));
+        memcpy(seqlog + (size_t) j * nv, llm_forward_logits(rt, 0), sizeof(float) * nv);
+    }
+
+    /* slot 1: the prompt, then the last three as one item with 4 logit rows */
+    it.slot = 1;
+    it.tokens = toks;
+    it.n_tokens = 1;
+    llm_forward(rt, &it, 1, err, sizeof(err));
+    it.tokens = toks + 1;
+    it.n_tokens = 4;
+    it.want_logits = 4;
+    is_int(llm_forward(rt, &it, 1, err, sizeof(err)), 0, "an item with 4 logit rows runs");
+    for (j = 0; j < 4; j++) {
+        const float *l = llm_forward_logits_at(rt, 0, j);
+        if (l == NULL) {
+            diff = 1e9;
+            break;
+        }
+        for (v = 0; v < nv; v++) {
+            double dd = fabs((double) l[v] - seqlog[(size_t) j * nv + v]);
+            if (dd > diff) diff = dd;
+        }
+    }
+    ok(diff < 1e-4, "row j = the logits of decoding token by token (max diff %g)", diff);
+    ok(llm_forward_logits(rt, 0) == llm_forward_logits_at(rt, 0, 3), "llm_forward_logits is the last row");
+    ok(llm_forward_logits_at(rt, 0, 4) == NULL, "no fifth row");
+    is_int(llm_seq_len(rt, 1), 5, "5 positions cached");
+
+    /* rollback: drop the last two, feed others: as if they never were */
+    llm_seq_truncate(rt, 1, 3);
+    it.tokens = toks + 3;
+    it.n_tokens = 1;
+    it.want_logits = 1;
+    llm_forward(rt, &it, 1, err, sizeof(err));
+    diff = 0;
+    for (v = 0; v < nv; v++) {
+        double dd = fabs((double) llm_forward_logits(rt, 0)[v] - seqlog[(size_t) 2 * nv + v]);
+        if (dd > diff) diff = dd;
+    }
+    ok(diff < 1e-4, "after truncating, the same position gives the same logits (%g)", diff);
+
+    it.want_logits = 2;
+    j = llm_forward(rt, &it, 1, err, sizeof(err));
+    ok(j == 1 && llm_forward_item_error(rt, 0) != NULL,
+       "more logit rows than tokens fails the item: %s", err);
+    {
+        int32_t         many[64] = { 0 };
+        llm_batch_item  two[2] = { { 0, many, 40, 40, 0 }, { 1, many, 20, 20, 0 } };
+        ok(llm_forward(rt, two, 2, err, sizeof(err)) < 0,
+           "more logit rows than held (%d) fails the call: %s", llm_runtime_logit_rows(rt), err);
+    }
+    free(seqlog);
+    llm_runtime_free(rt);
+}
+
+/* ---- exactness through the scheduler ---- */
+
+typedef struct {
+    int32_t     toks[256];
+    int         n;
+    float       lp[256];
+    int         done;
+    llm_finish  reason;
+    llm_seq    *seq;
+} run_t;
+
+static void
+on_token(void *o, llm_seq *seq, int32_t tok, const llm_token_logprobs *lp)
+{
+    run_t *r = o;
+    if (r->n < 256) {
+        r->lp[r->n] = lp ? lp->chosen.logprob : 0;
+        r->toks[r->n++] = tok;
+    }
+}
+
+static void
+on_done(void *o, llm_seq *seq, llm_finish reason, const char *error)
+{
+    run_t *r = o;
+    r->done++;
+    r->reason = reason;
+}
+
+static void on_flush(void *o) { (void) o; }
+
+static const llm_seq_events events = { on_token, on_done, on_flush };
+
+static llm_sched *
+make_sched(const llm_model *m, int parallel)
+{
+    char              err[256];
+    llm_sched_config  cfg = { 0 };
+    llm_sched        *s;
+
+    cfg.parallel = parallel;
+    cfg.queue = 8;
+    cfg.n_ctx = 256;
+    cfg.threads = 1;
+    cfg.kv = LLM_KV_F32;
+    s = llm_sched_create(m, &cfg, err, sizeof(err));
+    if (s == NULL) diag(err);
+    return s;
+}
+
+typedef struct {
+    float     temperature;
+    uint64_t  seed;
+    int       logprobs;
+    float     repetition_penalty;
+} sampling_t;
+
+static void
+start(llm_sched *s, const int32_t *prompt, size_t n, size_t max_gen, const sampling_t *sm,
+    llm_spec_mode mode, run_t *r)
+{
+    size_t              granted;
+    llm_sampler_params  sp;
+    static llm_logit_bias  no_eos[LLM_MAX_EOS];
+    const llm_model_info  *in = llm_model_get_info(llm_sched_model(s));
+    int                    i;
+
+    for (i = 0; i < in->n_eos; i++) {
+        no_eos[i].id = in->eos_ids[i];
+        no_eos[i].bias = -1e4f;
+    }
+    llm_sampler_params_default(&sp);
+    sp.temperature = sm->temperature;
+    sp.has_seed = 1;
+    sp.seed = sm->seed;
+    sp.repetition_penalty = sm->repetition_penalty;
+    sp.logit_bias = no_eos;
+    sp.n_logit_bias = in->n_eos;
+    memset(r, 0, sizeof(*r));
+    llm_sched_reserve(s, 1, 1, &granted);
+    r->seq = llm_seq_create(s, prompt, n, max_gen, &sp, sm->logprobs ? 2 : -1, &events, r, 0);
+    llm_seq_set_speculation(r->seq, mode);
+    llm_sched_submit(s, r->seq);
+}
+
+static void
+run_steps(llm_sched *s)
+{
+    int  i, fc;
+
+    for (i = 0; i < 1000 && llm_sched_step_prepare(s) > 0; i++) {
+        llm_sched_step_run(s);
+        if (llm_sched_step_failure(s, &fc)) diag("a step failed");
+        llm_sched_step_complete(s);
+    }
+}
+
+static int
+same(const run_t *a, const run_t *b)
+{
+    int i;
+    if (a->n != b->n || a->reason != b->reason) return 0;
+    for (i = 0; i < a->n; i++) {
+        if (a->toks[i] != b->toks[i]) return 0;
+        if (fabsf(a->lp[i] - b->lp[i]) > 1e-3f) return 0;
+    }
+    return 1;
+}
+
+/* a prompt with repeats, so lookup has something to find */
+static size_t
+make_prompt(int32_t *p, int variant)
+{
+    size_t  n = 0;
+    int     r, i;
+
+    for (r = 0; r < 3; r++) {
+        for (i = 0; i < 12; i++) {
+            p[n++] = 20 + (i * 7 + variant * 13) % 90;
+        }
+        p[n++] = 5 + r + variant;
+    }
+    return n;
+}
+
+static void
+test_exact(const llm_model *m, const char *name)
+{
+    llm_sched        *s = make_sched(m, 3);
+    int32_t           prompt[3][64];
+    size_t            np[3];
+    run_t             off[3], on[3], au[3];
+    sampling_t        sm[4] = { { 0, 1, 0, 1 }, { 1.0f, 7, 1, 1 }, { 0.7f, 99, 1, 1.1f }, { 0, 3, 1, 1.3f } };
+    llm_sched_stats   st0, st1;
+    int               c, i, all_same;
+
+    if (!ok(s != NULL, "%s: scheduler of 3 slots", name)) {
+        return;
+    }
+    for (i = 0; i < 3; i++) {
+        np[i] = make_prompt(prompt[i], i);
+    }
+
+    for (c = 0; c < 4; c++) {
+        llm_sched_get_stats(s, &st0);
+        /* one at a time, on first (the suffix store has not seen this output yet), then off */
+        all_same = 1;
+        for (i = 0; i < 3; i++) {
+            start(s, prompt[i], np[i], 60, &sm[c], LLM_SPEC_ON, &on[i]);
+            run_steps(s);
+            llm_seq_release(on[i].seq);
+            start(s, prompt[i], np[i], 60, &sm[c], LLM_SPEC_OFF, &off[i]);
+            run_steps(s);
+            llm_seq_release(off[i].seq);
+            all_same &= same(&off[i], &on[i]) && off[i].n == 60;
+        }
+        if (getenv("SPEC_DEBUG")) {
+            for (i = 0; i < off[0].n; i++) printf("# %d %.3f\n", off[0].toks[i], off[0].lp[i]);
+        }
+        ok(all_same, "%s, temperature %.1f%s%s: on = off, token for token, each alone",
+           name, sm[c].temperature, sm[c].logprobs ? ", logprobs" : "",
+           sm[c].repetition_penalty != 1 ? ", repetition penalty" : "");
+
+        /* all three at once (continuous batching), auto */
+        for (i = 0; i < 3; i++) {
+            start(s, prompt[i], np[i], 60, &sm[c], i == 1 ? LLM_SPEC_AUTO : LLM_SPEC_ON, &au[i]);
+        }
+        run_steps(s);
+        all_same = 1;
+        for (i = 0; i < 3; i++) {
+            all_same &= same(&off[i], &au[i]);
+            llm_seq_release(au[i].seq);
+        }
+        ok(all_same, "%s, temperature %.1f: three batched with speculation = each alone without",
+           name, sm[c].temperature);
+        llm_sched_get_stats(s, &st1);
+        printf("# %llu of %llu proposed tokens kept in %llu steps\n",
+               (unsigned long long) (st1.spec_accepted - st0.spec_accepted),
+               (unsigned long long) (st1.spec_proposed - st0.spec_proposed),
+               (unsigned long long) (st1.spec_steps - st0.spec_steps));
+    }
+
+    llm_sched_get_stats(s, &st1);
+    ok(st1.spec_proposed > 0 && st1.spec_accepted > 0 && st1.spec_accepted < st1.spec_proposed,
+       "%s: proposals were verified, some kept, some rolled back (%llu of %llu kept in %llu steps)",
+       name, (unsigned long long) st1.spec_accepted, (unsigned long long) st1.spec_proposed,
+       (unsigned long long) st1.spec_steps);
+    is_int(st1.live, 0, "%s: every sequence freed", name);
+    llm_sched_free(s);
+}
+
+/* a copy task: the output is the prompt again, so the proposals are right */
+static void
+test_copy_steps(const llm_model *m)
+{
+    llm_sched        *s = make_sched(m, 1);
+    int32_t           prompt[64];
+    size_t            np = make_prompt(prompt, 0);
+    run_t             off, on;
+    sampling_t        sm = { 0, 1, 0, 1 };
+    llm_sched_stats   a, b, c;
+
+    start(s, prompt, np, 80, &sm, LLM_SPEC_OFF, &off);
+    run_steps(s);
+    llm_seq_release(off.seq);
+    llm_sched_get_stats(s, &a);
+    start(s, prompt, np, 80, &sm, LLM_SPEC_ON, &on);
+    run_steps(s);
+    llm_seq_release(on.seq);
+    llm_sched_get_stats(s, &b);
+    ok(same(&off, &on), "80 tokens the same with and without");
+    diag("greedy output of the random model repeats itself; lookup finds it");
+    ok(b.steps - a.steps < a.steps, "fewer steps with speculation (%llu vs %llu)",
+       (unsigned long long) (b.steps - a.steps), (unsigned long long) a.steps);
+    ok(b.seq_steps - a.seq_steps < a.seq_steps, "fewer sequence steps: %.2f tokens per step",
+       80.0 / (double) (b.seq_steps - a.seq_steps));
+    /* the slot's cache holds exactly prompt + output but the last token: the next request reuses it */
+    {
+        int32_t  again[256];
+        run_t    r;
+        memcpy(again, prompt, np * sizeof(int32_t));
+        memcpy(again + np, on.toks, 80 * sizeof(int32_t));
+        start(s, again, np + 80, 1, &sm, LLM_SPEC_OFF, &r);
+        run_steps(s);
+        is_int(llm_seq_n_cached(r.seq), (long long) (np + 79),
+               "prompt and output but the last token cached: rejected proposals left no trace");
+        llm_seq_release(r.seq);
+    }
+    llm_sched_get_stats(s, &c);
+    (void) c;
+    llm_sched_free(s);
+}
+
+int
+main(void)
+{
+    char        err[512];
+    llm_model  *m;
+    const char *fams[] = { "t/fixtures/models/llama_f32", "t/fixtures/models/gemma2_bf16" };
+    int         i;
+
+    test_lookup();
+    test_suffix();
+    test_policy();
+
+    m = llm_model_load(FIX, err, sizeof(err));
+    if (m == NULL) {
+        printf("# %s\n", err);
+        ok(0, "fixture model loads");
+        return done_testing();
+    }
+    test_forward_rows(m);
+    test_exact(m, "qwen3_f32");
+    test_copy_steps(m);
+    llm_model_free(m);
+
+    for (i = 0; i < 2; i++) {
+        m = llm_model_load(fams[i], err, sizeof(err));
+        if (!ok(m != NULL, "%s loads", fams[i])) {
+            continue;
+        }
+        test_exact(m, fams[i] + 18);
+        llm_model_free(m);
+    }
+    return done_testing();
+}
