@@ -656,6 +656,10 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
 
+        llm_seq_set_speculation(ch->seq, (llm_spec_mode)
+                                (req->speculation >= 0 ? (ngx_uint_t) req->speculation
+                                                       : lcf->speculation));
+
         if (ngx_http_llm_structured_seq(g, ch->seq, tool_def, reasoning_def,
                                         starts_in_reasoning) != NGX_OK)
         {

@@ -34,6 +34,14 @@ static ngx_conf_num_bounds_t  ngx_http_llm_embeddings_max_tokens_bounds = {
 };
 
 
+static ngx_conf_enum_t  ngx_http_llm_speculation[] = {
+    { ngx_string("off"), LLM_SPECULATION_OFF },
+    { ngx_string("auto"), LLM_SPECULATION_AUTO },
+    { ngx_string("on"), LLM_SPECULATION_ON },
+    { ngx_null_string, 0 }
+};
+
+
 static ngx_command_t  ngx_http_llm_commands[] = {
 
     { ngx_string("llm_model"),
@@ -126,6 +134,13 @@ static ngx_command_t  ngx_http_llm_commands[] = {
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_llm_loc_conf_t, stream_keepalive),
       NULL },
+
+    { ngx_string("llm_speculation"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_enum_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_llm_loc_conf_t, speculation),
+      &ngx_http_llm_speculation },
 
       ngx_null_command
 };
@@ -250,6 +265,7 @@ ngx_http_llm_create_loc_conf(ngx_conf_t *cf)
     lcf->embeddings_max_tokens = NGX_CONF_UNSET;
     lcf->split_special_tokens = NGX_CONF_UNSET;
     lcf->stream_keepalive = NGX_CONF_UNSET_MSEC;
+    lcf->speculation = NGX_CONF_UNSET_UINT;
 
     return lcf;
 }
@@ -273,6 +289,8 @@ ngx_http_llm_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
                          prev->split_special_tokens, 1);
     ngx_conf_merge_msec_value(conf->stream_keepalive, prev->stream_keepalive,
                               10000);
+    ngx_conf_merge_uint_value(conf->speculation, prev->speculation,
+                              LLM_SPECULATION_AUTO);
 
     /*
      * The content handler is set only where llm_api is written; nested

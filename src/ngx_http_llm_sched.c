@@ -266,6 +266,7 @@ ngx_http_llm_kv_bytes(llm_sched *s)
 void
 ngx_http_llm_sched_health(llm_sched *s, json_t *out)
 {
+    json_t          *sp;
     llm_sched_stats  st;
 
     if (s == NULL) {
@@ -294,4 +295,24 @@ ngx_http_llm_sched_health(llm_sched *s, json_t *out)
                                   / 1000));
     json_object_set_new(out, "kv_cache_bytes",
                         json_integer(st.kv_cache_bytes));
+
+    /* speculative decoding: kept / proposed tokens, tokens per sequence step */
+    sp = json_object();
+    if (sp == NULL) {
+        return;
+    }
+    json_object_set_new(sp, "steps", json_integer(st.spec_steps));
+    json_object_set_new(sp, "proposed_tokens", json_integer(st.spec_proposed));
+    json_object_set_new(sp, "accepted_tokens", json_integer(st.spec_accepted));
+    json_object_set_new(sp, "acceptance_rate",
+                        json_real(st.spec_proposed
+                                  ? (double) (long) (1000.0 * st.spec_accepted
+                                                     / st.spec_proposed) / 1000
+                                  : 0));
+    json_object_set_new(sp, "tokens_per_step",
+                        json_real(st.seq_steps
+                                  ? (double) (long) (1000.0 * st.generated_tokens
+                                                     / st.seq_steps) / 1000
+                                  : 0));
+    json_object_set_new(out, "speculation", sp);
 }

@@ -790,6 +790,9 @@ messages_request_in(const json_t *root, const llm_api_limits *lim,
     if (rc) {
         req->sampling.top_k = (int) (i > 1 << 30 ? 1 << 30 : i);
     }
+    if (llm_api_opt_speculation(root, req, err) < 0) {
+        return -1;
+    }
     md = json_object_get(root, "metadata");
     if (md && !json_is_null(md)) {
         if (!json_is_object(md)) {

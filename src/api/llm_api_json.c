@@ -163,6 +163,37 @@ llm_api_opt_string(const json_t *obj, const char *key, const char *param,
 }
 
 int
+llm_api_opt_speculation(const json_t *root, llm_request *req,
+    llm_api_error *err)
+{
+    const json_t  *v = opt_get(root, "speculation");
+    const char    *s;
+
+    if (v == NULL) {
+        return 0;
+    }
+    if (json_is_boolean(v)) {
+        req->speculation = json_is_true(v) ? LLM_SPECULATION_ON
+                                           : LLM_SPECULATION_OFF;
+        return 1;
+    }
+    s = json_is_string(v) ? json_string_value(v) : NULL;
+    if (s && strcmp(s, "auto") == 0) {
+        req->speculation = LLM_SPECULATION_AUTO;
+    } else if (s && strcmp(s, "on") == 0) {
+        req->speculation = LLM_SPECULATION_ON;
+    } else if (s && strcmp(s, "off") == 0) {
+        req->speculation = LLM_SPECULATION_OFF;
+    } else {
+        return llm_api_bad_request(err, "invalid_value", "speculation",
+            "Invalid value for 'speculation': expected \"auto\", \"on\", "
+            "\"off\" or a boolean.");
+    }
+    return 1;
+}
+
+
+int
 llm_api_opt_number(const json_t *obj, const char *key, const char *param,
     double lo, int lo_open, double hi, int hi_open, double *out,
     llm_api_error *err)

@@ -51,6 +51,14 @@ int llm_api_opt_number(const json_t *obj, const char *key, const char *param,
 int llm_api_opt_int(const json_t *obj, const char *key, const char *param,
     long long lo, long long hi, long long *out, llm_api_error *err);
 
+/*
+ * The "speculation" extension (speculative decoding for this request):
+ * "auto", "on" or "off" (true / false for on / off) into req->speculation.
+ * 0 when absent, -1 on a validation error.
+ */
+int llm_api_opt_speculation(const json_t *root, llm_request *req,
+    llm_api_error *err);
+
 /* A JSON string for bytes that may be invalid UTF-8 (bad bytes -> U+FFFD). */
 json_t *llm_api_jstring(const char *s, size_t len);
 /* Same, for a NUL-terminated string; JSON null for NULL. */

@@ -493,5 +493,8 @@ llm_openai_parse_common(const json_t *root, const llm_api_limits *lim,
     if (rc) {
         req->sampling.repetition_penalty = d;
     }
+    if (llm_api_opt_speculation(root, req, err) < 0) {
+        return -1;
+    }
     return 0;
 }

@@ -20,6 +20,7 @@ llm_request_init(llm_request *r)
     r->max_tokens = -1;
     r->thinking_budget = -1;
     r->n = 1;
+    r->speculation = -1;
 }
 
 void

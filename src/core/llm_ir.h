@@ -88,7 +88,14 @@ typedef struct {
     char          *regex;          /* extension: regular expression the output must match */
     json_t        *metadata;       /* echoed nowhere; accepted */
     int            return_token_ids;  /* extension: choices[].token_ids */
+    /* extension "speculation": -1 absent (the location's llm_speculation),
+     * LLM_SPECULATION_OFF / _AUTO / _ON */
+    int            speculation;
 } llm_request;
+
+#define LLM_SPECULATION_OFF   0
+#define LLM_SPECULATION_AUTO  1
+#define LLM_SPECULATION_ON    2
 
 void llm_request_init(llm_request *r);
 void llm_request_free(llm_request *r);   /* frees members, not r */

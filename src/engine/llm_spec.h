@@ -13,16 +13,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/llm_ir.h"
 #include "engine/llm_lookup.h"
 #include "engine/llm_suffix.h"
 
 /* Most tokens proposed in one step. */
 #define LLM_SPEC_K_MAX      8
 
+/* the request's and the directive's values (llm_ir.h) */
 typedef enum {
-    LLM_SPEC_OFF = 0,      /* never */
-    LLM_SPEC_AUTO,         /* when the measured acceptance pays for the verification */
-    LLM_SPEC_ON            /* whenever a proposer has a guess */
+    LLM_SPEC_OFF = LLM_SPECULATION_OFF,    /* never */
+    LLM_SPEC_AUTO = LLM_SPECULATION_AUTO,  /* when the measured acceptance pays for the verification */
+    LLM_SPEC_ON = LLM_SPECULATION_ON       /* whenever a proposer has a guess */
 } llm_spec_mode;
 
 typedef enum {

@@ -27,6 +27,9 @@ cp t/.cache/tokenizers/qwen3/tokenizer.json t/.cache/tokenizers/qwen3/tokenizer_
 echo "== grammar engine (masks and compile on Qwen3's 150k vocabulary; load: $(cut -d' ' -f1-3 /proc/loadavg))"
 "$build/bench/grammar" t/.cache/tokenizers/qwen3 "${BENCH_GRAMMAR_GENS:-20}"
 
+echo "== speculative decoding on the default model (greedy, 1 sequence, ${BENCH_SPEC_THREADS:-1} thread(s); load: $(cut -d' ' -f1-3 /proc/loadavg))"
+"$build/bench/spec" models/ngxllm-tiny "${BENCH_SPEC_THREADS:-1}" "${BENCH_SPEC_REPEATS:-3}"
+
 echo "== engine alone (build/llm bench)"
 for b in 1 4 16; do
     "$build/llm" bench --model "$model" --prompt-len "$prompt" --gen "$gen" --batch "$b" --threads "$threads"

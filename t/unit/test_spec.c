@@ -8,6 +8,7 @@
  */
 #include "tap.h"
 
+#include "engine/llm_constrain.h"
 #include "engine/llm_sched.h"
 #include "engine/llm_spec.h"
 
@@ -477,6 +478,88 @@ test_copy_steps(const llm_model *m)
     llm_sched_free(s);
 }
 
+/*
+ * Constrained decoding on the shipped model: a JSON Schema whose string the
+ * model copies from the request; jump-forward appends forced tokens without
+ * verification, proposals are verified against the grammar's choice.
+ */
+static void
+test_constrained(void)
+{
+    const char     *dir = getenv("TEST_NGINX_MODELS");
+    char            path[512], err[256];
+    llm_model      *m;
+    llm_tokenizer  *tok;
+    llm_gvocab     *v;
+    llm_grammar    *g;
+    llm_gindex     *x;
+    json_t         *schema;
+    int32_t        *ids, stop;
+    size_t          n_ids;
+    run_t           off, on;
+    sampling_t      sm[2] = { { 0, 1, 0, 1 }, { 0.8f, 5, 0, 1 } };
+    llm_sched      *s;
+    llm_sched_stats st;
+    int             c;
+    const char     *text = "<|im_start|>user\nSave these notes to notes/tuesday.md exactly as "
+        "written: Meeting notes, Tuesday. Decisions: ship the search filters behind a flag next "
+        "Monday; keep the old export until the end of the month.<|im_end|>\n<|im_start|>"
+        "assistant\n<think>\n\n</think>\n\n";
+
+    snprintf(path, sizeof(path), "%s/ngxllm-tiny", dir ? dir : "models");
+    m = llm_model_load(path, err, sizeof(err));
+    tok = m ? llm_tokenizer_load(path, err, sizeof(err)) : NULL;
+    if (!ok(tok != NULL, "the shipped model and its tokenizer load")) {
+        diag(err);
+        llm_model_free(m);
+        return;
+    }
+    stop = llm_tokenizer_token_id(tok, "<|im_end|>");
+    v = llm_constrain_vocab(tok, &stop, 1, err, sizeof(err));
+    schema = json_loads("{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},"
+                        "\"content\":{\"type\":\"string\",\"maxLength\":300}},"
+                        "\"required\":[\"path\",\"content\"],\"additionalProperties\":false}",
+                        0, NULL);
+    g = llm_grammar_from_json_schema(schema, err, sizeof(err));
+    x = g && v ? llm_gindex_create(g, v, &stop, 1, NULL, 0, err, sizeof(err)) : NULL;
+    if (!ok(x != NULL, "schema compiles")) {
+        diag(err);
+        return;
+    }
+    llm_tokenizer_encode(tok, text, strlen(text), 0, &ids, &n_ids);
+    s = make_sched(m, 1);
+    for (c = 0; c < 2; c++) {
+        start(s, ids, n_ids, 200, &sm[c], LLM_SPEC_ON, &on);
+        llm_seq_set_constraint(on.seq, llm_constraint_create(x, tok, NULL, 0));
+        run_steps(s);
+        llm_seq_release(on.seq);
+        start(s, ids, n_ids, 200, &sm[c], LLM_SPEC_OFF, &off);
+        llm_seq_set_constraint(off.seq, llm_constraint_create(x, tok, NULL, 0));
+        run_steps(s);
+        llm_seq_release(off.seq);
+        ok(same(&off, &on) && off.n > 5, "JSON schema, temperature %.1f: %d tokens the same with and "
+           "without speculation", sm[c].temperature, off.n);
+        if (getenv("SPEC_DEBUG")) {
+            char *t;
+            size_t tl;
+            llm_tokenizer_decode(tok, on.toks, (size_t) on.n, 0, &t, &tl);
+            printf("# %s\n", t);
+            free(t);
+        }
+    }
+    llm_sched_get_stats(s, &st);
+    ok(st.spec_accepted > 0, "proposals kept under the grammar (%llu of %llu)",
+       (unsigned long long) st.spec_accepted, (unsigned long long) st.spec_proposed);
+    llm_sched_free(s);
+    free(ids);
+    llm_gindex_free(x);
+    llm_grammar_free(g);
+    json_decref(schema);
+    llm_gvocab_free(v);
+    llm_tokenizer_free(tok);
+    llm_model_free(m);
+}
+
 int
 main(void)
 {
@@ -508,5 +591,6 @@ main(void)
         test_exact(m, fams[i] + 18);
         llm_model_free(m);
     }
+    test_constrained();
     return done_testing();
 }

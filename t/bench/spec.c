@@ -1,0 +1,214 @@
+/*
+ * make bench: speculative decoding on the default model (greedy, one
+ * sequence, the engine's scheduler without nginx).  Three workloads:
+ *   edit  the model is asked to return a ~500-token text with a few fixes
+ *   tool  a tool call whose argument copies a text from the user message
+ *   chat  free chat, nothing to copy
+ * each run with llm_speculation off, auto and on in a fresh scheduler (so
+ * the suffix store never replays an earlier run), printing decode speed,
+ * tokens per step, acceptance and whether the outputs are identical.
+ * Not a test: nothing here asserts on time.
+ *
+ *   build/bench/spec MODEL_DIR [threads] [repeats]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/llm_sched.h"
+#include "engine/llm_tokenizer.h"
+
+static double
+now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+typedef struct {
+    int32_t  toks[2048];
+    int      n;
+    double   t_first, t_last;
+} out_t;
+
+static void
+on_token(void *o, llm_seq *seq, int32_t tok, const llm_token_logprobs *lp)
+{
+    out_t *r = o;
+    double t = now_ms();
+    if (r->n == 0) r->t_first = t;
+    r->t_last = t;
+    if (r->n < 2048) r->toks[r->n++] = tok;
+}
+
+static void on_done(void *o, llm_seq *seq, llm_finish reason, const char *error) { (void) o; }
+static void on_flush(void *o) { (void) o; }
+static const llm_seq_events events = { on_token, on_done, on_flush };
+
+/* ~500 tokens of prose with a few typos the edit asks to fix */
+static const char *edit_text =
+    "The quarterly report covers the work of the platform team between January and March. "
+    "We moved the build system to a new set of machines, which cut the average build time from "
+    "fourteen minutes to six. The test suite now runs in parallel on every pull request, and "
+    "flaky tests are quarantined automaticaly after three failures in a week. Our on-call "
+    "rotation was changed from one week to three days after feedback from the team, and the "
+    "number of pages outside working hours fell by a third.\n\n"
+    "In February we started the migration of the billing service to the new database cluster. "
+    "The first phase copied historical invoices and verified them against the old store; the "
+    "second phase, which moves live writes, is planned for April. We found two bugs in the "
+    "export job during the copy, both fixed before any customer saw them. The migration "
+    "runbook is in the wiki under Billing, Database, Migration.\n\n"
+    "Hiring went slower than planed. We opened three positions and filled one; the other two "
+    "remain open and we are working with the recruiting team on the job descriptions. "
+    "Onboarding for the new engineer took two weeks, which is one week less than last year, "
+    "mostly thanks to the new development environment that sets itself up from a single "
+    "command.\n\n"
+    "For the next quarter we plan to finish the billing migration, retire the old log "
+    "pipeline, and add cost reports per team to the internal dashboard. We also want to "
+    "reduce the time from merge to production from two days to one, which needs changes to "
+    "the release process and to how we run the staging environment. Risks: the billing "
+    "migration depends on the database team's schedule, and the log pipeline retirement needs "
+    "every team to move their alerts first.\n";
+
+static const char *tool_text =
+    "Meeting notes, Tuesday. Present: Ana, Bo, Chen, Dita. Decisions: ship the search "
+    "filters behind a flag next Monday; keep the old export until the end of the month; Bo "
+    "owns the rollout checklist. Open questions: do we need a migration for saved searches, "
+    "and who reviews the new permissions model? Action items: Ana writes the flag cleanup "
+    "ticket, Chen measures query latency with the filters on, Dita updates the help pages "
+    "and the changelog before Friday.";
+
+static char *
+prompt_text(const char *kind)
+{
+    char  *p = malloc(16384);
+
+    if (strcmp(kind, "edit") == 0) {
+        snprintf(p, 16384, "<|im_start|>user\nFix the spelling mistakes in this report and "
+                 "return the whole report, unchanged otherwise:\n\n%s<|im_end|>\n"
+                 "<|im_start|>assistant\n<think>\n\n</think>\n\n", edit_text);
+    } else if (strcmp(kind, "tool") == 0) {
+        snprintf(p, 16384, "<|im_start|>system\n# Tools\n\nYou may call one or more of these "
+                 "functions to help with the request. Their signatures are inside "
+                 "<tools></tools>:\n<tools>\n{\"name\": \"write_file\", \"description\": "
+                 "\"Write text to a file\", \"parameters\": {\"type\": \"object\", "
+                 "\"properties\": {\"path\": {\"type\": \"string\"}, \"content\": {\"type\": "
+                 "\"string\"}}, \"required\": [\"path\", \"content\"]}}\n</tools>\n\nTo call a "
+                 "function, reply with one block per call, each a JSON object with the function "
+                 "name and its arguments:\n<tool_call>\n{\"name\": <function-name>, "
+                 "\"arguments\": <arguments-json-object>}\n</tool_call><|im_end|>\n"
+                 "<|im_start|>user\nSave these notes to notes/tuesday.md exactly as written:\n\n"
+                 "%s<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n", tool_text);
+    } else {
+        snprintf(p, 16384, "<|im_start|>user\nWhat are some good ways to stay focused while "
+                 "studying for an exam?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
+    }
+    return p;
+}
+
+static int
+run(const llm_model *m, const int32_t *ids, size_t n, size_t max_gen, int threads,
+    llm_spec_mode mode, out_t *o, llm_sched_stats *st)
+{
+    char              err[256];
+    llm_sched_config  cfg = { 0 };
+    llm_sched        *s;
+    llm_seq          *seq;
+    llm_sampler_params sp;
+    size_t            granted;
+    int               fc;
+
+    cfg.parallel = 1;
+    cfg.queue = 1;
+    cfg.n_ctx = 2048;
+    cfg.threads = threads;
+    cfg.kv = LLM_KV_F32;
+    s = llm_sched_create(m, &cfg, err, sizeof(err));
+    if (s == NULL) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    llm_sampler_params_default(&sp);
+    sp.temperature = 0;
+    memset(o, 0, sizeof(*o));
+    llm_sched_reserve(s, 1, 1, &granted);
+    seq = llm_seq_create(s, ids, n, max_gen, &sp, -1, &events, o, 0);
+    llm_seq_set_speculation(seq, mode);
+    llm_sched_submit(s, seq);
+    while (llm_sched_step_prepare(s) > 0) {
+        llm_sched_step_run(s);
+        if (llm_sched_step_failure(s, &fc)) fprintf(stderr, "step failed\n");
+        llm_sched_step_complete(s);
+    }
+    llm_sched_get_stats(s, st);
+    llm_seq_release(seq);
+    llm_sched_free(s);
+    return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+    const char      *kinds[] = { "edit", "tool", "chat" };
+    const size_t     max_gen[] = { 700, 300, 200 };
+    const char      *mode_name[] = { "off", "auto", "on" };
+    char             err[256];
+    llm_model       *m;
+    llm_tokenizer   *tok;
+    int              threads = argc > 2 ? atoi(argv[2]) : 1, reps = argc > 3 ? atoi(argv[3]) : 3;
+    int              k, mode, r;
+
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s MODEL_DIR [threads] [repeats]\n", argv[0]);
+        return 2;
+    }
+    m = llm_model_load(argv[1], err, sizeof(err));
+    tok = m ? llm_tokenizer_load(argv[1], err, sizeof(err)) : NULL;
+    if (tok == NULL) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+
+    printf("%-5s %-4s %7s %7s %9s %8s %9s %7s %s\n", "work", "mode", "prompt", "tokens",
+           "decode/s", "speedup", "tok/step", "accept", "same");
+    for (k = 0; k < 3; k++) {
+        char     *text = prompt_text(kinds[k]);
+        int32_t  *ids;
+        size_t    n_ids;
+        out_t     o[3];
+        double    best[3] = { 0, 0, 0 };
+        llm_sched_stats st[3];
+
+        llm_tokenizer_encode(tok, text, strlen(text), 0, &ids, &n_ids);
+        for (r = 0; r < reps; r++) {
+            for (mode = 0; mode < 3; mode++) {
+                double rate;
+                run(m, ids, n_ids, max_gen[k], threads, (llm_spec_mode) mode, &o[mode], &st[mode]);
+                rate = o[mode].n > 1 ? (o[mode].n - 1) / ((o[mode].t_last - o[mode].t_first) / 1e3) : 0;
+                if (rate > best[mode]) best[mode] = rate;
+            }
+        }
+        for (mode = 0; mode < 3; mode++) {
+            int same = o[mode].n == o[0].n && memcmp(o[mode].toks, o[0].toks, sizeof(int32_t) * o[0].n) == 0;
+            printf("%-5s %-4s %7zu %7d %9.1f %7.2fx %9.2f %6.1f%% %s\n", kinds[k], mode_name[mode],
+                   n_ids, o[mode].n, best[mode], best[0] > 0 ? best[mode] / best[0] : 0,
+                   st[mode].seq_steps ? (double) st[mode].generated_tokens / st[mode].seq_steps : 0,
+                   st[mode].spec_proposed ? 100.0 * st[mode].spec_accepted / st[mode].spec_proposed : 0,
+                   same ? "yes" : "NO");
+        }
+        if (getenv("BENCH_SPEC_SHOW")) {
+            char   *t;
+            size_t  tl;
+            llm_tokenizer_decode(tok, o[0].toks, (size_t) o[0].n, 0, &t, &tl);
+            printf("--- %s output:\n%s\n---\n", kinds[k], t);
+            free(t);
+        }
+        free(ids);
+        free(text);
+    }
+    llm_tokenizer_free(tok);
+    llm_model_free(m);
+    return 0;
+}
