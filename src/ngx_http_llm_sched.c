@@ -293,14 +293,9 @@ ngx_http_llm_sched_health(llm_sched *s, json_t *out)
     json_object_set_new(out, "prefill_token_ms",
                         json_real((double) (long) (st.prefill_token_ms * 1000)
                                   / 1000));
-    json_object_set_new(out, "kv_cache_bytes",
-                        json_integer(st.kv_cache_bytes));
 
     /* speculative decoding: kept / proposed tokens, tokens per sequence step */
     sp = json_object();
-    if (sp == NULL) {
-        return;
-    }
     json_object_set_new(sp, "steps", json_integer(st.spec_steps));
     json_object_set_new(sp, "proposed_tokens", json_integer(st.spec_proposed));
     json_object_set_new(sp, "accepted_tokens", json_integer(st.spec_accepted));
@@ -315,4 +310,6 @@ ngx_http_llm_sched_health(llm_sched *s, json_t *out)
                                                      / st.seq_steps) / 1000
                                   : 0));
     json_object_set_new(out, "speculation", sp);
+    json_object_set_new(out, "kv_cache_bytes",
+                        json_integer(st.kv_cache_bytes));
 }

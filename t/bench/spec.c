@@ -80,11 +80,26 @@ static const char *tool_text =
     "ticket, Chen measures query latency with the filters on, Dita updates the help pages "
     "and the changelog before Friday.";
 
-static char *
-prompt_text(const char *kind)
-{
-    char  *p = malloc(16384);
+static const char *chat_questions[] = {
+    "What are some good ways to stay focused while studying for an exam?",
+    "Can you explain what a hash table is?",
+    "Write a short poem about the sea.",
+    "How do I make a simple tomato soup?",
+    "What should I pack for a weekend hiking trip?",
+    "Why is the sky blue?",
+    NULL
+};
 
+/* the i-th prompt of a workload as ChatML text (thinking off), NULL past the last */
+static char *
+prompt_text(const char *kind, int i)
+{
+    char  *p;
+
+    if (strcmp(kind, "chat") != 0 ? i > 0 : chat_questions[i] == NULL) {
+        return NULL;
+    }
+    p = malloc(16384);
     if (strcmp(kind, "edit") == 0) {
         snprintf(p, 16384, "<|im_start|>user\nFix the spelling mistakes in this report and "
                  "return the whole report, unchanged otherwise:\n\n%s<|im_end|>\n"
@@ -102,8 +117,8 @@ prompt_text(const char *kind)
                  "<|im_start|>user\nSave these notes to notes/tuesday.md exactly as written:\n\n"
                  "%s<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n", tool_text);
     } else {
-        snprintf(p, 16384, "<|im_start|>user\nWhat are some good ways to stay focused while "
-                 "studying for an exam?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
+        snprintf(p, 16384, "<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n"
+                 "<think>\n\n</think>\n\n", chat_questions[i]);
     }
     return p;
 }
@@ -148,6 +163,55 @@ run(const llm_model *m, const int32_t *ids, size_t n, size_t max_gen, int thread
     return 0;
 }
 
+/* one workload in one mode: its prompts one after the other, each in a fresh scheduler */
+typedef struct {
+    size_t    prompt;          /* prompt tokens, all prompts */
+    int       tokens;          /* generated */
+    double    ms;              /* decode time: first to last token of each */
+    int32_t   out[8192];       /* all outputs, for the comparison */
+    int       n_out;
+    uint64_t  seq_steps, proposed, accepted;
+} total_t;
+
+static void
+run_workload(const llm_model *m, const llm_tokenizer *tok, const char *kind, size_t max_gen,
+    int threads, llm_spec_mode mode, total_t *t)
+{
+    char            *text;
+    int32_t         *ids;
+    size_t           n_ids;
+    int              i;
+    out_t            o;
+    llm_sched_stats  st;
+
+    memset(t, 0, sizeof(*t));
+    for (i = 0; (text = prompt_text(kind, i)) != NULL; i++) {
+        llm_tokenizer_encode(tok, text, strlen(text), 0, &ids, &n_ids);
+        run(m, ids, n_ids, max_gen, threads, mode, &o, &st);
+        t->prompt += n_ids;
+        t->tokens += o.n;
+        t->ms += o.n > 1 ? o.t_last - o.t_first : 0;
+        /* the first token comes with the prompt: decode speed counts the rest */
+        t->tokens -= o.n > 0;
+        if (t->n_out + o.n <= 8192) {
+            memcpy(t->out + t->n_out, o.toks, sizeof(int32_t) * o.n);
+            t->n_out += o.n;
+        }
+        t->seq_steps += st.seq_steps;
+        t->proposed += st.spec_proposed;
+        t->accepted += st.spec_accepted;
+        if (getenv("BENCH_SPEC_SHOW") && mode == LLM_SPEC_OFF) {
+            char   *d;
+            size_t  dl;
+            llm_tokenizer_decode(tok, o.toks, (size_t) o.n, 0, &d, &dl);
+            printf("--- %s %d output:\n%s\n---\n", kind, i, d);
+            free(d);
+        }
+        free(ids);
+        free(text);
+    }
+}
+
 int
 main(int argc, char **argv)
 {
@@ -159,6 +223,7 @@ main(int argc, char **argv)
     llm_tokenizer   *tok;
     int              threads = argc > 2 ? atoi(argv[2]) : 1, reps = argc > 3 ? atoi(argv[3]) : 3;
     int              k, mode, r;
+    static total_t   t[3];
 
     if (argc < 2) {
         fprintf(stderr, "usage: %s MODEL_DIR [threads] [repeats]\n", argv[0]);
@@ -171,42 +236,30 @@ main(int argc, char **argv)
         return 1;
     }
 
+    printf("decode speed: best of %d runs; tokens per step: generated / sequence steps\n", reps);
     printf("%-5s %-4s %7s %7s %9s %8s %9s %7s %s\n", "work", "mode", "prompt", "tokens",
            "decode/s", "speedup", "tok/step", "accept", "same");
     for (k = 0; k < 3; k++) {
-        char     *text = prompt_text(kinds[k]);
-        int32_t  *ids;
-        size_t    n_ids;
-        out_t     o[3];
-        double    best[3] = { 0, 0, 0 };
-        llm_sched_stats st[3];
+        double  best[3] = { 0, 0, 0 };
 
-        llm_tokenizer_encode(tok, text, strlen(text), 0, &ids, &n_ids);
         for (r = 0; r < reps; r++) {
+            /* modes interleaved so that load drifts into all three alike */
             for (mode = 0; mode < 3; mode++) {
                 double rate;
-                run(m, ids, n_ids, max_gen[k], threads, (llm_spec_mode) mode, &o[mode], &st[mode]);
-                rate = o[mode].n > 1 ? (o[mode].n - 1) / ((o[mode].t_last - o[mode].t_first) / 1e3) : 0;
+                run_workload(m, tok, kinds[k], max_gen[k], threads, (llm_spec_mode) mode, &t[mode]);
+                rate = t[mode].ms > 0 ? t[mode].tokens / (t[mode].ms / 1e3) : 0;
                 if (rate > best[mode]) best[mode] = rate;
             }
         }
         for (mode = 0; mode < 3; mode++) {
-            int same = o[mode].n == o[0].n && memcmp(o[mode].toks, o[0].toks, sizeof(int32_t) * o[0].n) == 0;
-            printf("%-5s %-4s %7zu %7d %9.1f %7.2fx %9.2f %6.1f%% %s\n", kinds[k], mode_name[mode],
-                   n_ids, o[mode].n, best[mode], best[0] > 0 ? best[mode] / best[0] : 0,
-                   st[mode].seq_steps ? (double) st[mode].generated_tokens / st[mode].seq_steps : 0,
-                   st[mode].spec_proposed ? 100.0 * st[mode].spec_accepted / st[mode].spec_proposed : 0,
+            int same = t[mode].n_out == t[0].n_out
+                       && memcmp(t[mode].out, t[0].out, sizeof(int32_t) * t[0].n_out) == 0;
+            printf("%-5s %-4s %7zu %7d %9.1f %7.3fx %9.2f %6.1f%% %s\n", kinds[k], mode_name[mode],
+                   t[mode].prompt, t[mode].n_out, best[mode], best[0] > 0 ? best[mode] / best[0] : 0,
+                   t[mode].seq_steps ? (double) t[mode].n_out / t[mode].seq_steps : 0,
+                   t[mode].proposed ? 100.0 * t[mode].accepted / t[mode].proposed : 0,
                    same ? "yes" : "NO");
         }
-        if (getenv("BENCH_SPEC_SHOW")) {
-            char   *t;
-            size_t  tl;
-            llm_tokenizer_decode(tok, o[0].toks, (size_t) o[0].n, 0, &t, &tl);
-            printf("--- %s output:\n%s\n---\n", kinds[k], t);
-            free(t);
-        }
-        free(ids);
-        free(text);
     }
     llm_tokenizer_free(tok);
     llm_model_free(m);
