@@ -1,6 +1,6 @@
 #!/bin/bash
 # Train and evaluate on the accelerator machine; results go to $OUT.
-#   bash models/recipe/run_device.sh smoke|full|long|varied|finetune|next|copyft|cover|cover2
+#   bash models/recipe/run_device.sh smoke|full|long|varied|finetune|next|copyft|cover|cover2|proc|stream
 # $OUT gets: the safetensors shards (each <= 12 MB) and results.tar holding the
 # rest of the model folder, the training log and the evaluation files.
 set -e -o pipefail
@@ -47,6 +47,11 @@ elif [ "$mode" = proc ]; then
   # (33 fixed tools, cover options) for the rest.  INIT: weights to continue (GROW: grown to
   # that many layers first); evaluation on the held-out tools (eval_tools.py)
   targs="--tokenizer ../ngxllm-tiny/tokenizer.json --init ${INIT:-../ngxllm-tiny} --grow-layers ${GROW:-0} --max-pos 32768 --max-len ${MAXLEN:-12288} --proc ${PROC:-0.8} --long ${LONG:-0.15} --invent-objects ${INVENT:-0} --variety --coverage --mirror-refusal-think --contrast 0.15 --schema-variety 0.5 --call-weight 3 --refusal-weight 1 --invented 0.8 --refusal 0.06 --history-variety 0.3 --schema-bare 0.3 --n-train ${NTRAIN:-240000} --steps ${STEPS:-8000} --warmup ${WARMUP:-100} --lr ${LR:-1e-3} --seed ${SEED:-2301} --batch-tokens 98304 --max-seconds ${MAXS:-330}"; eargs="tools"
+elif [ "$mode" = stream ]; then
+  # proc with the data made while training (--stream, 12 worker processes), invented objects
+  # for most tools (INVENT) and few long contexts (LONG) in a first stage; KEEP: a folder
+  # outside $W where the weights stay for a next call on the same (warm) machine
+  targs="--tokenizer ../ngxllm-tiny/tokenizer.json --init ${INIT:-../ngxllm-tiny} --grow-layers ${GROW:-0} --max-pos 32768 --max-len ${MAXLEN:-12288} --proc ${PROC:-0.9} --long ${LONG:-0.03} --long-chars ${LONGCH:-16000} --invent-objects ${INVENT:-0.8} --variety --coverage --mirror-refusal-think --contrast ${CONTRAST:-0.15} --schema-variety 0.5 --call-weight 3 --refusal-weight ${RW:-1} --invented 0.8 --refusal 0.06 --history-variety 0.3 --schema-bare 0.3 --n-train ${NTRAIN:-1000000} --steps ${STEPS:-20000} --warmup ${WARMUP:-100} --lr ${LR:-1e-3} --seed ${SEED:-2311} --batch-tokens ${BT:-98304} --max-seconds ${MAXS:-330} --stream --procs ${PROCS:-12}"; eargs="tools"
 else
   targs="--n-train ${NTRAIN:-200000} --n-tok 30000 --steps ${STEPS:-1500} --batch-tokens 98304"; eargs="--n 400"
 fi
@@ -55,6 +60,7 @@ python3 train.py --out $W/ngxllm-tiny $targs --summary $W/res/train_summary.json
 t1=$(date +%s)
 # weights and model files first, so they come back even if the evaluation runs out of time
 cp $W/ngxllm-tiny/*.safetensors $OUT/
+if [ -n "$KEEP" ]; then rm -rf "$KEEP"; mkdir -p "$KEEP"; cp $W/ngxllm-tiny/* "$KEEP"/; fi
 tar -C $W -cf $OUT/results.tar res $(cd $W && ls ngxllm-tiny/* | grep -v '\.safetensors$')
 # END_BY (epoch seconds): cut the evaluation so the whole command ends before the call's limit
 lim=${EVAL_LIMIT:-150}   # EVAL_LIMIT=0: no evaluation here

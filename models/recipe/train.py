@@ -37,6 +37,80 @@ def _segments_chunk(job):
             for conv in gen_data.generate(split, n, seed, start, **opts)]
 
 
+_WORKER_TOK = None
+
+
+def _init_worker(tok_path):
+    global _WORKER_TOK
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"  # one thread per worker process
+    from tokenizers import Tokenizer
+    _WORKER_TOK = Tokenizer.from_file(tok_path)
+
+
+def _examples_chunk(job):
+    """Conversations start..start+n-1 generated, cut and tokenized in a worker process; ids as
+    uint16 arrays (vocab < 65536) with a trained flag per token, so little crosses the pipe."""
+    import numpy as np
+    split, start, n, seed, opts, max_len, call_w, refusal_w = job
+    convs = [(chatfmt.segments(conv), conv["meta"]["kind"])
+             for conv in gen_data.generate(split, n, seed, start, **opts)]
+    examples, dropped = encode_convs(_WORKER_TOK, convs, max_len, call_w, refusal_w)
+    return [(np.asarray(ids, dtype=np.uint16), np.asarray([t != -100 for t in lab], dtype=np.bool_), spans)
+            for ids, lab, spans in examples], dropped
+
+
+class StreamedData:
+    """Training data made while the GPU trains: worker processes generate and tokenize chunks
+    of conversations in order (pool.imap), the loop batches each chunk that has arrived
+    (length-sorted within the chunk, batches shuffled) and, once every chunk is in and used,
+    goes over all of them again (a new epoch).  Data order depends on --seed and on how fast
+    chunks arrive relative to the steps, so a rerun sees the same data in a close order."""
+
+    def __init__(self, tok_path, split, n, seed, procs, opts, max_len, call_w, refusal_w, chunk=500):
+        import threading
+        self.examples, self.dropped, self.arrived, self.done, self.n_in = [], 0, [], False, 0
+        self.error = None
+        self.lock = threading.Lock()
+        jobs = [(split, s, min(chunk, n - s), seed, opts, max_len, call_w, refusal_w)
+                for s in range(0, n, chunk)]
+        self.n_jobs = len(jobs)
+        self.pool = mp.get_context("fork").Pool(procs, initializer=_init_worker, initargs=(tok_path,))
+        self.it = self.pool.imap(_examples_chunk, jobs)
+        self.thread = threading.Thread(target=self._collect, daemon=True)
+        self.thread.start()
+
+    def _collect(self):
+        try:
+            for ex, dropped in self.it:
+                with self.lock:
+                    self.arrived.append(ex)
+                    self.dropped += dropped
+                    self.n_in += 1
+        except Exception as e:  # a worker's failure stops training, it must not starve it
+            self.error = e
+        finally:
+            self.done = True
+
+    def take(self, min_chunks=1):
+        """Examples of the chunks arrived since the last call (waits for min_chunks)."""
+        while True:
+            if self.error is not None:
+                raise RuntimeError("data worker failed: %r" % (self.error,))
+            with self.lock:
+                if len(self.arrived) >= min_chunks or (self.done and not self.arrived) or \
+                        (self.done and self.arrived):
+                    new, self.arrived = self.arrived, []
+                    break
+            time.sleep(0.05)
+        base = len(self.examples)
+        for ex in new:
+            self.examples.extend(ex)
+        return list(range(base, len(self.examples)))
+
+    def close(self):
+        self.pool.terminate()
+
+
 def make_segments(split, n, seed, procs, **opts):
     """Conversations cut into pieces, made by procs processes; opts go to gen_data.generate."""
     chunk = 2000
@@ -88,9 +162,10 @@ def encode_convs(tok, convs, max_len, call_w=1.0, refusal_w=1.0):
     return examples, dropped
 
 
-def make_batches(examples, batch_tokens, rng):
-    """Length-sorted batches under a padded-token budget, in shuffled order."""
-    order = sorted(range(len(examples)), key=lambda i: (len(examples[i][0]), i))
+def make_batches(examples, batch_tokens, rng, idxs=None):
+    """Length-sorted batches under a padded-token budget, in shuffled order (of idxs, or all)."""
+    idxs = range(len(examples)) if idxs is None else idxs
+    order = sorted(idxs, key=lambda i: (len(examples[i][0]), i))
     batches, cur, cur_max = [], [], 0
     for i in order:
         L = len(examples[i][0])
@@ -202,6 +277,8 @@ def main():
                     help="with --init: grow to this many layers (new layers start as identities)")
     ap.add_argument("--max-pos", type=int, default=4096, help="max_position_embeddings of the config")
     ap.add_argument("--procs", type=int, default=max(1, min(16, os.cpu_count() or 1)))
+    ap.add_argument("--stream", action="store_true",
+                    help="make the data in worker processes while training (needs --tokenizer)")
     a = ap.parse_args()
 
     import torch
@@ -237,15 +314,28 @@ def main():
         build_tokenizer.save(tok, a.out)
         print("tokenizer: vocab %d, %.1fs" % (tok.get_vocab_size(), time.time() - t0), flush=True)
 
-    convs = make_segments("train", a.n_train, a.seed, a.procs, **gen_data.data_opts(a))
     if a.refusal_weight is None:
         a.refusal_weight = a.call_weight
-    examples, dropped = encode_convs(tok, convs, a.max_len, a.call_weight, a.refusal_weight)
-    n_tok = sum(len(e[0]) for e in examples)
-    n_lab = sum(sum(1 for t in e[1] if t != -100) for e in examples)
-    n_call = sum(b - a_ for e in examples for a_, b, w in e[2] if w == a.call_weight)
-    print("data: %d examples (%d dropped), %d tokens, %d trained tokens (%d in tool calls), %.1fs"
-          % (len(examples), dropped, n_tok, n_lab, n_call, time.time() - t0), flush=True)
+    stream = None
+    if a.stream:
+        # made while training runs: the GPU starts after the first chunks instead of waiting
+        # for all of the data (about a minute of a ten-minute call)
+        if not a.tokenizer:
+            sys.exit("--stream needs --tokenizer")
+        stream = StreamedData(a.tokenizer, "train", a.n_train, a.seed, a.procs,
+                              gen_data.data_opts(a), a.max_len, a.call_weight, a.refusal_weight)
+        examples = stream.examples
+        first = stream.take(min_chunks=min(16, stream.n_jobs))
+        print("data: streamed, first %d examples after %.1fs" % (len(first), time.time() - t0), flush=True)
+    else:
+        convs = make_segments("train", a.n_train, a.seed, a.procs, **gen_data.data_opts(a))
+        examples, dropped = encode_convs(tok, convs, a.max_len, a.call_weight, a.refusal_weight)
+        first = None
+        n_tok = sum(len(e[0]) for e in examples)
+        n_lab = sum(sum(1 for t in e[1] if t != -100) for e in examples)
+        n_call = sum(b - a_ for e in examples for a_, b, w in e[2] if w == a.call_weight)
+        print("data: %d examples (%d dropped), %d tokens, %d trained tokens (%d in tool calls), %.1fs"
+              % (len(examples), dropped, n_tok, n_lab, n_call, time.time() - t0), flush=True)
 
     # the vocabulary saturates below VOCAB_SIZE on this narrow data: round the embedding up
     cfg = model_config((tok.get_vocab_size() + 127) // 128 * 128, tok)
@@ -279,24 +369,36 @@ def main():
         return a.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, p))))
 
     rng = random.Random(a.seed)
-    batches, bi, epoch = make_batches(examples, a.batch_tokens, rng), 0, 0
+    batches, bi, epoch = make_batches(examples, a.batch_tokens, rng, first), 0, 0
     pad = tok.token_to_id("<|endoftext|>")
-    losses, t_train, seen = [], time.time(), 0
+    losses, t_train, seen, used = [], time.time(), 0, 0
     model.train()
     step, steps_planned = 0, a.steps
     while step < a.steps:
         if bi == len(batches):
-            batches, bi, epoch = make_batches(examples, a.batch_tokens, rng), 0, epoch + 1
+            new = stream.take() if stream is not None and epoch == 0 else []
+            if new:
+                batches, bi = make_batches(examples, a.batch_tokens, rng, new), 0
+            else:
+                if stream is not None and epoch == 0:
+                    print("step %d: all %d streamed examples used, next epoch" % (step, len(examples)), flush=True)
+                batches, bi, epoch = make_batches(examples, a.batch_tokens, rng), 0, epoch + 1
         idx = batches[bi]
         bi += 1
+        used += len(idx)
         L = (max(len(examples[i][0]) for i in idx) + 63) // 64 * 64  # fewer distinct shapes
         ids = torch.full((len(idx), L), pad, dtype=torch.long)
         lab = torch.full((len(idx), L), -100, dtype=torch.long)
         wgt = torch.ones((len(idx), L), dtype=torch.float32)
         for r, i in enumerate(idx):
             seq, labels, spans = examples[i]
-            ids[r, :len(seq)] = torch.tensor(seq)
-            lab[r, :len(seq)] = torch.tensor(labels)
+            if stream is not None:  # uint16 ids and a trained flag per token
+                seq = torch.from_numpy(seq.astype("int64"))
+                labels = torch.where(torch.from_numpy(labels), seq, -100)
+            else:
+                seq, labels = torch.tensor(seq), torch.tensor(labels)
+            ids[r, :len(seq)] = seq
+            lab[r, :len(seq)] = labels
             for s0, s1, w in spans:
                 wgt[r, s0:s1] = w
         # the trained positions, found on the CPU so the GPU never waits for a count
@@ -355,11 +457,20 @@ def main():
         step += 1
 
     train_s = time.time() - t_train
+    if stream is not None:
+        stream.close()
+        dropped = stream.dropped
+        n_tok = sum(len(e[0]) for e in examples)
+        n_lab = sum(int(e[1].sum()) for e in examples)
+        print("data: %d examples streamed (%d dropped, %d of %d chunks made), %d tokens, %d trained tokens"
+              % (len(examples), dropped, stream.n_in, stream.n_jobs, n_tok, n_lab), flush=True)
     print("loss curve (step: loss):", ", ".join("%d: %.3f" % sl for sl in
                                                  losses[::max(1, len(losses) // 10)] + [losses[-1]]))
     steps_done = step
+    # streamed: the examples made so far are the data (more may have been made than used)
     print("training: %d steps, %.1f epochs over the data, %.0fs on the GPU loop, %.0fs total"
-          % (steps_done, epoch + bi / max(1, len(batches)), train_s, time.time() - t0), flush=True)
+          % (steps_done, used / max(1, len(examples)) if stream is not None
+             else epoch + bi / max(1, len(batches)), train_s, time.time() - t0), flush=True)
 
     model = model.to(torch.bfloat16)
     model.config.torch_dtype = "bfloat16"
