@@ -479,6 +479,87 @@ test_copy_steps(const llm_model *m)
 }
 
 /*
+ * The target distribution, statistically: the second and third generated
+ * tokens of many sampled runs with speculation on (seeds 1..N) against as
+ * many without (other seeds), a two-sample chi-square test per position.
+ * The runs share one scheduler, so the suffix store proposes what earlier
+ * runs wrote: proposals are made at most steps and kept or rejected by
+ * chance.  Fixed seeds: the outcome is the same on every run of the test.
+ */
+static double
+chi2_crit_999(int df)
+{
+    /* Wilson-Hilferty: the 0.999 quantile of chi-square with df degrees */
+    double  a = 2.0 / (9.0 * df);
+    return df * pow(1 - a + 3.090 * sqrt(a), 3);
+}
+
+static void
+test_distribution(const llm_model *m)
+{
+    enum { N = 400, POS = 2 };
+    llm_sched        *s = make_sched(m, 1);
+    int32_t           prompt[8] = { 40, 41, 42, 43, 40, 41, 42, 43 };
+    static int        cnt[2][POS][256];
+    sampling_t        sm = { 0.5f, 0, 0, 1 };
+    run_t             r;
+    llm_sched_stats   a, b;
+    int               mode, i, p, v, bins, nv = llm_model_get_info(m)->n_vocab;
+
+    if (!ok(s != NULL && nv <= 256, "scheduler for the distribution test")) {
+        return;
+    }
+    for (mode = 0; mode < 2; mode++) {
+        llm_sched_get_stats(s, &a);
+        for (i = 0; i < N; i++) {
+            sm.seed = (uint64_t) (mode ? 100000 + i : 1 + i);
+            start(s, prompt, 8, 1 + POS, &sm, mode ? LLM_SPEC_OFF : LLM_SPEC_ON, &r);
+            run_steps(s);
+            for (p = 0; p < POS && p + 1 < r.n; p++) {
+                cnt[mode][p][r.toks[p + 1]]++;
+            }
+            llm_seq_release(r.seq);
+        }
+        llm_sched_get_stats(s, &b);
+        if (mode == 0) {
+            ok(b.spec_accepted - a.spec_accepted > N / 20
+               && b.spec_proposed - b.spec_accepted - (a.spec_proposed - a.spec_accepted) > N / 20,
+               "with speculation: %llu proposals kept and %llu rejected in %d runs",
+               (unsigned long long) (b.spec_accepted - a.spec_accepted),
+               (unsigned long long) (b.spec_proposed - b.spec_accepted
+                                     - (a.spec_proposed - a.spec_accepted)), N);
+        }
+    }
+    for (p = 0; p < POS; p++) {
+        double  chi2 = 0;
+        int     rest[2] = { 0, 0 };
+
+        /* tokens seen at least 10 times in all make their own bins, the rest one */
+        bins = 0;
+        for (v = 0; v < nv; v++) {
+            int  t = cnt[0][p][v] + cnt[1][p][v];
+            if (t >= 10) {
+                double  d = (double) cnt[0][p][v] - cnt[1][p][v];
+                chi2 += d * d / t;
+                bins++;
+            } else {
+                rest[0] += cnt[0][p][v];
+                rest[1] += cnt[1][p][v];
+            }
+        }
+        if (rest[0] + rest[1] > 0) {
+            double  d = (double) rest[0] - rest[1];
+            chi2 += d * d / (rest[0] + rest[1]);
+            bins++;
+        }
+        ok(bins >= 3 && chi2 < chi2_crit_999(bins - 1),
+           "token %d: on and off draw from the same distribution (chi-square %.1f, %d bins, "
+           "0.999 critical %.1f)", p + 2, chi2, bins, chi2_crit_999(bins - 1));
+    }
+    llm_sched_free(s);
+}
+
+/*
  * Constrained decoding on the shipped model: a JSON Schema whose string the
  * model copies from the request; jump-forward appends forced tokens without
  * verification, proposals are verified against the grammar's choice.
@@ -581,6 +662,7 @@ main(void)
     test_forward_rows(m);
     test_exact(m, "qwen3_f32");
     test_copy_steps(m);
+    test_distribution(m);
     llm_model_free(m);
 
     for (i = 0; i < 2; i++) {
