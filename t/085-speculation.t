@@ -127,3 +127,20 @@ location = /v1/completions { llm_speculation always; llm_api completions; }
 --- must_die
 --- error_log
 invalid value "always"
+
+
+
+=== TEST 7: Anthropic messages take the extension too; a bad value is a 400 in Anthropic's shape
+--- config
+location /v1/messages { llm_api messages; }
+location = /health { llm_api health; }
+--- request eval
+["POST /v1/messages\n" . ::body(model => "tiny", max_tokens => 16, temperature => 0,
+                                 speculation => "on",
+                                 messages => [{role => "user", content => "ab ab ab ab ab ab"}]),
+ "POST /v1/messages\n" . ::body(model => "tiny", max_tokens => 4, speculation => 3,
+                                 messages => [{role => "user", content => "hi"}])]
+--- error_code eval
+[200, 400]
+--- response_body_like eval
+[qr/"type":"message"/, qr/^\{"type":"error","error":\{"type":"invalid_request_error","message":"[^"]*'speculation'/]

@@ -72,13 +72,31 @@ static const char *edit_text =
     "migration depends on the database team's schedule, and the log pipeline retirement needs "
     "every team to move their alerts first.\n";
 
-static const char *tool_text =
-    "Meeting notes, Tuesday. Present: Ana, Bo, Chen, Dita. Decisions: ship the search "
-    "filters behind a flag next Monday; keep the old export until the end of the month; Bo "
-    "owns the rollout checklist. Open questions: do we need a migration for saved searches, "
-    "and who reviews the new permissions model? Action items: Ana writes the flag cleanup "
-    "ticket, Chen measures query latency with the filters on, Dita updates the help pages "
-    "and the changelog before Friday.";
+/* tool calls whose arguments copy text from the user message */
+static const char *tool_tasks[][2] = {
+    { "{\"name\": \"send_message\", \"description\": \"Send a chat message to a person\", "
+      "\"parameters\": {\"type\": \"object\", \"properties\": {\"recipient\": {\"type\": "
+      "\"string\"}, \"text\": {\"type\": \"string\"}}, \"required\": [\"recipient\", \"text\"]}}",
+      "Send a message to Ana saying: The deploy finished at noon, all checks passed, and the new "
+      "search filters are live behind the flag. Please watch the error dashboard this afternoon "
+      "and ping me if the latency goes above two hundred milliseconds." },
+    { "{\"name\": \"write_file\", \"description\": \"Write text to a file\", \"parameters\": "
+      "{\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\"}, \"content\": "
+      "{\"type\": \"string\"}}, \"required\": [\"path\", \"content\"]}}",
+      "Save this to notes/tuesday.md: Meeting notes, Tuesday. Decisions: ship the search filters "
+      "behind a flag next Monday; keep the old export until the end of the month; Bo owns the "
+      "rollout checklist. Action items: Ana writes the flag cleanup ticket, Chen measures query "
+      "latency with the filters on, Dita updates the help pages before Friday." },
+    { "{\"name\": \"send_email\", \"description\": \"Send an email\", \"parameters\": "
+      "{\"type\": \"object\", \"properties\": {\"to\": {\"type\": \"string\"}, \"subject\": "
+      "{\"type\": \"string\"}, \"body\": {\"type\": \"string\"}}, \"required\": [\"to\", "
+      "\"subject\", \"body\"]}}",
+      "Email bo@example.com with the subject Rollout plan and this body: We start the rollout on "
+      "Monday at nine with five percent of users, move to half of them on Wednesday if the error "
+      "rate stays flat, and finish on Friday. The old export stays available until the end of "
+      "the month." },
+    { NULL, NULL }
+};
 
 static const char *chat_questions[] = {
     "What are some good ways to stay focused while studying for an exam?",
@@ -96,7 +114,9 @@ prompt_text(const char *kind, int i)
 {
     char  *p;
 
-    if (strcmp(kind, "chat") != 0 ? i > 0 : chat_questions[i] == NULL) {
+    if (strcmp(kind, "edit") == 0 ? i > 0
+        : strcmp(kind, "tool") == 0 ? tool_tasks[i][0] == NULL : chat_questions[i] == NULL)
+    {
         return NULL;
     }
     p = malloc(16384);
@@ -107,15 +127,11 @@ prompt_text(const char *kind, int i)
     } else if (strcmp(kind, "tool") == 0) {
         snprintf(p, 16384, "<|im_start|>system\n# Tools\n\nYou may call one or more of these "
                  "functions to help with the request. Their signatures are inside "
-                 "<tools></tools>:\n<tools>\n{\"name\": \"write_file\", \"description\": "
-                 "\"Write text to a file\", \"parameters\": {\"type\": \"object\", "
-                 "\"properties\": {\"path\": {\"type\": \"string\"}, \"content\": {\"type\": "
-                 "\"string\"}}, \"required\": [\"path\", \"content\"]}}\n</tools>\n\nTo call a "
-                 "function, reply with one block per call, each a JSON object with the function "
-                 "name and its arguments:\n<tool_call>\n{\"name\": <function-name>, "
-                 "\"arguments\": <arguments-json-object>}\n</tool_call><|im_end|>\n"
-                 "<|im_start|>user\nSave these notes to notes/tuesday.md exactly as written:\n\n"
-                 "%s<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n", tool_text);
+                 "<tools></tools>:\n<tools>\n%s\n</tools>\n\nTo call a function, reply with one "
+                 "block per call, each a JSON object with the function name and its arguments:\n"
+                 "<tool_call>\n{\"name\": <function-name>, \"arguments\": "
+                 "<arguments-json-object>}\n</tool_call><|im_end|>\n<|im_start|>user\n%s<|im_end|>\n"
+                 "<|im_start|>assistant\n", tool_tasks[i][0], tool_tasks[i][1]);
     } else {
         snprintf(p, 16384, "<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n"
                  "<think>\n\n</think>\n\n", chat_questions[i]);
