@@ -6,10 +6,12 @@
  *   chat  free chat, nothing to copy
  * each run with llm_speculation off, auto and on in a fresh scheduler (so
  * the suffix store never replays an earlier run), printing decode speed,
- * tokens per step, acceptance and whether the outputs are identical.
+ * tokens per step, acceptance and whether the outputs are identical; then
+ * what searching for a proposal costs a step that finds none.
  * Not a test: nothing here asserts on time.
  *
  *   build/bench/spec MODEL_DIR [threads] [repeats]
+ *   BENCH_SPEC_SHOW=1: print the outputs; BENCH_SPEC_ONLY_COST=1: the search cost only
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,7 @@
 #include <time.h>
 
 #include "engine/llm_sched.h"
+#include "engine/llm_spec.h"
 #include "engine/llm_tokenizer.h"
 
 static double
@@ -256,7 +259,7 @@ main(int argc, char **argv)
            reps, 4 * reps);
     printf("%-5s %-4s %7s %7s %9s %8s %9s %7s %s\n", "work", "mode", "prompt", "tokens",
            "decode/s", "speedup", "tok/step", "accept", "same");
-    for (k = 0; k < 3; k++) {
+    for (k = getenv("BENCH_SPEC_ONLY_COST") ? 3 : 0; k < 3; k++) {
         double  best[3] = { 0, 0, 0 };
 
         /* chat is short (about 20 tokens an answer): more runs for the same certainty */
@@ -278,6 +281,32 @@ main(int argc, char **argv)
                    t[mode].proposed ? 100.0 * t[mode].accepted / t[mode].proposed : 0,
                    same ? "yes" : "NO");
         }
+    }
+    /* what auto costs a step that finds nothing to propose: lookup over the context, suffix query */
+    {
+        static int32_t  ctx[4096], out[LLM_SPEC_K_MAX];
+        llm_suffix     *sx = llm_suffix_create(32768);
+        llm_spec_state  st;
+        llm_tokens2     tt = { ctx, 4095, ctx + 4095, 1 };
+        uint64_t        x = 88172645463325252ull;
+        double          t0, t1;
+        int             i, n = 0;
+
+        for (i = 0; i < 4096; i++) {
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            ctx[i] = (int32_t) (x % 150000);     /* a large vocabulary: no repeats */
+        }
+        llm_suffix_add(sx, ctx, 4096);
+        ctx[4095] = 150001;                      /* the context's end occurs nowhere */
+        llm_spec_init(&st, LLM_SPEC_AUTO);
+        t0 = now_ms();
+        for (i = 0; i < 2000; i++) {
+            n += llm_spec_propose(&st, &tt, sx, 0.1, LLM_SPEC_K_MAX, out);
+        }
+        t1 = now_ms();
+        printf("proposal search with nothing to find (4096-token context, suffix store of 4096): "
+               "%.1f us per step (%d proposed)\n", (t1 - t0) * 1e3 / 2000, n);
+        llm_suffix_free(sx);
     }
     llm_tokenizer_free(tok);
     llm_model_free(m);
