@@ -15,9 +15,24 @@
  * parent.  Results are memoized per (state, byte), which turns the pushdown
  * automaton into a lazily built DFA over the configurations actually met.
  *
- * The mask of a state is a preorder walk of the vocabulary trie carrying one
- * state per depth: a dead byte skips the node's subtree, a live node allows
- * the tokens ending there.  Masks are cached per state within a memory budget.
+ * Masks.  Which tokens a stack accepts depends mostly on its top few nodes
+ * (XGrammar's context-independent tokens), so a state is cut: every stack
+ * keeps its top CUT_DEPTH nodes over a BOUNDARY node, and the cut stacks,
+ * interned like any node, form a cut state.  The cut state gets a preorder
+ * walk of the vocabulary trie carrying one state per depth: a dead byte
+ * skips the node's subtree, a live node accepts the tokens ending there --
+ * unless the walk met the boundary (the cut rules ended) on the way, after
+ * which the verdict on a token depends on the stack below the cut: such
+ * tokens are listed instead (in trie order).  The walk is cached per cut
+ * state, so every state, request and property that shares the same top of
+ * stack (a string value under any key, at any nesting) reuses it, and a
+ * state's mask is the cut's accepted set plus the listed tokens checked
+ * from the state itself (few, their common prefixes walked once).  State
+ * masks are cached too; both caches have memory budgets.  Counted
+ * repetitions (maxLength, maxItems) put a different rule on the stack per
+ * count, so each count still costs a walk.  The plain walk from the state
+ * itself is kept as the reference the tests compare against
+ * (llm_gmatcher_mask_reference).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -29,6 +44,9 @@
 #define TR_DEAD     (-1)
 #define MAX_EXPAND_DEPTH 4096
 #define MASK_BUDGET ((size_t) 64 << 20)
+#define CUT_BUDGET  ((size_t) 64 << 20)
+#define BOUNDARY    1        /* node: the stack below a cut */
+#define CUT_DEPTH   3        /* stack nodes kept above the cut */
 
 typedef struct {
     int32_t pos, parent;
@@ -39,8 +57,19 @@ typedef struct {
     int32_t  *trans;         /* [256] or NULL */
     uint64_t *mask;
     int16_t   forced;        /* -2 unknown, -1 none, else the only next byte */
-    uint8_t   accepting;
+    uint8_t   accepting;     /* holds node 0: the input may end here */
+    uint8_t   boundary;      /* holds BOUNDARY: a cut stack's rules ended */
 } gstate;
+
+/* A cut state's verdicts: tokens allowed whatever lies below the cut (as a
+ * list when few, else a bitset) and tokens that reach the cut (decided per
+ * state), in trie order. */
+typedef struct {
+    int32_t  *acc;
+    uint64_t *acc_bits;
+    int32_t  *dep;
+    uint32_t  n_acc, n_dep;
+} gcut;
 
 struct llm_gindex {
     int       refs;              /* llm_gindex_retain / llm_gindex_free */
@@ -73,9 +102,18 @@ struct llm_gindex {
     int       fail;              /* out of memory or too deep */
 
     int32_t  *walk;              /* trie walk: state per depth */
+    uint8_t  *past;              /* trie walk: the cut was crossed at or above */
     int32_t   init;
     size_t    mask_bytes;
     long      n_computed;        /* masks computed (cache misses) */
+
+    gcut    **cut;               /* by cut state id */
+    size_t    cap_cut;
+    size_t    cut_bytes;
+    long      n_cut_walks;
+    int32_t  *tmp;               /* scratch lists of one cut walk */
+    size_t    n_tmp_acc, n_tmp_dep, cap_tmp_acc, cap_tmp_dep;
+    int32_t  *tmp_dep;
     pthread_mutex_t mu;
 };
 
@@ -214,7 +252,7 @@ expand(llm_gindex *x, int32_t pos, int32_t parent, int depth)
     if (!visit_first(x, pos, parent)) return;
     e = &g->el[pos];
     if (llm_gelem_ends(e)) {
-        if (parent == 0) buf_push(x, 0);
+        if (parent == 0 || parent == BOUNDARY) buf_push(x, parent);
         else expand(x, x->nodes[parent].pos, x->nodes[parent].parent, depth + 1);
         return;
     }
@@ -283,6 +321,7 @@ state_intern(llm_gindex *x)
     s->n = (uint32_t) n;
     s->forced = -2;
     s->accepting = x->buf[0] == 0;
+    s->boundary = x->buf[0] == BOUNDARY || (n > 1 && x->buf[1] == BOUNDARY);
     memcpy(x->pool + x->n_pool, x->buf, n * sizeof(int32_t));
     x->n_pool += n;
     x->n_st++;
@@ -313,7 +352,7 @@ advance(llm_gindex *x, int32_t s, unsigned b)
     for (i = 0; i < n; i++) {
         int32_t id = x->pool[off + i];
         const gnode *nd;
-        if (id == 0) continue;
+        if (id == 0 || id == BOUNDARY) continue;
         nd = &x->nodes[id];
         if (llm_gset_has(g->cls[g->el[nd->pos].val], b)) {
             int32_t parent = nd->parent;
@@ -366,16 +405,19 @@ llm_gindex_create(const llm_grammar *g, const llm_gvocab *v,
     x->cap_st = 64;
     x->st = malloc(x->cap_st * sizeof(gstate));
     x->walk = malloc((v->max_depth + 2) * sizeof(int32_t));
-    if (!x->stop || !x->extra || !x->nodes || !x->st || !x->walk
+    x->past = malloc(v->max_depth + 2);
+    if (!x->stop || !x->extra || !x->nodes || !x->st || !x->walk || !x->past
         || grow_ht(&x->node_ht, &x->node_cap, 1) < 0 || grow_ht(&x->st_ht, &x->st_cap, 1) < 0)
         goto oom;
     if (n_stop) memcpy(x->stop, stop_ids, n_stop * sizeof(int32_t));
     if (n_extra) memcpy(x->extra, extra_ids, n_extra * sizeof(int32_t));
     x->n_stop = n_stop;
     x->n_extra = n_extra;
-    x->nodes[0].pos = -1;
+    x->nodes[0].pos = -1;          /* nothing left */
     x->nodes[0].parent = -1;
-    x->n_nodes = 1;
+    x->nodes[BOUNDARY].pos = -1;   /* below a cut */
+    x->nodes[BOUNDARY].parent = -1;
+    x->n_nodes = 2;
     pthread_mutex_init(&x->mu, NULL);
 
     /* the initial state: every alternative of the root, nothing after it */
@@ -400,6 +442,22 @@ oom:
     return NULL;
 }
 
+static void
+cut_free(gcut *c)
+{
+    if (c == NULL) return;
+    free(c->acc); free(c->acc_bits); free(c->dep);
+    free(c);
+}
+
+static void
+drop_cuts(llm_gindex *x)
+{
+    size_t i;
+    for (i = 0; i < x->cap_cut; i++) { cut_free(x->cut[i]); x->cut[i] = NULL; }
+    x->cut_bytes = 0;
+}
+
 void
 llm_gindex_drop_masks(llm_gindex *x)
 {
@@ -410,6 +468,7 @@ llm_gindex_drop_masks(llm_gindex *x)
         x->st[i].mask = NULL;
     }
     x->mask_bytes = 0;
+    drop_cuts(x);
     pthread_mutex_unlock(&x->mu);
 }
 
@@ -435,6 +494,8 @@ llm_gindex_free(llm_gindex *x)
     if (x->st) {
         for (i = 0; i < x->n_st; i++) { free(x->st[i].trans); free(x->st[i].mask); }
     }
+    if (x->cut) drop_cuts(x);
+    free(x->cut); free(x->tmp); free(x->tmp_dep); free(x->past);
     if (x->n_nodes) pthread_mutex_destroy(&x->mu);
     free(x->stop); free(x->extra); free(x->nodes); free(x->node_ht);
     free(x->st); free(x->st_ht); free(x->pool); free(x->buf);
@@ -454,6 +515,12 @@ llm_gindex_n_masks_computed(const llm_gindex *x)
     return x->n_computed;
 }
 
+long
+llm_gindex_n_cut_walks(const llm_gindex *x)
+{
+    return x->n_cut_walks;
+}
+
 /* Walk bytes from s; -1 when a byte is not allowed, -3 on failure. */
 static int32_t
 walk_bytes(llm_gindex *x, int32_t s, const char *p, size_t n)
@@ -463,8 +530,36 @@ walk_bytes(llm_gindex *x, int32_t s, const char *p, size_t n)
     return s;
 }
 
+/* Stop ids (when s is complete) and the extra ids whose bytes fit, into m. */
 static int
-compute_mask(llm_gindex *x, int32_t s, uint64_t *m)
+mask_outside_trie(llm_gindex *x, int32_t s, uint64_t *m, int *any)
+{
+    const llm_gvocab *v = x->v;
+    size_t k;
+
+    for (k = 0; k < x->n_extra; k++) {
+        int32_t id = x->extra[k], len, t;
+        if (id < 0 || (size_t) id >= v->n_vocab) continue;
+        len = v->len[id] < -1 ? -2 - v->len[id] : v->len[id];
+        if (len <= 0) continue;
+        t = walk_bytes(x, s, v->arena + v->off[id], (size_t) len);
+        if (t == -3) return -3;
+        if (t >= 0) { m[id >> 6] |= 1ull << (id & 63); *any = 1; }
+    }
+    if (x->st[s].accepting) {
+        for (k = 0; k < x->n_stop; k++) {
+            int32_t id = x->stop[k];
+            if (id < 0 || (size_t) id >= v->n_vocab) continue;
+            m[id >> 6] |= 1ull << (id & 63);
+            *any = 1;
+        }
+    }
+    return 0;
+}
+
+/* The reference mask: the whole trie walked from the state itself. */
+static int
+compute_mask_walk(llm_gindex *x, int32_t s, uint64_t *m)
 {
     const llm_gvocab *v = x->v;
     const uint8_t *byte = v->byte;
@@ -472,7 +567,7 @@ compute_mask(llm_gindex *x, int32_t s, uint64_t *m)
     const uint32_t *skip = v->skip;
     const int32_t *first = v->first_tok, *next = v->next_tok;
     int32_t *walk = x->walk;
-    size_t i, n = v->n_nodes, k;
+    size_t i, n = v->n_nodes;
     int any = 0;
 
     memset(m, 0, x->words * sizeof(uint64_t));
@@ -493,23 +588,203 @@ compute_mask(llm_gindex *x, int32_t s, uint64_t *m)
         }
         i++;
     }
-    for (k = 0; k < x->n_extra; k++) {
-        int32_t id = x->extra[k], len, t;
-        if (id < 0 || (size_t) id >= v->n_vocab) continue;
-        len = v->len[id] < -1 ? -2 - v->len[id] : v->len[id];
-        if (len <= 0) continue;
-        t = walk_bytes(x, s, v->arena + v->off[id], (size_t) len);
-        if (t == -3) return -3;
-        if (t >= 0) { m[id >> 6] |= 1ull << (id & 63); any = 1; }
+    if (mask_outside_trie(x, s, m, &any) < 0) return -3;
+    return any ? 0 : -1;
+}
+
+/* The cut stack of stack node id: its top CUT_DEPTH nodes over BOUNDARY,
+ * or id itself when the stack is no deeper.  -3 on failure. */
+static int32_t
+cut_of(llm_gindex *x, int32_t id)
+{
+    int32_t pos[CUT_DEPTH], p = id;
+    int d = 0;
+
+    while (d < CUT_DEPTH && p > BOUNDARY) {
+        pos[d++] = x->nodes[p].pos;
+        p = x->nodes[p].parent;
     }
-    if (x->st[s].accepting) {
-        for (k = 0; k < x->n_stop; k++) {
-            int32_t id = x->stop[k];
-            if (id < 0 || (size_t) id >= v->n_vocab) continue;
-            m[id >> 6] |= 1ull << (id & 63);
-            any = 1;
+    if (p == 0) return id;
+    p = BOUNDARY;
+    while (d > 0) {
+        p = node_intern(x, pos[--d], p);
+        if (p < 0) { x->fail = 0; return -3; }
+    }
+    return p;
+}
+
+static int
+list_push(int32_t **a, size_t *n, size_t *cap, int32_t v)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 1024;
+        int32_t *na = realloc(*a, c * sizeof(int32_t));
+        if (na == NULL) return -1;
+        *a = na;
+        *cap = c;
+    }
+    (*a)[(*n)++] = v;
+    return 0;
+}
+
+/* The trie walked from cut state c (see the top of the file). */
+static gcut *
+cut_walk(llm_gindex *x, int32_t c)
+{
+    const llm_gvocab *v = x->v;
+    const uint8_t *byte = v->byte;
+    const uint16_t *depth = v->depth;
+    const uint32_t *skip = v->skip;
+    const int32_t *first = v->first_tok, *next = v->next_tok;
+    int32_t *walk = x->walk, id;
+    uint8_t *past = x->past;
+    size_t i, j, n = v->n_nodes;
+    gcut *g;
+
+    walk[0] = c;
+    x->n_cut_walks++;
+    x->n_tmp_acc = x->n_tmp_dep = 0;
+    past[0] = 0;
+    for (i = 1; i < n; ) {
+        int32_t cur = walk[depth[i] - 1], t;
+        const int32_t *tr = x->st[cur].trans;
+        const gstate *ts;
+        t = (tr != NULL && tr[byte[i]] != TR_UNKNOWN) ? tr[byte[i]] : trans(x, cur, byte[i]);
+        if (t == -3) return NULL;
+        if (t < 0) {
+            /* dead above the cut; past it the stack below decides */
+            if (past[depth[i] - 1]) {
+                for (j = i; j < skip[i]; j++)
+                    for (id = first[j]; id >= 0; id = next[id])
+                        if (list_push(&x->tmp_dep, &x->n_tmp_dep, &x->cap_tmp_dep, id) < 0) return NULL;
+            }
+            i = skip[i];
+            continue;
         }
+        ts = &x->st[t];
+        walk[depth[i]] = t;
+        past[depth[i]] = past[depth[i] - 1] | ts->boundary;
+        for (id = first[i]; id >= 0; id = next[id]) {
+            int r = ts->n > ts->boundary
+                ? list_push(&x->tmp, &x->n_tmp_acc, &x->cap_tmp_acc, id)
+                : list_push(&x->tmp_dep, &x->n_tmp_dep, &x->cap_tmp_dep, id);
+            if (r < 0) return NULL;
+        }
+        i++;
     }
+    g = calloc(1, sizeof(*g));
+    if (g == NULL) return NULL;
+    g->n_acc = (uint32_t) x->n_tmp_acc;
+    g->n_dep = (uint32_t) x->n_tmp_dep;
+    if (x->n_tmp_acc < x->words) {
+        g->acc = malloc((x->n_tmp_acc + 1) * sizeof(int32_t));
+        if (g->acc) memcpy(g->acc, x->tmp, x->n_tmp_acc * sizeof(int32_t));
+        x->cut_bytes += x->n_tmp_acc * sizeof(int32_t);
+    } else {
+        g->acc_bits = calloc(x->words, sizeof(uint64_t));
+        if (g->acc_bits)
+            for (j = 0; j < x->n_tmp_acc; j++) g->acc_bits[x->tmp[j] >> 6] |= 1ull << (x->tmp[j] & 63);
+        x->cut_bytes += x->words * sizeof(uint64_t);
+    }
+    g->dep = malloc((x->n_tmp_dep + 1) * sizeof(int32_t));
+    if (g->dep) memcpy(g->dep, x->tmp_dep, x->n_tmp_dep * sizeof(int32_t));
+    x->cut_bytes += x->n_tmp_dep * sizeof(int32_t) + sizeof(*g);
+    if ((g->acc == NULL && g->acc_bits == NULL) || g->dep == NULL) { cut_free(g); return NULL; }
+    return g;
+}
+
+/* The cut of state s: every stack cut (cut_of), as a state; -1 when no
+ * stack has a byte to match (s is only complete), -3 on failure. */
+static int32_t
+cut_state(llm_gindex *x, int32_t s)
+{
+    size_t n = x->st[s].n, k;
+    int32_t *ids = malloc(n * sizeof(int32_t)), r;
+
+    if (ids == NULL) return -3;
+    memcpy(ids, x->pool + x->st[s].off, n * sizeof(int32_t));
+    for (k = 0; k < n; k++) {
+        if (ids[k] == 0) continue;
+        ids[k] = cut_of(x, ids[k]);
+        if (ids[k] < 0) { free(ids); return -3; }
+    }
+    new_pass(x);
+    for (k = 0; k < n; k++) if (ids[k] != 0) buf_push(x, ids[k]);
+    free(ids);
+    r = state_intern(x);
+    if (x->fail) { x->fail = 0; return -3; }
+    return r;
+}
+
+/* The cached walk of a cut state. */
+static gcut *
+cut_get(llm_gindex *x, int32_t c)
+{
+    if ((size_t) c >= x->cap_cut) {
+        size_t cap = x->cap_cut ? x->cap_cut : 256, k;
+        gcut **nc;
+        while (cap <= (size_t) c) cap *= 2;
+        nc = realloc(x->cut, cap * sizeof(gcut *));
+        if (nc == NULL) return NULL;
+        for (k = x->cap_cut; k < cap; k++) nc[k] = NULL;
+        x->cut = nc;
+        x->cap_cut = cap;
+    }
+    if (x->cut[c] == NULL) x->cut[c] = cut_walk(x, c);
+    return x->cut[c];
+}
+
+/* Listed tokens (trie order) checked from state s; common prefixes of
+ * consecutive tokens are walked once. */
+static int
+mask_listed(llm_gindex *x, int32_t s, const int32_t *ids, size_t n, uint64_t *m, int *any)
+{
+    const llm_gvocab *v = x->v;
+    int32_t *walk = x->walk;
+    const char *prev = NULL;
+    size_t k, valid = 0;
+
+    walk[0] = s;
+    for (k = 0; k < n; k++) {
+        int32_t id = ids[k];
+        const char *tb = v->arena + v->off[id];
+        size_t len = (size_t) v->len[id], d = 0;
+        if ((m[id >> 6] >> (id & 63)) & 1) continue;
+        if (prev) while (d < valid && d < len && prev[d] == tb[d]) d++;
+        /* walk[0..d] hold the states after tb's first d bytes */
+        while (d < len && walk[d] >= 0) {
+            int32_t t = trans(x, walk[d], (unsigned char) tb[d]);
+            if (t == -3) return -3;
+            walk[++d] = t;
+        }
+        prev = tb;
+        valid = d;
+        if (d == len && walk[d] >= 0) { m[id >> 6] |= 1ull << (id & 63); *any = 1; }
+    }
+    return 0;
+}
+
+/* The mask of state s from the walk of its cut state. */
+static int
+compute_mask(llm_gindex *x, int32_t s, uint64_t *m)
+{
+    const gcut *c;
+    int32_t cs;
+    size_t j;
+    int any = 0;
+
+    if (x->cut_bytes > CUT_BUDGET) drop_cuts(x);
+    memset(m, 0, x->words * sizeof(uint64_t));
+    cs = cut_state(x, s);
+    if (cs == -3) return -3;
+    if (cs < 0) return mask_outside_trie(x, s, m, &any) < 0 ? -3 : any ? 0 : -1;
+    c = cut_get(x, cs);
+    if (c == NULL) return -3;
+    if (c->n_acc) any = 1;
+    if (c->acc_bits) memcpy(m, c->acc_bits, x->words * sizeof(uint64_t));
+    else for (j = 0; j < c->n_acc; j++) m[c->acc[j] >> 6] |= 1ull << (c->acc[j] & 63);
+    if (c->n_dep && mask_listed(x, s, c->dep, c->n_dep, m, &any) < 0) return -3;
+    if (mask_outside_trie(x, s, m, &any) < 0) return -3;
     return any ? 0 : -1;
 }
 
@@ -565,6 +840,20 @@ llm_gmatcher_mask(llm_gmatcher *m, uint64_t *bits)
         memcpy(bits, mask, bytes);
     }
     pthread_mutex_unlock(&x->mu);
+    return rc == 0 ? 0 : -1;
+}
+
+int
+llm_gmatcher_mask_reference(llm_gmatcher *m, uint64_t *bits)
+{
+    int rc;
+    if (m->done) {
+        memset(bits, 0, m->x->words * sizeof(uint64_t));
+        return -1;
+    }
+    pthread_mutex_lock(&m->x->mu);
+    rc = compute_mask_walk(m->x, m->state, bits);
+    pthread_mutex_unlock(&m->x->mu);
     return rc == 0 ? 0 : -1;
 }
 

@@ -141,6 +141,7 @@ void   llm_gindex_adopt(llm_gindex *x, llm_grammar *g);
 void   llm_gindex_free(llm_gindex *x);
 size_t llm_gindex_n_states(const llm_gindex *x);
 long   llm_gindex_n_masks_computed(const llm_gindex *x);   /* cache misses so far */
+long   llm_gindex_n_cut_walks(const llm_gindex *x);        /* vocabulary walks so far */
 /* Drop cached masks (transitions stay); for memory tests and benchmarks. */
 void   llm_gindex_drop_masks(llm_gindex *x);
 
@@ -150,6 +151,9 @@ void llm_gmatcher_free(llm_gmatcher *m);
  * no token is allowed (cannot happen for a grammar whose rules all produce
  * something; reported rather than assumed). */
 int  llm_gmatcher_mask(llm_gmatcher *m, uint64_t *bits);
+/* The same mask by the plain walk of the whole vocabulary from the state
+ * (no cut stacks, no cache): the reference the fast mask is tested against. */
+int  llm_gmatcher_mask_reference(llm_gmatcher *m, uint64_t *bits);
 /* 1 if the grammar allows token id next (no mask needed: a sampler can try
  * its pick first and compute the mask only when the pick is refused). */
 int  llm_gmatcher_allows(llm_gmatcher *m, int32_t id);

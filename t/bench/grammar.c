@@ -85,6 +85,11 @@ rnd(void)
     return (uint32_t) (rng >> 32);
 }
 
+/* mask times of the computed masks (cache misses), split by whether they
+ * walked the vocabulary or reused a cut walk */
+static double miss_walk[1 << 16], miss_cut[1 << 16];
+static size_t n_miss_walk, n_miss_cut;
+
 /* one random generation; mask times appended to t[] */
 static size_t
 generate(llm_gindex *x, size_t n_vocab, uint64_t *bits, int32_t *allowed, int max_tokens,
@@ -94,11 +99,16 @@ generate(llm_gindex *x, size_t n_vocab, uint64_t *bits, int32_t *allowed, int ma
     size_t words = (n_vocab + 63) / 64, w, steps = 0;
     int k;
     for (k = 0; k < max_tokens && !llm_gmatcher_done(m); k++) {
+        long c0 = llm_gindex_n_masks_computed(x), w0 = llm_gindex_n_cut_walks(x);
         double t0 = now_us();
         size_t n = 0;
         int rc = llm_gmatcher_mask(m, bits);
         double dt = now_us() - t0;
-        if (*nt < cap) t[(*nt)++] = dt;
+        if (*nt < cap) {
+            t[(*nt)++] = dt;
+            if (llm_gindex_n_cut_walks(x) > w0) { if (n_miss_walk < 1 << 16) miss_walk[n_miss_walk++] = dt; }
+            else if (llm_gindex_n_masks_computed(x) > c0 && n_miss_cut < 1 << 16) miss_cut[n_miss_cut++] = dt;
+        }
         if (rc < 0) break;
         for (w = 0; w < words; w++) {
             uint64_t b = bits[w];
@@ -110,6 +120,67 @@ generate(llm_gindex *x, size_t n_vocab, uint64_t *bits, int32_t *allowed, int ma
     *finished += llm_gmatcher_done(m);
     llm_gmatcher_free(m);
     return steps;
+}
+
+/*
+ * What a grammar adds to a decode step: the sampler's pick with the grammar
+ * (llm_constraint_sample + accept: the pick checked, a mask on refusals)
+ * against the sampler alone, on the same random logits (temperature 1), and
+ * how many tokens jump-forward appends without a step.  The decode step of
+ * the model itself is `llm bench`'s number; the ratio is in the notes.
+ */
+static void
+sampling_cost(const llm_tokenizer *tok, llm_gvocab *v, const json_t *schema, int32_t stop)
+{
+    char err[256];
+    size_t nv = llm_tokenizer_n_vocab(tok), k;
+    float *logits = malloc(nv * sizeof(float));
+    llm_grammar *g = llm_grammar_from_json_schema(schema, err, sizeof(err));
+    llm_gindex *x = llm_gindex_create(g, v, &stop, 1, NULL, 0, err, sizeof(err));
+    double free_us = 0, con_us = 0;
+    long steps = 0, forced = 0, masks = 0;
+    int run;
+
+    for (run = 0; run < 8; run++) {
+        llm_sampler_params p;
+        llm_sampler *sf, *sc;
+        llm_constraint *c = llm_constraint_create(x, tok, NULL, 0);
+        int32_t ids[64];
+        int n;
+        llm_sampler_params_default(&p);
+        p.temperature = 1.0f;
+        p.has_seed = 1;
+        p.seed = (uint64_t) run;
+        sf = llm_sampler_create(&p, (int) nv);
+        sc = llm_sampler_create(&p, (int) nv);
+        for (n = 0; n < 400 && !llm_constraint_done(c); n++) {
+            double t0, t1, t2;
+            int32_t t;
+            forced += llm_constraint_forced(c, ids, 64);
+            if (llm_constraint_done(c)) break;
+            for (k = 0; k < nv; k++) logits[k] = (float) (rnd() & 0xFFFF) / 4096.0f;
+            t0 = now_us();
+            (void) llm_sampler_sample(sf, logits, NULL, 0);
+            t1 = now_us();
+            t = llm_constraint_sample(c, sc, logits, NULL, 0);
+            if (t < 0 || llm_constraint_accept(c, t) < 0) break;
+            t2 = now_us();
+            free_us += t1 - t0;
+            con_us += t2 - t1;
+            steps++;
+        }
+        masks += llm_constraint_n_masks(c);
+        llm_constraint_free(c);
+        llm_sampler_free(sf);
+        llm_sampler_free(sc);
+    }
+    printf("grammar: sampling per step over %ld steps: free %.1f us, with the grammar %.1f us "
+           "(+%.1f us; %ld masks); jump-forward appended %ld tokens without a step\n",
+           steps, free_us / (double) steps, con_us / (double) steps,
+           (con_us - free_us) / (double) steps, masks, forced);
+    llm_gindex_free(x);
+    llm_grammar_free(g);
+    free(logits);
 }
 
 int
@@ -178,18 +249,27 @@ main(int argc, char **argv)
     }
     {
         long miss0 = llm_gindex_n_masks_computed(x);
+        n_miss_walk = n_miss_cut = 0;
+        long walks0 = llm_gindex_n_cut_walks(x);
         for (i = 0; i < gens; i++) generate(x, n_vocab, bits, allowed, 400, twarm, &nwarm, cap, &fin_warm);
-        printf("grammar: warm index: %zu states, %ld masks computed during the measured generations\n",
-               llm_gindex_n_states(x), llm_gindex_n_masks_computed(x) - miss0);
+        printf("grammar: warm index: %zu states, %ld masks computed and %ld vocabulary walks during the measured generations\n",
+               llm_gindex_n_states(x), llm_gindex_n_masks_computed(x) - miss0, llm_gindex_n_cut_walks(x) - walks0);
     }
     qsort(tcold, ncold, sizeof(double), cmp_d);
     qsort(twarm, nwarm, sizeof(double), cmp_d);
     printf("grammar: mask per token, cold index: %zu tokens (%d/%d calls finished), p50 %.1f us, p99 %.1f us, max %.1f us\n",
            ncold, fin_cold, gens, pct(tcold, ncold, 0.5), pct(tcold, ncold, 0.99), tcold[ncold - 1]);
-    printf("grammar: mask per token, warm index: %zu tokens (%d/%d calls finished), p50 %.1f us, p99 %.1f us, max %.1f us\n",
-           nwarm, fin_warm, gens, pct(twarm, nwarm, 0.5), pct(twarm, nwarm, 0.99), twarm[nwarm - 1]);
+    printf("grammar: mask per token, warm index: %zu tokens (%d/%d calls finished), p50 %.1f us, p90 %.1f us, p95 %.1f us, p99 %.1f us, max %.1f us\n",
+           nwarm, fin_warm, gens, pct(twarm, nwarm, 0.5), pct(twarm, nwarm, 0.9), pct(twarm, nwarm, 0.95),
+           pct(twarm, nwarm, 0.99), twarm[nwarm - 1]);
+    qsort(miss_walk, n_miss_walk, sizeof(double), cmp_d);
+    qsort(miss_cut, n_miss_cut, sizeof(double), cmp_d);
+    printf("grammar: warm misses: %zu reused a cut walk (p50 %.1f us, p99 %.1f us), %zu walked the vocabulary (p50 %.1f us, p99 %.1f us)\n",
+           n_miss_cut, pct(miss_cut, n_miss_cut, 0.5), pct(miss_cut, n_miss_cut, 0.99),
+           n_miss_walk, pct(miss_walk, n_miss_walk, 0.5), pct(miss_walk, n_miss_walk, 0.99));
     llm_gindex_free(x);
     llm_grammar_free(g);
+    sampling_cost(tok, v, schema, stop);
     free(bits); free(allowed); free(tcold); free(twarm);
     json_decref(schema);
     json_decref(tools);
