@@ -34,6 +34,7 @@ typedef enum {
     LLM_WT_IQ4_NL,
     LLM_WT_IQ4_XS,
     LLM_WT_MXFP4,
+    LLM_WT_AQ8,          /* not a GGUF type: MLX affine weights of any width, unpacked to 8 bits */
     LLM_WT_COUNT
 } llm_wtype;
 

@@ -261,6 +261,7 @@ MM(q6_k, LLM_WT_Q6_K)
 MM(iq4_nl, LLM_WT_IQ4_NL)
 MM(iq4_xs, LLM_WT_IQ4_XS)
 MM(mxfp4, LLM_WT_MXFP4)
+MM(aq8, LLM_WT_AQ8)
 
 /* ================= activation rows ================= */
 

@@ -122,6 +122,7 @@ block_bytes(llm_wtype t)
     case LLM_WT_Q6_K:   return sizeof(llm_block_q6_k);
     case LLM_WT_IQ4_NL: return sizeof(llm_block_iq4_nl);
     case LLM_WT_IQ4_XS: return sizeof(llm_block_iq4_xs);
+    case LLM_WT_AQ8:    return sizeof(llm_block_aq8);
     default:            return sizeof(llm_block_mxfp4);
     }
 }
@@ -138,13 +139,13 @@ typedef struct {
 INLINE int
 signed_fmt(llm_wtype t)
 {
-    return t == LLM_WT_Q8_0 || t == LLM_WT_IQ4_NL || t == LLM_WT_MXFP4;
+    return t == LLM_WT_Q8_0 || t == LLM_WT_IQ4_NL || t == LLM_WT_MXFP4 || t == LLM_WT_AQ8;
 }
 
 INLINE int
 has_offset(llm_wtype t)
 {
-    return t == LLM_WT_Q4_0 || t == LLM_WT_Q4_1 || t == LLM_WT_Q5_0 || t == LLM_WT_Q5_1;
+    return t == LLM_WT_Q4_0 || t == LLM_WT_Q4_1 || t == LLM_WT_Q5_0 || t == LLM_WT_Q5_1 || t == LLM_WT_AQ8;
 }
 
 AVX2 INLINE blk32
@@ -195,6 +196,14 @@ dec32(llm_wtype t, const char *p)
         b.m = 0;
         break;
     }
+    case LLM_WT_AQ8: {
+        /* q - 128 as signed bytes; the 128 comes back through the offset */
+        const llm_block_aq8 *x = (const void *) p;
+        b.q = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) x->qs), _mm256_set1_epi8((char) 0x80));
+        b.d = x->d;
+        b.m = x->m + 128.0f * x->d;
+        break;
+    }
     default: {
         const llm_block_mxfp4 *x = (const void *) p;
         b.q = lookup16(llm_mxfp4_values, nib32(x->qs));
@@ -231,6 +240,16 @@ scales8(llm_wtype t, const char *p, int bytes, int field)
 {
     __m128i h;
 
+    if (t == LLM_WT_AQ8) {
+        /* f32 fields: d (field 0), and the offset m + 128 d (field 1) */
+        float f[8];
+        int i;
+        for (i = 0; i < 8; i++) {
+            const llm_block_aq8 *x = (const void *) (p + i * bytes);
+            f[i] = field ? x->m + 128.0f * x->d : x->d;
+        }
+        return _mm256_loadu_ps(f);
+    }
     if (t == LLM_WT_MXFP4) {
         return _mm256_setr_ps(e8m0_half((uint8_t) p[0]), e8m0_half((uint8_t) p[bytes]),
                               e8m0_half((uint8_t) p[2 * bytes]), e8m0_half((uint8_t) p[3 * bytes]),

@@ -221,6 +221,7 @@ SC_MM_Q(LLM_WT_Q6_K, sc_mm_q6_k)
 SC_MM_Q(LLM_WT_IQ4_NL, sc_mm_iq4_nl)
 SC_MM_Q(LLM_WT_IQ4_XS, sc_mm_iq4_xs)
 SC_MM_Q(LLM_WT_MXFP4, sc_mm_mxfp4)
+SC_MM_Q(LLM_WT_AQ8, sc_mm_aq8)
 #undef SC_MM_Q
 
 static float
@@ -373,7 +374,7 @@ static const llm_kernels scalar_table = {
         [LLM_WT_Q5_0] = sc_mm_q5_0, [LLM_WT_Q5_1] = sc_mm_q5_1, [LLM_WT_Q2_K] = sc_mm_q2_k,
         [LLM_WT_Q3_K] = sc_mm_q3_k, [LLM_WT_Q4_K] = sc_mm_q4_k, [LLM_WT_Q5_K] = sc_mm_q5_k,
         [LLM_WT_Q6_K] = sc_mm_q6_k, [LLM_WT_IQ4_NL] = sc_mm_iq4_nl, [LLM_WT_IQ4_XS] = sc_mm_iq4_xs,
-        [LLM_WT_MXFP4] = sc_mm_mxfp4,
+        [LLM_WT_MXFP4] = sc_mm_mxfp4, [LLM_WT_AQ8] = sc_mm_aq8,
     },
     .quantize_act = llm_qa_quantize_ref,
     .dot = sc_dot, .axpy = sc_axpy, .scale = sc_scale, .rmsnorm = sc_rmsnorm,

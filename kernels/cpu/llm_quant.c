@@ -32,6 +32,7 @@ static const llm_wtype_traits traits[LLM_WT_COUNT] = {
     [LLM_WT_IQ4_NL] = { "IQ4_NL", 32,  sizeof(llm_block_iq4_nl),  1, 20 },
     [LLM_WT_IQ4_XS] = { "IQ4_XS", 256, sizeof(llm_block_iq4_xs),  1, 23 },
     [LLM_WT_MXFP4]  = { "MXFP4",  32,  sizeof(llm_block_mxfp4),   1, 39 },
+    [LLM_WT_AQ8]    = { "AQ8",    32,  sizeof(llm_block_aq8),     1, -1 },
 };
 
 /* the packed structs above have no padding: their sizes are the ggml block sizes */
@@ -41,7 +42,7 @@ _Static_assert(sizeof(llm_block_q4_0) == 18 && sizeof(llm_block_q4_1) == 20
                && sizeof(llm_block_q3_k) == 110 && sizeof(llm_block_q4_k) == 144
                && sizeof(llm_block_q5_k) == 176 && sizeof(llm_block_q6_k) == 210
                && sizeof(llm_block_iq4_nl) == 18 && sizeof(llm_block_iq4_xs) == 136
-               && sizeof(llm_block_mxfp4) == 17, "ggml block sizes");
+               && sizeof(llm_block_mxfp4) == 17 && sizeof(llm_block_aq8) == 40, "ggml block sizes");
 
 const llm_wtype_traits *
 llm_wtype_info(llm_wtype t)
@@ -355,6 +356,13 @@ dq_mxfp4(const llm_block_mxfp4 *b, float *y)
     }
 }
 
+static void
+dq_aq8(const llm_block_aq8 *b, float *y)
+{
+    int j;
+    for (j = 0; j < 32; j++) y[j] = b->d * (float) b->qs[j] + b->m;
+}
+
 void
 llm_dequant_row(llm_wtype t, const void *src, float *y, int64_t n)
 {
@@ -390,6 +398,7 @@ llm_dequant_row(llm_wtype t, const void *src, float *y, int64_t n)
         case LLM_WT_IQ4_NL: dq_iq4_nl((const void *) p, y); break;
         case LLM_WT_IQ4_XS: dq_iq4_xs((const void *) p, y); break;
         case LLM_WT_MXFP4:  dq_mxfp4((const void *) p, y); break;
+        case LLM_WT_AQ8:    dq_aq8((const void *) p, y); break;
         default: break;
         }
     }

@@ -41,6 +41,8 @@ typedef struct { uint8_t ql[128]; uint8_t qh[64]; int8_t scales[16]; uint16_t d;
 typedef struct { uint16_t d; uint8_t qs[16]; } llm_block_iq4_nl;
 typedef struct { uint16_t d; uint16_t scales_h; uint8_t scales_l[4]; uint8_t qs[128]; } llm_block_iq4_xs;
 typedef struct { uint8_t e; uint8_t qs[16]; } llm_block_mxfp4;
+/* MLX affine groups unpacked: value = d * q + m, q unsigned 8-bit (exact for any MLX width) */
+typedef struct { float d, m; uint8_t qs[32]; } llm_block_aq8;
 
 /* the 16 values of IQ4_NL / IQ4_XS, and of MXFP4 (E2M1 doubled: scale is 2^(e-128)) */
 extern const int8_t llm_iq4nl_values[16];

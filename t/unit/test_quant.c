@@ -150,6 +150,12 @@ test_vectors(void)
         }
     }
     {
+        llm_block_aq8 b; memset(&b, 0, sizeof(b));
+        b.d = 0.25f; b.m = -1.0f; b.qs[0] = 255; b.qs[31] = 4;
+        int idx[] = { 0, 31, 5 }; float want[] = { 62.75f, 0.0f, -1.0f };
+        check_values(LLM_WT_AQ8, &b, idx, want, 3, "AQ8 (unpacked MLX groups)");
+    }
+    {
         /* names and sizes as GGUF has them */
         ok(llm_wtype_from_ggml(12) == LLM_WT_Q4_K && llm_wtype_from_ggml(8) == LLM_WT_Q8_0
            && llm_wtype_from_ggml(30) == LLM_WT_BF16 && llm_wtype_from_ggml(16) == -1,
@@ -221,6 +227,7 @@ random_blocks(llm_wtype t, unsigned char *p, size_t nblocks)
         case LLM_WT_Q6_K: { uint16_t d = F16(frand() * 0.002f); memcpy(p + 208, &d, 2); break; }
         case LLM_WT_IQ4_XS: { uint16_t d = F16(frand() * 0.002f); memcpy(p, &d, 2); break; }
         case LLM_WT_MXFP4: p[0] = (unsigned char) (118 + next() % 12); break;
+        case LLM_WT_AQ8: { float d = frand() * 0.001f, m = frand() * 0.1f; memcpy(p, &d, 4); memcpy(p + 4, &m, 4); break; }
         default: break;
         }
     }
