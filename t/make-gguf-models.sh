@@ -1,8 +1,10 @@
 #!/bin/bash
-# The shipped default model (models/ngxllm-tiny) as GGUF files for the
-# end-to-end tests (t/080-gguf.t): t/.cache/gguf/ngxllm-tiny-Q8_0.gguf and
-# -Q4_K_M.gguf, written by t/fixtures/gen/make_gguf.py (numpy).  Remade when
-# the model or the writer is newer than a file.
+# The shipped default model (models/ngxllm-tiny) as quantized files for the
+# end-to-end tests: t/.cache/gguf/ngxllm-tiny-Q8_0.gguf and -Q4_K_M.gguf
+# (t/080-gguf.t), written by t/fixtures/gen/make_gguf.py, and the MLX 4-bit
+# folder t/.cache/mlx/ngxllm-tiny-4bit (groups of 64, t/081-mlx.t), written
+# by t/fixtures/gen/make_mlx.py (numpy).  Remade when the model or the
+# writer is newer than a file.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -27,3 +29,13 @@ for t in Q8_0 Q4_K_M; do
     "$py" "$gen/make_gguf.py" "$model" "$f.tmp" "$t"
     mv "$f.tmp" "$f"
 done
+
+mlx="$root/t/.cache/mlx/ngxllm-tiny-4bit"
+if ! { [ -s "$mlx/model.safetensors" ] && [ "$mlx/model.safetensors" -nt "$gen/make_mlx.py" ] \
+       && [ "$mlx/model.safetensors" -nt "$model/model.safetensors.index.json" ]; }; then
+    echo "make-gguf-models: $mlx" >&2
+    rm -rf "$mlx.tmp"
+    "$py" "$gen/make_mlx.py" "$model" "$mlx.tmp" 4 64
+    rm -rf "$mlx"
+    mv "$mlx.tmp" "$mlx"
+fi

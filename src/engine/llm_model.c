@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "engine/llm_gguf.h"
+#include "engine/llm_mlx.h"
 #include "engine/llm_model_impl.h"
 #include "kernels/cpu/llm_quant.h"
 
@@ -456,6 +457,22 @@ open_files(llm_model *m, const char *dir, char *err, size_t errlen)
     return 0;
 }
 
+/* an MLX folder's quantized weights (config.json "quantization") as block matrices */
+static int
+unpack_mlx(llm_model *m, const char *dir, char *err, size_t errlen)
+{
+    json_t *cfg, *q;
+    int rc = 0;
+
+    if (llm_gguf_is_path(dir)) return 0;
+    cfg = load_json(dir, "config.json", 1, err, errlen);
+    if (cfg == NULL) return -1;
+    q = json_object_get(cfg, "quantization");
+    if (q != NULL) rc = llm_mlx_unpack(m->files, m->n_files, q, err, errlen);
+    json_decref(cfg);
+    return rc;
+}
+
 /* ---- the tensors of each family ---- */
 
 typedef struct {
@@ -622,6 +639,11 @@ bind_tensor(void *ctx, const llm_tensor_spec *s)
 
     if (t == NULL) {
         snprintf(b->err, b->errlen, "tensor \"%s\" is missing", s->name);
+        return -1;
+    }
+    if (t->type < 0 && strcmp(t->dtype, "U32") == 0) {
+        snprintf(b->err, b->errlen, "tensor \"%s\" has type U32: an MLX quantized weight needs config.json "
+                 "\"quantization\" {\"bits\", \"group_size\"}", s->name);
         return -1;
     }
     if (t->type < 0) {
@@ -1054,6 +1076,7 @@ llm_model_load_opts(const char *dir, const llm_model_opts *opts, char *err, size
     }
     if (llm_model_parse_config(m, dir, msg, sizeof(msg)) != 0
         || open_files(m, dir, msg, sizeof(msg)) != 0
+        || unpack_mlx(m, dir, msg, sizeof(msg)) != 0
         || bind_all(m, msg, sizeof(msg)) != 0
         || (scheme != LLM_WT_COUNT && llm_model_quantize(m, scheme, msg, sizeof(msg)) != 0))
     {
