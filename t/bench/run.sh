@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make bench: engine and server throughput on a random-weight model of a real
-# shape (Qwen2.5-0.5B, bf16).  Prints the engine's own numbers, then drives
+# shape (Qwen2.5-0.5B, bf16, and quantized at load to Q8_0, Q4_0, Q4_K_M;
+# BENCH_QUANTS picks).  Prints the engine's own numbers, then drives
 # nginx with 1, 4 and 16 concurrent streaming clients.  Not a test: nothing
 # here asserts on time.
 set -euo pipefail
@@ -33,6 +34,17 @@ echo "== speculative decoding on the default model (greedy, 1 sequence, ${BENCH_
 echo "== engine alone (build/llm bench)"
 for b in 1 4 16; do
     "$build/llm" bench --model "$model" --prompt-len "$prompt" --gen "$gen" --batch "$b" --threads "$threads"
+done
+
+# the same weights quantized at load (quant=: Q8_0, Q4_0, and the Q4_K_M mix,
+# whose 896-wide rows fall back to Q5_0 / Q8_0 as llama.cpp's do): prefill,
+# batch-1 decode against the bandwidth bound of the quantized bytes, 16 streams
+for q in ${BENCH_QUANTS:-q8_0 q4_0 q4_k}; do
+    echo "== engine alone, quant=$q"
+    for b in 1 16; do
+        "$build/llm" bench --model "$model" --quant "$q" --prompt-len "$prompt" --gen "$gen" --batch "$b" \
+            --threads "$threads"
+    done
 done
 
 echo "== server (nginx + thread pool + SSE), $threads threads"
