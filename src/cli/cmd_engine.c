@@ -349,13 +349,14 @@ llm_cmd_bench(int argc, char **argv)
            llm_runtime_kernels(rt), o.threads, o.kv ? o.kv : "f32",
            llm_runtime_kv_bytes(rt) / 1048576.0);
     bw = llm_runtime_read_bandwidth(rt, (size_t) 1 << 30);
-    bound = bw / (double) in->weight_bytes;
+    /* bytes one token reads: every weight but the unchosen experts and an untied embedding table */
+    bound = bw / (double) in->active_bytes;
     printf("read bandwidth: %.1f GB/s (1 GiB streaming read)\n", bw / 1e9);
-    printf("bandwidth bound, 1 stream: %.1f tok/s (%.1f MB per token)\n", bound, in->weight_bytes / 1e6);
+    printf("bandwidth bound, 1 stream: %.1f tok/s (%.1f MB per token)\n", bound, in->active_bytes / 1e6);
     {
         double wbw = llm_runtime_weight_read_bandwidth(rt);
         printf("read bandwidth over the mapped weights: %.1f GB/s (bound %.1f tok/s)\n",
-               wbw / 1e9, wbw / (double) in->weight_bytes);
+               wbw / 1e9, wbw / (double) in->active_bytes);
     }
 
     /* prefill: each prompt in its own call, timed */
@@ -400,7 +401,7 @@ llm_cmd_bench(int argc, char **argv)
         /* bandwidth on a shared machine drifts: probe again and compare with the best */
         double bw2 = llm_runtime_read_bandwidth(rt, (size_t) 1 << 30);
         if (bw2 > bw) bw = bw2;
-        bound = bw / (double) in->weight_bytes;
+        bound = bw / (double) in->active_bytes;
         printf("read bandwidth after decode: %.1f GB/s; best %.1f GB/s, bound %.1f tok/s\n",
                bw2 / 1e9, bw / 1e9, bound);
     }

@@ -38,6 +38,9 @@ typedef struct {
                                         matrices differ (the type of most parameters first) */
     uint64_t    n_params;
     uint64_t    weight_bytes;        /* bytes of all weights as held in memory */
+    uint64_t    active_bytes;        /* weight bytes one token reads at batch 1: all but the
+                                        unchosen experts (top_k of n_experts run) and, when
+                                        not tied to the output, the embedding table (one row) */
     int         n_vocab;
     int         max_position_embeddings;
     int         hidden;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/llm_moe.h"
 #include "engine/llm_runtime_impl.h"
 #include "kernels/cpu/llm_quant.h"
 
@@ -368,10 +369,15 @@ run_layers(llm_runtime *rt, int n)
         }
         s.in = s.L->ffn_norm;
         run_tokens(rt, task_norm, &s);
-        quantize_input(rt, &s, rt->xn, (size_t) H, H, &s.L->w_gate, &s.L->w_up, NULL);
-        llm_pool_run(rt->pool, task_gate_up, &s, CHUNKS(rt));
-        quantize_input(rt, &s, rt->gate, (size_t) in->intermediate, in->intermediate, &s.L->w_down, NULL, NULL);
-        llm_pool_run(rt->pool, task_down, &s, CHUNKS(rt));
+        if (s.L->moe) {
+            int direct = direct_residual(rt, s.L->ffn_post_norm);
+            llm_moe_ffn(rt, s.L->moe, rt->xn, direct ? rt->x : rt->xn, n, direct);
+        } else {
+            quantize_input(rt, &s, rt->xn, (size_t) H, H, &s.L->w_gate, &s.L->w_up, NULL);
+            llm_pool_run(rt->pool, task_gate_up, &s, CHUNKS(rt));
+            quantize_input(rt, &s, rt->gate, (size_t) in->intermediate, in->intermediate, &s.L->w_down, NULL, NULL);
+            llm_pool_run(rt->pool, task_down, &s, CHUNKS(rt));
+        }
         if (!direct_residual(rt, s.L->ffn_post_norm)) {
             s.in = s.L->ffn_post_norm;
             run_tokens(rt, task_residual, &s);

@@ -44,6 +44,19 @@ static const llm_arch_defaults arch_table[] = {
     { "Glm4ForCausalLM",    "glm4",        LLM_FAM_GLM4,    151552, 4096, 13696, 40, 32, 2,  128, 131072, 1.5625e-7, 10000.0, 0,  0 },
     { "GraniteForCausalLM", "granite",     LLM_FAM_GRANITE, 32000,  4096, 11008, 32, 32, -1, -1,  2048,   1e-6, 10000.0,   0,    0 },
     { "Olmo2ForCausalLM",   "olmo2",       LLM_FAM_OLMO2,   50304,  4096, 11008, 32, 32, -1, -1,  2048,   1e-5, 10000.0,   0,    0 },
+    { "Qwen3MoeForCausalLM", "qwen3_moe",  LLM_FAM_QWEN3MOE, 151936, 2048, 6144, 24, 32, 4,  -1,  32768,  1e-6, 10000.0,   4096, 0 },
+    { "MixtralForCausalLM", "mixtral",     LLM_FAM_MIXTRAL, 32000,  4096, 14336, 32, 32, 8,  -1,  131072, 1e-5, 1000000.0, 0,    0 },
+};
+
+/* MoE defaults of the config classes: experts, chosen per token, expert rows, renormalize */
+typedef struct {
+    llm_family family;
+    int        experts, top_k, moe_intermediate, norm_topk;
+} llm_moe_defaults;
+
+static const llm_moe_defaults moe_table[] = {
+    { LLM_FAM_QWEN3MOE, 128, 8, 768, 0 },
+    { LLM_FAM_MIXTRAL,  8,   2, -1,  1 },     /* -1: intermediate_size (every layer is sparse) */
 };
 
 /* ---- small JSON helpers ---- */
@@ -533,6 +546,56 @@ walk_vec(tensor_walk *w, const char *name, int n, int is_norm, float **dst)
     return walk_emit(w, &t, name);
 }
 
+/* a 3-d tensor [n][rows][cols] whose slices hold one matrix each (or, fused, two: d0 then d1 rows) */
+static int
+walk_stacked(tensor_walk *w, const char *name, int n, int cols, llm_mat *d0, int r0, llm_mat *d1, int r1)
+{
+    llm_tensor_spec t;
+    memset(&t, 0, sizeof(t));
+    t.rows = r0 + r1;
+    t.cols = cols;
+    t.n_stack = n;
+    t.n_parts = d1 ? 2 : 1;
+    t.part[0] = d0; t.part_rows[0] = r0;
+    t.part[1] = d1; t.part_rows[1] = r1;
+    return walk_emit(w, &t, name);
+}
+
+/*
+ * A sparse MLP: the router, then the experts one by one as published
+ * checkpoints have them (Qwen3-MoE mlp.experts.E.gate_proj/up_proj/down_proj,
+ * Mixtral block_sparse_moe.experts.E.w1/w3/w2), or stacked per layer as
+ * transformers 5 saves them (experts.gate_up_proj [E][2I][H], experts.down_proj
+ * [E][H][I]).
+ */
+static int
+walk_moe(tensor_walk *w, const llm_model *m, llm_moe *moe)
+{
+    const char *pre = m->moe_legacy_names ? "block_sparse_moe" : "mlp";
+    int H = m->info.hidden, I = m->moe_intermediate, E = m->n_experts, e, rc;
+    char name[96];
+
+    snprintf(name, sizeof(name), "%s.gate.weight", pre);
+    if ((rc = walk_mat(w, name, E, H, &moe->router)) != 0) return rc;
+    if (m->experts_stacked) {
+        snprintf(name, sizeof(name), "%s.experts.gate_up_proj", pre);
+        if ((rc = walk_stacked(w, name, E, H, moe->gate, I, moe->up, I)) != 0) return rc;
+        snprintf(name, sizeof(name), "%s.experts.down_proj", pre);
+        return walk_stacked(w, name, E, I, moe->down, H, NULL, 0);
+    }
+    for (e = 0; e < E; e++) {
+        const char *g = m->moe_legacy_names ? "w1" : "gate_proj", *u = m->moe_legacy_names ? "w3" : "up_proj";
+        const char *d = m->moe_legacy_names ? "w2" : "down_proj";
+        snprintf(name, sizeof(name), "%s.experts.%d.%s.weight", pre, e, g);
+        if ((rc = walk_mat(w, name, I, H, &moe->gate[e])) != 0) return rc;
+        snprintf(name, sizeof(name), "%s.experts.%d.%s.weight", pre, e, u);
+        if ((rc = walk_mat(w, name, I, H, &moe->up[e])) != 0) return rc;
+        snprintf(name, sizeof(name), "%s.experts.%d.%s.weight", pre, e, d);
+        if ((rc = walk_mat(w, name, H, I, &moe->down[e])) != 0) return rc;
+    }
+    return 0;
+}
+
 int
 llm_model_tensors(llm_model *m, int (*fn)(void *ctx, const llm_tensor_spec *t), void *ctx)
 {
@@ -585,6 +648,10 @@ llm_model_tensors(llm_model *m, int (*fn)(void *ctx, const llm_tensor_spec *t), 
         default:
             if ((rc = walk_vec(&w, "post_attention_layernorm.weight", H, 1, &L->ffn_norm)) != 0) return rc;
             break;
+        }
+        if (L->moe) {
+            if ((rc = walk_moe(&w, m, L->moe)) != 0) return rc;
+            continue;
         }
         if (f == LLM_FAM_PHI3 || f == LLM_FAM_GLM4) {
             /* gate rows first, then up rows */
@@ -671,23 +738,53 @@ bind_tensor(void *ctx, const llm_tensor_spec *s)
         *s->vec = v;
     } else {
         size_t row_bytes = llm_wtype_row_bytes((llm_wtype) t->type, s->cols);
-        int r0 = 0;
-        if (t->ndim != 2 || t->shape[0] != s->rows || t->shape[1] != s->cols) {
-            snprintf(b->err, b->errlen, "tensor \"%s\" has shape [%lld, %lld] (%d dims), config says [%d, %d]",
-                     s->name, (long long) t->shape[0], (long long) (t->ndim > 1 ? t->shape[1] : 0),
-                     t->ndim, s->rows, s->cols);
+        int r0 = 0, slices = s->n_stack > 0 ? s->n_stack : 1, k;
+        if (s->n_stack > 0
+            ? t->ndim != 3 || t->shape[0] != s->n_stack || t->shape[1] != s->rows || t->shape[2] != s->cols
+            : t->ndim != 2 || t->shape[0] != s->rows || t->shape[1] != s->cols)
+        {
+            if (s->n_stack > 0) {
+                snprintf(b->err, b->errlen, "tensor \"%s\" has %d dims, config says [%d, %d, %d]",
+                         s->name, t->ndim, s->n_stack, s->rows, s->cols);
+            } else {
+                snprintf(b->err, b->errlen, "tensor \"%s\" has shape [%lld, %lld] (%d dims), config says [%d, %d]",
+                         s->name, (long long) t->shape[0], (long long) (t->ndim > 1 ? t->shape[1] : 0),
+                         t->ndim, s->rows, s->cols);
+            }
             return -1;
         }
-        for (i = 0; i < s->n_parts; i++) {
-            llm_mat *d = s->part[i];
-            d->data = (const char *) t->data + (size_t) r0 * row_bytes;
-            d->type = (llm_wtype) t->type;
-            d->rows = s->part_rows[i];
-            d->cols = s->cols;
-            r0 += s->part_rows[i];
+        /* slice k of a stacked tensor starts k * rows rows in */
+        for (k = 0; k < slices; k++) {
+            for (i = 0; i < s->n_parts; i++) {
+                llm_mat *d = s->part[i] + (s->n_stack > 0 ? k : 0);
+                d->data = (const char *) t->data + (size_t) r0 * row_bytes;
+                d->type = (llm_wtype) t->type;
+                d->rows = s->part_rows[i];
+                d->cols = s->cols;
+                r0 += s->part_rows[i];
+            }
         }
     }
     return 0;
+}
+
+/*
+ * How the checkpoint names its experts: Mixtral's block_sparse_moe or mlp,
+ * one tensor per expert or stacked.  The first sparse layer decides.
+ */
+static void
+probe_experts(llm_model *m)
+{
+    char name[128];
+    int l;
+
+    for (l = 0; l < m->info.n_layers && m->layers[l].moe == NULL; l++) { }
+    if (l == m->info.n_layers) return;
+    snprintf(name, sizeof(name), "model.layers.%d.block_sparse_moe.gate.weight", l);
+    m->moe_legacy_names = find_tensor(m, name) != NULL;
+    snprintf(name, sizeof(name), "model.layers.%d.%s.experts.gate_up_proj", l,
+             m->moe_legacy_names ? "block_sparse_moe" : "mlp");
+    m->experts_stacked = find_tensor(m, name) != NULL;
 }
 
 static int
@@ -695,6 +792,7 @@ bind_all(llm_model *m, char *err, size_t errlen)
 {
     bind_ctx b = { m, err, errlen };
 
+    probe_experts(m);
     if (llm_model_tensors(m, bind_tensor, &b) != 0) return -1;
     if (m->info.tie_word_embeddings) m->lm_head = m->embed;
     return 0;
@@ -709,16 +807,18 @@ static int
 count_tensor(void *ctx, const llm_tensor_spec *s)
 {
     count_ctx *c = ctx;
-    int i;
+    int i, k;
 
     if (s->cols == 0) {
         if (*s->vec) c->vec += (uint64_t) s->rows;
         return 0;
     }
-    for (i = 0; i < s->n_parts; i++) {
-        const llm_mat *w = s->part[i];
-        c->per_type[w->type] += (uint64_t) w->rows * w->cols;
-        c->bytes += llm_wtype_row_bytes(w->type, w->cols) * (uint64_t) w->rows;
+    for (k = 0; k < (s->n_stack > 0 ? s->n_stack : 1); k++) {
+        for (i = 0; i < s->n_parts; i++) {
+            const llm_mat *w = s->part[i] + k;
+            c->per_type[w->type] += (uint64_t) w->rows * w->cols;
+            c->bytes += llm_wtype_row_bytes(w->type, w->cols) * (uint64_t) w->rows;
+        }
     }
     return 0;
 }
@@ -740,6 +840,21 @@ count_weights(llm_model *m)
         if (c.per_type[t] > c.per_type[best]) best = t;
     }
     in->weight_bytes = c.bytes + c.vec * sizeof(float);
+    in->active_bytes = in->weight_bytes;
+    if (!in->tie_word_embeddings) {
+        in->active_bytes -= llm_wtype_row_bytes(m->embed.type, m->embed.cols) * (uint64_t) (m->embed.rows - 1);
+    }
+    for (t = 0; t < in->n_layers; t++) {
+        const llm_moe *moe = m->layers[t].moe;
+        uint64_t experts = 0;
+        int e;
+        for (e = 0; moe && e < m->n_experts; e++) {
+            const llm_mat *w[3] = { &moe->gate[e], &moe->up[e], &moe->down[e] };
+            int j;
+            for (j = 0; j < 3; j++) experts += llm_wtype_row_bytes(w[j]->type, w[j]->cols) * (uint64_t) w[j]->rows;
+        }
+        in->active_bytes -= experts / (uint64_t) (moe ? m->n_experts : 1) * (uint64_t) (m->n_experts - m->top_k);
+    }
     snprintf(m->dtype, sizeof(m->dtype), "%s%s", llm_wtype_name((llm_wtype) best), kinds > 1 ? " mix" : "");
     in->dtype = m->dtype;
 }
@@ -864,7 +979,8 @@ parse_layers(llm_model *m, json_t *cfg, const llm_arch_defaults *d, char *err, s
             case LLM_FAM_GEMMA2:  sliding = (l + 1) % 2 != 0; break;
             case LLM_FAM_GEMMA3:  sliding = (l + 1) % pattern != 0; break;
             case LLM_FAM_QWEN2:
-            case LLM_FAM_QWEN3:   sliding = jbool(cfg, "use_sliding_window", 0); break;
+            case LLM_FAM_QWEN3:
+            case LLM_FAM_QWEN3MOE: sliding = jbool(cfg, "use_sliding_window", 0); break;
             case LLM_FAM_SMOLLM3: sliding = jbool(cfg, "use_sliding_window", 0) && L->rope < 0; break;
             default:              sliding = 1; break;
             }
@@ -874,6 +990,76 @@ parse_layers(llm_model *m, json_t *cfg, const llm_arch_defaults *d, char *err, s
         if (L->window > 0) any_sliding = 1;
     }
     in->sliding_window = any_sliding ? window : 0;
+    return 0;
+}
+
+/*
+ * Sparse MLP layers (Qwen3-MoE, Mixtral): the experts' shape and which
+ * layers have them.  A layer is sparse unless listed in mlp_only_layers, and
+ * then only every decoder_sparse_step-th layer (transformers' rule).
+ */
+static int
+parse_moe(llm_model *m, json_t *cfg, char *err, size_t errlen)
+{
+    llm_model_info *in = &m->info;
+    const llm_moe_defaults *d = NULL;
+    json_t *only = json_object_get(cfg, "mlp_only_layers");
+    int step, l, experts_key_def;
+    size_t i;
+
+    for (i = 0; i < sizeof(moe_table) / sizeof(moe_table[0]); i++) {
+        if (moe_table[i].family == m->family) d = &moe_table[i];
+    }
+    if (d == NULL) return 0;
+    /* Qwen3-MoE's config names it num_experts, Mixtral's num_local_experts (each aliases the other) */
+    experts_key_def = d->experts;
+    if (jint(cfg, "num_local_experts", experts_key_def, &experts_key_def, err, errlen) != 0
+        || jint(cfg, "num_experts", experts_key_def, &m->n_experts, err, errlen) != 0
+        || jint(cfg, "num_experts_per_tok", d->top_k, &m->top_k, err, errlen) != 0
+        || jint(cfg, "moe_intermediate_size", d->moe_intermediate > 0 ? d->moe_intermediate : in->intermediate,
+                &m->moe_intermediate, err, errlen) != 0
+        || jint(cfg, "decoder_sparse_step", 1, &step, err, errlen) != 0)
+    {
+        return -1;
+    }
+    m->norm_topk = jbool(cfg, "norm_topk_prob", d->norm_topk);
+    if (m->n_experts <= 0 || m->n_experts > 4096 || m->top_k <= 0 || m->top_k > m->n_experts
+        || m->top_k > LLM_MOE_MAX_TOPK || m->moe_intermediate <= 0 || m->moe_intermediate > (1 << 18) || step <= 0)
+    {
+        snprintf(err, errlen, "config.json: inconsistent experts (%d experts, %d per token, %d rows each, "
+                 "decoder_sparse_step %d; at most %d per token)", m->n_experts, m->top_k, m->moe_intermediate,
+                 step, LLM_MOE_MAX_TOPK);
+        return -1;
+    }
+    if (only != NULL && !json_is_null(only) && !json_is_array(only)) {
+        snprintf(err, errlen, "config.json: \"mlp_only_layers\" must be a list of layer indices");
+        return -1;
+    }
+    for (l = 0; l < in->n_layers; l++) {
+        llm_layer *L = &m->layers[l];
+        int dense = (l + 1) % step != 0;
+        for (i = 0; json_is_array(only) && i < json_array_size(only); i++) {
+            if (json_integer_value(json_array_get(only, i)) == l) dense = 1;
+        }
+        if (dense) continue;
+        L->moe = calloc(1, sizeof(*L->moe));
+        if (L->moe == NULL || llm_model_own(m, L->moe) != 0) {
+            free(L->moe);
+            L->moe = NULL;
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        L->moe->gate = calloc((size_t) m->n_experts * 3, sizeof(llm_mat));
+        if (L->moe->gate == NULL || llm_model_own(m, L->moe->gate) != 0) {
+            free(L->moe->gate);
+            L->moe->gate = NULL;
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        L->moe->up = L->moe->gate + m->n_experts;
+        L->moe->down = L->moe->up + m->n_experts;
+    }
+    m->moe_legacy_names = m->family == LLM_FAM_MIXTRAL;
     return 0;
 }
 
@@ -904,7 +1090,8 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
     if (d == NULL) {
         snprintf(msg, msglen, "unsupported architecture \"%s\" (LlamaForCausalLM, MistralForCausalLM, "
                  "Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, Phi3ForCausalLM, "
-                 "SmolLM3ForCausalLM, Glm4ForCausalLM, GraniteForCausalLM, Olmo2ForCausalLM)", arch);
+                 "SmolLM3ForCausalLM, Glm4ForCausalLM, GraniteForCausalLM, Olmo2ForCausalLM, "
+                 "Qwen3MoeForCausalLM, MixtralForCausalLM)", arch);
         goto fail;
     }
     m->family = d->family;
@@ -957,7 +1144,8 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
     case LLM_FAM_PHI3:  m->qkv_bias = 0; m->o_bias = 0; break;
     default:            m->qkv_bias = attention_bias; m->o_bias = attention_bias; break;
     }
-    m->qk_norm = d->family == LLM_FAM_QWEN3 || d->family == LLM_FAM_GEMMA3 ? LLM_QK_NORM_HEAD
+    m->qk_norm = d->family == LLM_FAM_QWEN3 || d->family == LLM_FAM_GEMMA3 || d->family == LLM_FAM_QWEN3MOE
+               ? LLM_QK_NORM_HEAD
                : d->family == LLM_FAM_OLMO2 ? LLM_QK_NORM_ALL : LLM_QK_NORM_NONE;
     m->norm_plus_one = d->family == LLM_FAM_GEMMA2 || d->family == LLM_FAM_GEMMA3;
     m->rope_pairs = d->family == LLM_FAM_GLM4;
@@ -1006,7 +1194,8 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
 
     if (parse_rot_dim(m, cfg, d->family == LLM_FAM_GLM4 ? 0.5 : 1.0, msg, msglen) != 0
         || parse_rope(m, cfg, d->theta, d->family == LLM_FAM_GEMMA3, msg, msglen) != 0
-        || parse_layers(m, cfg, d, msg, msglen) != 0)
+        || parse_layers(m, cfg, d, msg, msglen) != 0
+        || parse_moe(m, cfg, msg, msglen) != 0)
     {
         goto fail;
     }

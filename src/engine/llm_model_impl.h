@@ -25,8 +25,22 @@ typedef struct {
  * and the same for the MLP with ffn_norm / ffn_post_norm: pre-norm only
  * (Llama), pre- and post-norms (Gemma 2/3, GLM-4) or post-norms only (OLMo 2).
  */
+/*
+ * A sparse MLP: a router scores the experts per token, the top_k best run
+ * (each a SwiGLU MLP of moe_intermediate rows) and their outputs are summed,
+ * weighted by the softmax probabilities (renormalized over the chosen k when
+ * the model says so).  The model's sizes are in llm_model (n_experts, ...).
+ */
+#define LLM_MOE_MAX_TOPK 64
+
+typedef struct {
+    llm_mat  router;                         /* [n_experts][hidden] */
+    llm_mat *gate, *up, *down;               /* [n_experts] each: experts' matrices */
+} llm_moe;
+
 typedef struct {
     llm_mat  wq, wk, wv, wo, w_gate, w_up, w_down;   /* fused checkpoints: row ranges of one tensor */
+    llm_moe *moe;                            /* sparse MLP in place of w_gate/w_up/w_down, else NULL */
     float   *bq, *bk, *bv, *bo;              /* NULL when the model has none */
     float   *attn_norm, *attn_post_norm;     /* NULL when absent */
     float   *ffn_norm, *ffn_post_norm;
@@ -72,7 +86,8 @@ typedef enum {
 /* Architecture families: tensor names and block shape (llm_model.c has the table). */
 typedef enum {
     LLM_FAM_LLAMA = 0, LLM_FAM_MISTRAL, LLM_FAM_QWEN2, LLM_FAM_QWEN3, LLM_FAM_GEMMA2, LLM_FAM_GEMMA3,
-    LLM_FAM_PHI3, LLM_FAM_SMOLLM3, LLM_FAM_GLM4, LLM_FAM_GRANITE, LLM_FAM_OLMO2
+    LLM_FAM_PHI3, LLM_FAM_SMOLLM3, LLM_FAM_GLM4, LLM_FAM_GRANITE, LLM_FAM_OLMO2,
+    LLM_FAM_QWEN3MOE, LLM_FAM_MIXTRAL
 } llm_family;
 
 #define LLM_MAX_ROPE 2      /* RoPE tables: global and sliding layers (Gemma 3) */
@@ -97,6 +112,12 @@ struct llm_model {
     float          residual_scale; /* residual_multiplier (Granite), else 1 */
     float          logit_scale;    /* 1 / logits_scaling (Granite), else 1 */
     int            norm_plus_one;  /* norm weights are stored as w - 1 and applied as 1 + w (Gemma) */
+    int            n_experts;      /* sparse MLP layers (llm_layer.moe): experts, chosen per token, */
+    int            top_k;
+    int            moe_intermediate;  /* rows of each expert's gate and up */
+    int            norm_topk;      /* chosen probabilities renormalized to sum 1 */
+    int            experts_stacked;   /* checkpoint keeps each layer's experts in 3-d tensors (transformers 5) */
+    int            moe_legacy_names;  /* Mixtral's block_sparse_moe.experts.E.w1/w3/w2 (published checkpoints) */
     llm_mat        embed;
     llm_mat        lm_head;
     float         *final_norm;
@@ -131,6 +152,8 @@ typedef struct {
     int       n_parts;            /* matrices: 1, or 2-3 for fused tensors */
     llm_mat  *part[3];
     int       part_rows[3];
+    int       n_stack;            /* > 0: a 3-d tensor [n_stack][rows][cols]; part[i] then points
+                                     to n_stack matrices, one per slice */
     float   **vec;                /* vectors: where the f32 copy goes */
 } llm_tensor_spec;
 

@@ -118,8 +118,19 @@ llm_model_quantize(llm_model *m, llm_wtype scheme, char *err, size_t errlen)
             { &L->w_gate, ROLE_GATE }, { &L->w_up, ROLE_UP }, { &L->w_down, ROLE_DOWN },
         };
         size_t i;
+        int e;
         for (i = 0; i < sizeof(mats) / sizeof(mats[0]); i++) {
+            if (mats[i].w->data == NULL) continue;      /* a sparse layer's unused dense MLP */
             if (convert(m, mats[i].w, policy(scheme, mats[i].role, l, n, mats[i].w->cols), err, errlen) != 0) {
+                return -1;
+            }
+        }
+        /* experts as the dense MLP's matrices; the router stays float (it picks the experts) */
+        for (e = 0; L->moe && e < m->n_experts; e++) {
+            if (convert(m, &L->moe->gate[e], policy(scheme, ROLE_GATE, l, n, L->moe->gate[e].cols), err, errlen) != 0
+                || convert(m, &L->moe->up[e], policy(scheme, ROLE_UP, l, n, L->moe->up[e].cols), err, errlen) != 0
+                || convert(m, &L->moe->down[e], policy(scheme, ROLE_DOWN, l, n, L->moe->down[e].cols), err, errlen) != 0)
+            {
                 return -1;
             }
         }

@@ -75,6 +75,7 @@ llm_runtime_memory(const llm_model *m, int n_threads, int n_ctx, int n_seq_max,
     total += BUF_BYTES(C * q_dim, sizeof(float));                        /* att */
     total += 2 * BUF_BYTES(C * in->intermediate, sizeof(float));         /* gate, up */
     total += BUF_BYTES((size_t) n_threads * n_ctx, sizeof(float));       /* scores */
+    total += llm_moe_scratch_bytes(m, LLM_CHUNK);                        /* moe */
     total += BUF_BYTES((S + LLM_VERIFY_ROWS) * in->hidden, sizeof(float));   /* rows */
     total += BUF_BYTES((S + LLM_VERIFY_ROWS) * in->n_vocab, sizeof(float));  /* logits */
     total += BUF_BYTES(S * in->hidden, sizeof(float));                   /* emb */
@@ -151,6 +152,7 @@ llm_runtime_create_kv(const llm_model *m, int n_threads, int n_ctx, int n_seq_ma
     rt->gate = alloc_f((size_t) C * in->intermediate, sizeof(float), &fail);
     rt->up = alloc_f((size_t) C * in->intermediate, sizeof(float), &fail);
     rt->scores = alloc_f((size_t) n_threads * n_ctx, sizeof(float), &fail);
+    rt->moe = llm_moe_scratch_create(m, C, &fail);
     {
         /* rows: a chunk of tokens, or the rows of the lm head (one per sequence) */
         int widest = in->hidden > rt->q_dim ? in->hidden : rt->q_dim;
@@ -209,6 +211,7 @@ llm_runtime_free(llm_runtime *rt)
     free(rt->tok); free(rt->tslot); free(rt->tpos);
     free(rt->x); free(rt->xn); free(rt->q); free(rt->kn); free(rt->vn);
     free(rt->att); free(rt->gate); free(rt->up); free(rt->scores); free(rt->xq);
+    llm_moe_scratch_free(rt->moe);
     free(rt->rows); free(rt->logits); free(rt->emb);
     free(rt->logit_row); free(rt->n_logit); free(rt->emb_row); free(rt->item_err);
     free(rt);

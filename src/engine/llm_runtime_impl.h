@@ -4,6 +4,7 @@
 
 #include "engine/llm_engine.h"
 #include "engine/llm_model_impl.h"
+#include "engine/llm_moe.h"
 #include "engine/llm_pool.h"
 #include "kernels/cpu/llm_kernels.h"
 
@@ -38,6 +39,7 @@ struct llm_runtime {
     int               *tslot, *tpos;
     float             *x, *xn, *q, *kn, *vn, *att, *gate, *up;
     float             *scores;      /* [n_threads][n_ctx] */
+    llm_moe_scratch   *moe;         /* sparse MLP layers' buffers, NULL without experts */
     unsigned char     *xq;          /* int8 activation rows of a quantized matmul's input */
     size_t             ldq;         /* bytes between them (llm_qa_row_bytes of the widest input) */
 

@@ -22,7 +22,7 @@ mkdir -p "$dir"
 # model dir -> "tok/s MB" of a batch-1 decode
 run() {
     "$llm" bench --model "$1" --prompt-len 16 --gen "$gen" --batch 1 --threads "$threads" | awk '
-        /^model:/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "MB") mb = $i }
+        /^bandwidth bound, 1 stream:/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "MB") { mb = $i; sub(/^\(/, "", mb) } }
         /^decode fastest step:/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "tok/s") { ts = $i; exit } }
         END { print ts, mb }'
 }

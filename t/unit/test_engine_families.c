@@ -50,6 +50,15 @@ static const family families[] = {
       "\"embedding_multiplier\": 12.0, \"attention_multiplier\": 0.1, \"residual_multiplier\": 0.22, "
       "\"logits_scaling\": 4.0, \"attention_bias\": true}", 0 },
     { "olmo2", "{\"architectures\": [\"Olmo2ForCausalLM\"], " COMMON "\"rope_theta\": 500000.0}", 0 },
+    /* mixtures of experts: a dense layer among sparse ones, top-k > 1, both renormalizations */
+    { "qwen3moe", "{\"architectures\": [\"Qwen3MoeForCausalLM\"], " COMMON
+      "\"num_experts\": 8, \"num_experts_per_tok\": 3, \"moe_intermediate_size\": 32, "
+      "\"norm_topk_prob\": true, \"mlp_only_layers\": [2]}", 0 },
+    { "qwen3moe-step", "{\"architectures\": [\"Qwen3MoeForCausalLM\"], " COMMON
+      "\"num_experts\": 6, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 64, "
+      "\"decoder_sparse_step\": 2, \"use_sliding_window\": true, \"sliding_window\": 8}", 8 },
+    { "mixtral", "{\"architectures\": [\"MixtralForCausalLM\"], " COMMON
+      "\"num_local_experts\": 4, \"num_experts_per_tok\": 2, \"sliding_window\": 8}", 8 },
 };
 
 static int
@@ -180,6 +189,59 @@ done:
     llm_model_free(m);
 }
 
+/*
+ * Quantized experts (quant=q8_0 on the synthesized Qwen3-MoE): the experts
+ * are converted (the model's dtype is then Q8_0, experts being most of it),
+ * a prefill equals the cached decode, and the logits stay near the float ones.
+ */
+static void
+check_moe_quant(void)
+{
+    char dir[320], err[512];
+    llm_model_opts o = { "q8_0" };
+    llm_model *mf, *mq;
+    llm_runtime *rf = NULL, *rq = NULL;
+    int32_t ids[40];
+    float *df = NULL, *dq = NULL;
+    int i, V;
+
+    snprintf(dir, sizeof(dir), "%s/qwen3moe-bf16", tmp);
+    mf = llm_model_load(dir, err, sizeof(err));
+    mq = llm_model_load_opts(dir, &o, err, sizeof(err));
+    if (!ok(mf && mq, "qwen3moe q8_0: loads")) {
+        diag(err);
+        goto done;
+    }
+    ok(strncmp(llm_model_get_info(mq)->dtype, "Q8_0", 4) == 0, "qwen3moe q8_0: experts quantized (dtype %s)",
+       llm_model_get_info(mq)->dtype);
+    V = llm_model_get_info(mf)->n_vocab;
+    for (i = 0; i < 40; i++) ids[i] = (int32_t) ((i * 37 + 11) % V);
+    df = malloc((size_t) 40 * V * sizeof(float));
+    dq = malloc((size_t) 40 * V * sizeof(float));
+    rf = llm_runtime_create(mf, 2, 64, 2, err, sizeof(err));
+    rq = llm_runtime_create(mq, 2, 64, 2, err, sizeof(err));
+    if (!ok(rf && rq && df && dq && decode_all(rf, ids, 40, df, V, err, sizeof(err)) == 0
+            && decode_all(rq, ids, 40, dq, V, err, sizeof(err)) == 0, "qwen3moe q8_0: decodes")) {
+        diag(err);
+        goto done;
+    }
+    {
+        llm_batch_item it = { llm_seq_open(rq), ids, 40, 1, 0 };
+        double d = 1;
+        if (llm_forward(rq, &it, 1, err, sizeof(err)) == 0) d = max_rel(llm_forward_logits(rq, 0), dq + 39 * V, V);
+        ok(d < 1e-5, "qwen3moe q8_0: prefill equals decode through the cache (%.2g)", d);
+        d = max_rel(dq, df, 40 * V);
+        ok(d < 0.05, "qwen3moe q8_0: logits near the float model's (%.2g)", d);
+    }
+done:
+    llm_runtime_free(rf);
+    llm_runtime_free(rq);
+    free(df);
+    free(dq);
+    llm_model_free(mf);
+    llm_model_free(mq);
+}
+
 /* configs a family cannot use: refused at load with a message naming the problem */
 static void
 check_refusals(void)
@@ -208,6 +270,12 @@ check_refusals(void)
           "no_rope_layers" },
         { "{\"architectures\": [\"GraniteForCausalLM\"], " COMMON "\"logits_scaling\": 0}",
           "logits_scaling" },
+        { "{\"architectures\": [\"Qwen3MoeForCausalLM\"], " COMMON "\"num_experts\": 4, \"num_experts_per_tok\": 5}",
+          "inconsistent experts" },
+        { "{\"architectures\": [\"MixtralForCausalLM\"], " COMMON "\"num_local_experts\": 0}",
+          "inconsistent experts" },
+        { "{\"architectures\": [\"Qwen3MoeForCausalLM\"], " COMMON "\"mlp_only_layers\": 2}",
+          "mlp_only_layers" },
     };
     size_t i;
 
@@ -235,6 +303,7 @@ main(void)
     snprintf(tmp, sizeof(tmp), "/tmp/llm_engine_families_XXXXXX");
     if (mkdtemp(tmp) == NULL) return skip_all("cannot create a temporary directory");
     for (i = 0; i < sizeof(families) / sizeof(families[0]); i++) check_family(&families[i]);
+    check_moe_quant();
     check_refusals();
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
     if (system(cmd) != 0) diag("could not remove the temporary directory");

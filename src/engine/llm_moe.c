@@ -1,0 +1,379 @@
+/*
+ * Mixture-of-experts MLP: routing, grouping per expert, the experts' SwiGLU
+ * MLPs, and the weighted sum (llm_moe.h has the contract).
+ *
+ * Work split: the rows of all chosen experts' matrices form one job per
+ * matrix kind (gate+up, then down), cut into pieces by estimated cost (the
+ * expert's rows times its tokens plus the weight read), so a step costs two
+ * pool rounds however many experts run.  A token's experts are summed in the
+ * order of their rank, so a token's result does not depend on the others in
+ * the batch.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/llm_moe.h"
+#include "engine/llm_runtime_impl.h"
+#include "kernels/cpu/llm_quant.h"
+
+struct llm_moe_scratch {
+    int            cap;          /* tokens */
+    int            E, K, H, I;
+    float         *logits;       /* [cap][E] router logits, then probabilities */
+    int           *sel;          /* [cap][K] chosen experts, best first */
+    float         *wt;           /* [cap][K] their weights */
+    int           *arow;         /* [cap][K] row of (token, rank) in the grouped buffers */
+    int           *tok_of_row;   /* [cap*K] */
+    int           *count;        /* [E] tokens per expert */
+    int           *off;          /* [E] first grouped row of each expert */
+    int           *active;       /* [E] experts with tokens, ascending */
+    int            n_active;
+    float         *xg;           /* [cap*K][H] inputs grouped by expert */
+    float         *g, *u;        /* [cap*K][I] */
+    float         *yg;           /* [cap*K][H] expert outputs */
+    unsigned char *xq;           /* [cap*K][ldq] int8 rows for quantized experts */
+    size_t         ldq;
+};
+
+typedef struct {
+    llm_runtime     *rt;
+    const llm_moe   *moe;
+    llm_moe_scratch *s;
+    const float     *in;
+    float           *out;
+    int              n, accumulate;
+    int              qk;         /* task_quantize: values per row */
+    const float     *qsrc;       /* ... rows qk floats apart */
+    int              down;       /* task_experts: 0 gate+up, 1 down */
+} moe_job;
+
+#define MOE_CHUNKS_PER_THREAD 4
+#define MOE_PAR_TOKENS 8
+
+/* ---- scratch ---- */
+
+static size_t
+scratch_layout(const llm_model *m, int cap, size_t *ldq)
+{
+    size_t C = (size_t) cap, K = (size_t) m->top_k, E = (size_t) m->n_experts;
+    size_t H = (size_t) m->info.hidden, I = (size_t) m->moe_intermediate;
+    int widest = m->info.hidden > m->moe_intermediate ? m->info.hidden : m->moe_intermediate;
+
+    *ldq = llm_qa_row_bytes(widest);
+    return C * E * sizeof(float) + 2 * C * K * sizeof(int) + C * K * sizeof(float) + C * K * sizeof(int)
+         + 3 * E * sizeof(int) + 2 * C * K * H * sizeof(float) + 2 * C * K * I * sizeof(float)
+         + C * K * *ldq;
+}
+
+size_t
+llm_moe_scratch_bytes(const llm_model *m, int n_tokens)
+{
+    size_t ldq;
+    if (m->n_experts == 0) return 0;
+    return sizeof(llm_moe_scratch) + scratch_layout(m, n_tokens, &ldq);
+}
+
+/* zeroed and committed now, as the runtime's other buffers (llm_runtime.c says why) */
+static void *
+alloc_c(size_t bytes, int *fail)
+{
+    size_t page = (size_t) sysconf(_SC_PAGESIZE), i;
+    volatile unsigned char *p = calloc(bytes ? bytes : 1, 1);
+
+    if (p == NULL) {
+        *fail = 1;
+        return NULL;
+    }
+    for (i = 0; i < bytes; i += page) p[i] = 0;
+    return (void *) p;
+}
+
+llm_moe_scratch *
+llm_moe_scratch_create(const llm_model *m, int n_tokens, int *fail)
+{
+    llm_moe_scratch *s;
+    size_t C = (size_t) n_tokens, K, E, H, I;
+
+    if (m->n_experts == 0) return NULL;
+    s = alloc_c(sizeof(*s), fail);
+    if (s == NULL) return NULL;
+    s->cap = n_tokens;
+    s->E = m->n_experts;
+    s->K = m->top_k;
+    s->H = m->info.hidden;
+    s->I = m->moe_intermediate;
+    K = (size_t) s->K; E = (size_t) s->E; H = (size_t) s->H; I = (size_t) s->I;
+    scratch_layout(m, n_tokens, &s->ldq);
+    s->logits = alloc_c(C * E * sizeof(float), fail);
+    s->sel = alloc_c(C * K * sizeof(int), fail);
+    s->wt = alloc_c(C * K * sizeof(float), fail);
+    s->arow = alloc_c(C * K * sizeof(int), fail);
+    s->tok_of_row = alloc_c(C * K * sizeof(int), fail);
+    s->count = alloc_c(E * sizeof(int), fail);
+    s->off = alloc_c(E * sizeof(int), fail);
+    s->active = alloc_c(E * sizeof(int), fail);
+    s->xg = alloc_c(C * K * H * sizeof(float), fail);
+    s->yg = alloc_c(C * K * H * sizeof(float), fail);
+    s->g = alloc_c(C * K * I * sizeof(float), fail);
+    s->u = alloc_c(C * K * I * sizeof(float), fail);
+    s->xq = alloc_c(C * K * s->ldq, fail);
+    return s;
+}
+
+void
+llm_moe_scratch_free(llm_moe_scratch *s)
+{
+    if (s == NULL) return;
+    free(s->logits); free(s->sel); free(s->wt); free(s->arow); free(s->tok_of_row);
+    free(s->count); free(s->off); free(s->active);
+    free(s->xg); free(s->yg); free(s->g); free(s->u); free(s->xq);
+    free(s);
+}
+
+/* ---- steps ---- */
+
+static void
+token_range(int n, int ith, int nth, int *t0, int *t1)
+{
+    *t0 = (int) ((long long) n * ith / nth);
+    *t1 = (int) ((long long) n * (ith + 1) / nth);
+}
+
+static void
+run_tokens(moe_job *j, llm_pool_fn fn)
+{
+    if (j->n >= MOE_PAR_TOKENS) {
+        llm_pool_run(j->rt->pool, fn, j, j->rt->n_threads * 2);
+    } else {
+        fn(j, 0, 1, 0);
+    }
+}
+
+/* one y = x W^T over rows [r0, r1) of w for n rows of x (float) or of xq (quantized) */
+static void
+mat_rows(const llm_runtime *rt, const llm_mat *w, float *y, size_t ldy, const float *x, size_t ldx,
+    const unsigned char *xq, size_t ldq, int n, int r0, int r1)
+{
+    if (llm_wtype_info(w->type)->quantized) {
+        rt->k->matmul_q[w->type](y, ldy, xq, ldq, w->data, w->cols, r0, r1, n, 0);
+    } else {
+        rt->k->matmul[w->type](y, ldy, x, ldx, w->data, w->cols, r0, r1, n, 0);
+    }
+}
+
+static void
+task_quantize(void *arg, int ith, int nth, int thread __attribute__((unused)))
+{
+    moe_job *j = arg;
+    llm_moe_scratch *s = j->s;
+    int t0, t1, t, rows = j->n;
+
+    token_range(rows, ith, nth, &t0, &t1);
+    for (t = t0; t < t1; t++) {
+        j->rt->k->quantize_act(s->xq + (size_t) t * s->ldq, j->qsrc + (size_t) t * j->qk, j->qk);
+    }
+}
+
+/* int8 rows of n rows of k floats into s->xq */
+static void
+quantize_rows(moe_job *j, const float *src, int rows, int k)
+{
+    int n = j->n;
+    j->qsrc = src;
+    j->qk = k;
+    j->n = rows;
+    run_tokens(j, task_quantize);
+    j->n = n;
+}
+
+/* router logits of the n tokens, its rows split across the pieces */
+static void
+task_router(void *arg, int ith, int nth, int thread __attribute__((unused)))
+{
+    moe_job *j = arg;
+    const llm_mat *w = &j->moe->router;
+    int blocks = (w->rows + 3) / 4;
+    int r0 = blocks * ith / nth * 4, r1 = blocks * (ith + 1) / nth * 4;
+
+    if (r1 > w->rows) r1 = w->rows;
+    if (r0 >= r1) return;
+    mat_rows(j->rt, w, j->s->logits, (size_t) j->s->E, j->in, (size_t) j->s->H, j->s->xq, j->s->ldq, j->n, r0, r1);
+}
+
+/* softmax over the experts, the top_k best (lower index first on ties), their weights */
+static void
+task_route(void *arg, int ith, int nth, int thread __attribute__((unused)))
+{
+    moe_job *j = arg;
+    llm_moe_scratch *s = j->s;
+    const llm_model *m = j->rt->m;
+    int t0, t1, t, k, e;
+
+    token_range(j->n, ith, nth, &t0, &t1);
+    for (t = t0; t < t1; t++) {
+        float *p = s->logits + (size_t) t * s->E, sum = 0;
+        int *sel = s->sel + (size_t) t * s->K;
+        float *wt = s->wt + (size_t) t * s->K;
+
+        j->rt->k->softmax(p, s->E);
+        for (k = 0; k < s->K; k++) {
+            int best = -1;
+            for (e = 0; e < s->E; e++) {
+                int taken = 0, q;
+                for (q = 0; q < k; q++) taken |= sel[q] == e;
+                if (!taken && (best < 0 || p[e] > p[best])) best = e;
+            }
+            sel[k] = best;
+            wt[k] = p[best];
+            sum += p[best];
+        }
+        if (m->norm_topk) {
+            for (k = 0; k < s->K; k++) wt[k] /= sum;
+        }
+    }
+}
+
+/* tokens grouped per expert: offsets, the row of each (token, rank), inputs gathered */
+static void
+group(moe_job *j)
+{
+    llm_moe_scratch *s = j->s;
+    int t, k, e, at = 0, H = s->H;
+
+    memset(s->count, 0, (size_t) s->E * sizeof(int));
+    for (t = 0; t < j->n * s->K; t++) s->count[s->sel[t]]++;
+    s->n_active = 0;
+    for (e = 0; e < s->E; e++) {
+        s->off[e] = at;
+        at += s->count[e];
+        if (s->count[e]) s->active[s->n_active++] = e;
+        s->count[e] = 0;    /* refilled below as a cursor */
+    }
+    for (t = 0; t < j->n; t++) {
+        for (k = 0; k < s->K; k++) {
+            int ex = s->sel[t * s->K + k], row = s->off[ex] + s->count[ex]++;
+            s->arow[t * s->K + k] = row;
+            s->tok_of_row[row] = t;
+            memcpy(s->xg + (size_t) row * H, j->in + (size_t) t * H, (size_t) H * sizeof(float));
+        }
+    }
+}
+
+/*
+ * Rows of the chosen experts' matrices (gate and up together, or down) cut by
+ * cost: expert a's blocks of 4 rows each cost its tokens plus a constant for
+ * reading the rows; piece ith takes the blocks whose start falls in its share.
+ */
+#define ROW_READ_COST 4
+
+static void
+task_experts(void *arg, int ith, int nth, int thread __attribute__((unused)))
+{
+    moe_job *j = arg;
+    llm_moe_scratch *s = j->s;
+    const llm_runtime *rt = j->rt;
+    int R = j->down ? s->H : s->I, blocks = (R + 3) / 4, a;
+    int64_t total = 0, lo, hi, c = 0;
+
+    for (a = 0; a < s->n_active; a++) total += (int64_t) blocks * (s->count[s->active[a]] + ROW_READ_COST);
+    lo = total * ith / nth;
+    hi = total * (ith + 1) / nth;
+    for (a = 0; a < s->n_active && c < hi; a++) {
+        int e = s->active[a], ne = s->count[e], row = s->off[e];
+        int64_t w = ne + ROW_READ_COST, span = (int64_t) blocks * w;
+        int b0, b1, r0, r1, t;
+
+        if (c + span <= lo) {
+            c += span;
+            continue;
+        }
+        b0 = lo > c ? (int) ((lo - c + w - 1) / w) : 0;
+        b1 = hi - c >= span ? blocks : (int) ((hi - c + w - 1) / w);
+        c += span;
+        r0 = b0 * 4;
+        r1 = b1 * 4 < R ? b1 * 4 : R;
+        if (r0 >= r1) continue;
+        if (j->down) {
+            mat_rows(rt, &j->moe->down[e], s->yg + (size_t) row * s->H, (size_t) s->H,
+                     s->g + (size_t) row * s->I, (size_t) s->I, s->xq + (size_t) row * s->ldq, s->ldq, ne, r0, r1);
+            continue;
+        }
+        mat_rows(rt, &j->moe->gate[e], s->g + (size_t) row * s->I, (size_t) s->I,
+                 s->xg + (size_t) row * s->H, (size_t) s->H, s->xq + (size_t) row * s->ldq, s->ldq, ne, r0, r1);
+        mat_rows(rt, &j->moe->up[e], s->u + (size_t) row * s->I, (size_t) s->I,
+                 s->xg + (size_t) row * s->H, (size_t) s->H, s->xq + (size_t) row * s->ldq, s->ldq, ne, r0, r1);
+        for (t = 0; t < ne; t++) {
+            float *g = s->g + (size_t) (row + t) * s->I + r0;
+            const float *u = s->u + (size_t) (row + t) * s->I + r0;
+            if (rt->m->act == LLM_ACT_GELU_TANH) rt->k->gelu_tanh_mul(g, u, r1 - r0);
+            else rt->k->silu_mul(g, u, r1 - r0);
+        }
+    }
+}
+
+/* out[t] (+)= the weighted sum of the token's expert outputs, best-ranked first */
+static void
+task_combine(void *arg, int ith, int nth, int thread __attribute__((unused)))
+{
+    moe_job *j = arg;
+    llm_moe_scratch *s = j->s;
+    const llm_kernels *kk = j->rt->k;
+    int t0, t1, t, k, H = s->H;
+
+    token_range(j->n, ith, nth, &t0, &t1);
+    for (t = t0; t < t1; t++) {
+        float *sum = s->yg + (size_t) s->arow[t * s->K] * H, *o = j->out + (size_t) t * H;
+        kk->scale(sum, s->wt[t * s->K], H);
+        for (k = 1; k < s->K; k++) {
+            kk->axpy(sum, s->wt[t * s->K + k], s->yg + (size_t) s->arow[t * s->K + k] * H, H);
+        }
+        if (j->accumulate) kk->axpy(o, 1.0f, sum, H);
+        else memcpy(o, sum, (size_t) H * sizeof(float));
+    }
+}
+
+static int
+any_quantized(const llm_moe *moe, int down, const llm_moe_scratch *s)
+{
+    int a;
+    for (a = 0; a < s->n_active; a++) {
+        int e = s->active[a];
+        if (down ? llm_wtype_info(moe->down[e].type)->quantized
+                 : llm_wtype_info(moe->gate[e].type)->quantized || llm_wtype_info(moe->up[e].type)->quantized)
+        {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void
+llm_moe_ffn(llm_runtime *rt, const llm_moe *moe, const float *in, float *out, int n, int accumulate)
+{
+    llm_moe_scratch *s = rt->moe;
+    int chunks = rt->n_threads * MOE_CHUNKS_PER_THREAD;
+    moe_job j;
+
+    memset(&j, 0, sizeof(j));
+    j.rt = rt;
+    j.moe = moe;
+    j.s = s;
+    j.in = in;
+    j.out = out;
+    j.n = n;
+    j.accumulate = accumulate;
+    if (llm_wtype_info(moe->router.type)->quantized) quantize_rows(&j, in, n, s->H);
+    llm_pool_run(rt->pool, task_router, &j, chunks);
+    run_tokens(&j, task_route);
+    group(&j);
+    if (any_quantized(moe, 0, s)) quantize_rows(&j, s->xg, n * s->K, s->H);
+    j.down = 0;
+    llm_pool_run(rt->pool, task_experts, &j, chunks);
+    if (any_quantized(moe, 1, s)) quantize_rows(&j, s->g, n * s->K, s->I);
+    j.down = 1;
+    llm_pool_run(rt->pool, task_experts, &j, chunks);
+    run_tokens(&j, task_combine);
+}
