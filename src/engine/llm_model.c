@@ -30,22 +30,24 @@ typedef struct {
     double eps, theta;
     int sliding;         /* default sliding window, 0 none */
     int tie;             /* default tie_word_embeddings */
+    int text_config;     /* a multimodal checkpoint: the text model's config is its "text_config" */
 } llm_arch_defaults;
 
 static const llm_arch_defaults arch_table[] = {
-    { "LlamaForCausalLM",   "llama",       LLM_FAM_LLAMA,   32000,  4096, 11008, 32, 32, -1, -1,  2048,   1e-6, 10000.0,   0,    0 },
-    { "MistralForCausalLM", "mistral",     LLM_FAM_MISTRAL, 32000,  4096, 14336, 32, 32,  8, -1,  131072, 1e-6, 10000.0,   4096, 0 },
-    { "Qwen2ForCausalLM",   "qwen2",       LLM_FAM_QWEN2,   151936, 4096, 22016, 32, 32, 32, -1,  32768,  1e-6, 10000.0,   0,    0 },
-    { "Qwen3ForCausalLM",   "qwen3",       LLM_FAM_QWEN3,   151936, 4096, 22016, 32, 32, 32, 128, 32768,  1e-6, 10000.0,   0,    0 },
-    { "Gemma2ForCausalLM",  "gemma2",      LLM_FAM_GEMMA2,  256000, 2304, 9216,  26, 8,  4,  256, 8192,   1e-6, 10000.0,   4096, 1 },
-    { "Gemma3ForCausalLM",  "gemma3_text", LLM_FAM_GEMMA3,  262208, 2304, 9216,  26, 8,  4,  256, 131072, 1e-6, 1000000.0, 4096, 1 },
-    { "Phi3ForCausalLM",    "phi3",        LLM_FAM_PHI3,    32064,  3072, 8192,  32, 32, -1, -1,  4096,   1e-5, 10000.0,   0,    0 },
-    { "SmolLM3ForCausalLM", "smollm3",     LLM_FAM_SMOLLM3, 128256, 2048, 11008, 36, 16, 4,  -1,  32768,  1e-6, 2000000.0, 0,    1 },
-    { "Glm4ForCausalLM",    "glm4",        LLM_FAM_GLM4,    151552, 4096, 13696, 40, 32, 2,  128, 131072, 1.5625e-7, 10000.0, 0,  0 },
-    { "GraniteForCausalLM", "granite",     LLM_FAM_GRANITE, 32000,  4096, 11008, 32, 32, -1, -1,  2048,   1e-6, 10000.0,   0,    0 },
-    { "Olmo2ForCausalLM",   "olmo2",       LLM_FAM_OLMO2,   50304,  4096, 11008, 32, 32, -1, -1,  2048,   1e-5, 10000.0,   0,    0 },
-    { "Qwen3MoeForCausalLM", "qwen3_moe",  LLM_FAM_QWEN3MOE, 151936, 2048, 6144, 24, 32, 4,  -1,  32768,  1e-6, 10000.0,   4096, 0 },
-    { "MixtralForCausalLM", "mixtral",     LLM_FAM_MIXTRAL, 32000,  4096, 14336, 32, 32, 8,  -1,  131072, 1e-5, 1000000.0, 0,    0 },
+    { "LlamaForCausalLM",   "llama",       LLM_FAM_LLAMA,   32000,  4096, 11008, 32, 32, -1, -1,  2048,   1e-6, 10000.0,   0,    0, 0 },
+    { "MistralForCausalLM", "mistral",     LLM_FAM_MISTRAL, 32000,  4096, 14336, 32, 32,  8, -1,  131072, 1e-6, 10000.0,   4096, 0, 0 },
+    { "Qwen2ForCausalLM",   "qwen2",       LLM_FAM_QWEN2,   151936, 4096, 22016, 32, 32, 32, -1,  32768,  1e-6, 10000.0,   0,    0, 0 },
+    { "Qwen3ForCausalLM",   "qwen3",       LLM_FAM_QWEN3,   151936, 4096, 22016, 32, 32, 32, 128, 32768,  1e-6, 10000.0,   0,    0, 0 },
+    { "Gemma2ForCausalLM",  "gemma2",      LLM_FAM_GEMMA2,  256000, 2304, 9216,  26, 8,  4,  256, 8192,   1e-6, 10000.0,   4096, 1, 0 },
+    { "Gemma3ForCausalLM",  "gemma3_text", LLM_FAM_GEMMA3,  262208, 2304, 9216,  26, 8,  4,  256, 131072, 1e-6, 1000000.0, 4096, 1, 0 },
+    { "Gemma3ForConditionalGeneration", "gemma3", LLM_FAM_GEMMA3, 262208, 2304, 9216, 26, 8, 4, 256, 131072, 1e-6, 1000000.0, 4096, 1, 1 },
+    { "Phi3ForCausalLM",    "phi3",        LLM_FAM_PHI3,    32064,  3072, 8192,  32, 32, -1, -1,  4096,   1e-5, 10000.0,   0,    0, 0 },
+    { "SmolLM3ForCausalLM", "smollm3",     LLM_FAM_SMOLLM3, 128256, 2048, 11008, 36, 16, 4,  -1,  32768,  1e-6, 2000000.0, 0,    1, 0 },
+    { "Glm4ForCausalLM",    "glm4",        LLM_FAM_GLM4,    151552, 4096, 13696, 40, 32, 2,  128, 131072, 1.5625e-7, 10000.0, 0,  0, 0 },
+    { "GraniteForCausalLM", "granite",     LLM_FAM_GRANITE, 32000,  4096, 11008, 32, 32, -1, -1,  2048,   1e-6, 10000.0,   0,    0, 0 },
+    { "Olmo2ForCausalLM",   "olmo2",       LLM_FAM_OLMO2,   50304,  4096, 11008, 32, 32, -1, -1,  2048,   1e-5, 10000.0,   0,    0, 0 },
+    { "Qwen3MoeForCausalLM", "qwen3_moe",  LLM_FAM_QWEN3MOE, 151936, 2048, 6144, 24, 32, 4,  -1,  32768,  1e-6, 10000.0,   4096, 0, 0 },
+    { "MixtralForCausalLM", "mixtral",     LLM_FAM_MIXTRAL, 32000,  4096, 14336, 32, 32, 8,  -1,  131072, 1e-5, 1000000.0, 0,    0, 0 },
 };
 
 /* MoE defaults of the config classes: experts, chosen per token, expert rows, renormalize */
@@ -499,9 +501,11 @@ static int
 walk_emit(tensor_walk *w, llm_tensor_spec *t, const char *name)
 {
     if (w->layer >= 0) {
-        snprintf(t->name, sizeof(t->name), "model.layers.%d.%s", w->layer, name);
+        snprintf(t->name, sizeof(t->name), "%slayers.%d.%s", w->m->prefix, w->layer, name);
+    } else if (strncmp(name, "model.", 6) == 0) {
+        snprintf(t->name, sizeof(t->name), "%s%s", w->m->prefix, name + 6);
     } else {
-        snprintf(t->name, sizeof(t->name), "%s", name);
+        snprintf(t->name, sizeof(t->name), "%s%s", w->m->head_prefix, name);
     }
     return w->fn(w->ctx, t);
 }
@@ -780,11 +784,36 @@ probe_experts(llm_model *m)
 
     for (l = 0; l < m->info.n_layers && m->layers[l].moe == NULL; l++) { }
     if (l == m->info.n_layers) return;
-    snprintf(name, sizeof(name), "model.layers.%d.block_sparse_moe.gate.weight", l);
+    snprintf(name, sizeof(name), "%slayers.%d.block_sparse_moe.gate.weight", m->prefix, l);
     m->moe_legacy_names = find_tensor(m, name) != NULL;
-    snprintf(name, sizeof(name), "model.layers.%d.%s.experts.gate_up_proj", l,
+    snprintf(name, sizeof(name), "%slayers.%d.%s.experts.gate_up_proj", m->prefix, l,
              m->moe_legacy_names ? "block_sparse_moe" : "mlp");
     m->experts_stacked = find_tensor(m, name) != NULL;
+}
+
+/*
+ * Where a multimodal checkpoint keeps its text model: transformers 5 saves
+ * model.language_model.*, the published Gemma 3 checkpoints have
+ * language_model.model.* (and language_model.lm_head).  The vision tower's
+ * tensors are left unread.
+ */
+static void
+probe_prefix(llm_model *m)
+{
+    static const struct { const char *prefix, *head; } layouts[] = {
+        { "model.language_model.", "" }, { "language_model.model.", "language_model." },
+    };
+    char name[128];
+    size_t i;
+
+    for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
+        snprintf(name, sizeof(name), "%sembed_tokens.weight", layouts[i].prefix);
+        if (find_tensor(m, name) != NULL) {
+            snprintf(m->prefix, sizeof(m->prefix), "%s", layouts[i].prefix);
+            snprintf(m->head_prefix, sizeof(m->head_prefix), "%s", layouts[i].head);
+            return;
+        }
+    }
 }
 
 static int
@@ -792,6 +821,7 @@ bind_all(llm_model *m, char *err, size_t errlen)
 {
     bind_ctx b = { m, err, errlen };
 
+    probe_prefix(m);
     probe_experts(m);
     if (llm_model_tensors(m, bind_tensor, &b) != 0) return -1;
     if (m->info.tie_word_embeddings) m->lm_head = m->embed;
@@ -1063,6 +1093,38 @@ parse_moe(llm_model *m, json_t *cfg, char *err, size_t errlen)
     return 0;
 }
 
+/*
+ * A multimodal config (Gemma3ForConditionalGeneration): *cfg becomes its
+ * "text_config", with the keys the text model takes from the top level
+ * (token ids, tied embeddings) where text_config has none.  Only the text
+ * model is loaded.
+ */
+static int
+text_config_of(json_t **cfg, char *err, size_t errlen)
+{
+    static const char *outer[] = { "bos_token_id", "eos_token_id", "pad_token_id", "tie_word_embeddings" };
+    json_t *text = json_object_get(*cfg, "text_config"), *copy;
+    size_t i;
+
+    if (!json_is_object(text)) {
+        snprintf(err, errlen, "config.json: no \"text_config\" object");
+        return -1;
+    }
+    copy = json_deep_copy(text);
+    if (copy == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (i = 0; i < sizeof(outer) / sizeof(outer[0]); i++) {
+        json_t *v = json_object_get(*cfg, outer[i]);
+        if (v != NULL && json_object_get(copy, outer[i]) == NULL) json_object_set(copy, outer[i], v);
+    }
+    json_object_set(copy, "architectures", json_object_get(*cfg, "architectures"));
+    json_decref(*cfg);
+    *cfg = copy;
+    return 0;
+}
+
 int
 llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
 {
@@ -1091,10 +1153,12 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
         snprintf(msg, msglen, "unsupported architecture \"%s\" (LlamaForCausalLM, MistralForCausalLM, "
                  "Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, Phi3ForCausalLM, "
                  "SmolLM3ForCausalLM, Glm4ForCausalLM, GraniteForCausalLM, Olmo2ForCausalLM, "
-                 "Qwen3MoeForCausalLM, MixtralForCausalLM)", arch);
+                 "Gemma3ForConditionalGeneration (text), Qwen3MoeForCausalLM, MixtralForCausalLM)", arch);
         goto fail;
     }
+    if (d->text_config && text_config_of(&cfg, msg, msglen) != 0) goto fail;
     m->family = d->family;
+    snprintf(m->prefix, sizeof(m->prefix), "model.");
     snprintf(m->architecture, sizeof(m->architecture), "%s", arch);
     v = json_object_get(cfg, "model_type");
     snprintf(m->model_type, sizeof(m->model_type), "%s", json_is_string(v) ? json_string_value(v) : d->model_type);

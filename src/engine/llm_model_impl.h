@@ -117,6 +117,9 @@ struct llm_model {
     int            moe_intermediate;  /* rows of each expert's gate and up */
     int            norm_topk;      /* chosen probabilities renormalized to sum 1 */
     int            experts_stacked;   /* checkpoint keeps each layer's experts in 3-d tensors (transformers 5) */
+    char           prefix[32];     /* of the text model's tensors: "model.", or inside a multimodal
+                                      checkpoint "model.language_model." / "language_model.model." */
+    char           head_prefix[32];   /* of lm_head: "", or "language_model." */
     int            moe_legacy_names;  /* Mixtral's block_sparse_moe.experts.E.w1/w3/w2 (published checkpoints) */
     llm_mat        embed;
     llm_mat        lm_head;

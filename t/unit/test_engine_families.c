@@ -36,6 +36,13 @@ static const family families[] = {
       "\"sliding_window\": 8, \"sliding_window_pattern\": 2, \"rope_theta\": 100000.0, "
       "\"rope_local_base_freq\": 1000.0, \"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 4.0}, "
       "\"final_logit_softcapping\": 6.0}", 8 },
+    /* the text model of a multimodal checkpoint: config inside text_config, token ids outside */
+    { "gemma3mm", "{\"architectures\": [\"Gemma3ForConditionalGeneration\"], \"eos_token_id\": 2, "
+      "\"bos_token_id\": 1, \"vision_config\": {\"hidden_size\": 32}, \"text_config\": {"
+      "\"hidden_size\": 64, \"intermediate_size\": 96, \"num_hidden_layers\": 4, "
+      "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"head_dim\": 16, \"vocab_size\": 300, "
+      "\"max_position_embeddings\": 256, \"sliding_window\": 8, \"sliding_window_pattern\": 2, "
+      "\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 8.0}}}", 8 },
     { "phi3", "{\"architectures\": [\"Phi3ForCausalLM\"], " COMMON
       "\"sliding_window\": 10, \"original_max_position_embeddings\": 16, \"rope_scaling\": {\"type\": \"longrope\", "
       "\"short_factor\": [1, 1.1, 1.2, 1.4, 1.8, 2.2, 2.6, 3], \"long_factor\": [1, 1.5, 2, 3, 4.5, 7, 9, 12]}}", 10 },
@@ -274,6 +281,8 @@ check_refusals(void)
           "inconsistent experts" },
         { "{\"architectures\": [\"MixtralForCausalLM\"], " COMMON "\"num_local_experts\": 0}",
           "inconsistent experts" },
+        { "{\"architectures\": [\"Gemma3ForConditionalGeneration\"], " COMMON "\"text_config\": 1}",
+          "text_config" },
         { "{\"architectures\": [\"Qwen3MoeForCausalLM\"], " COMMON "\"mlp_only_layers\": 2}",
           "mlp_only_layers" },
     };
