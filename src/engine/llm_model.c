@@ -48,17 +48,20 @@ static const llm_arch_defaults arch_table[] = {
     { "Olmo2ForCausalLM",   "olmo2",       LLM_FAM_OLMO2,   50304,  4096, 11008, 32, 32, -1, -1,  2048,   1e-5, 10000.0,   0,    0, 0 },
     { "Qwen3MoeForCausalLM", "qwen3_moe",  LLM_FAM_QWEN3MOE, 151936, 2048, 6144, 24, 32, 4,  -1,  32768,  1e-6, 10000.0,   4096, 0, 0 },
     { "MixtralForCausalLM", "mixtral",     LLM_FAM_MIXTRAL, 32000,  4096, 14336, 32, 32, 8,  -1,  131072, 1e-5, 1000000.0, 0,    0, 0 },
+    { "Glm4MoeForCausalLM", "glm4_moe",    LLM_FAM_GLM4MOE, 151552, 4096, 10944, 46, 96, 8,  128, 131072, 1e-5, 10000.0,   0,    0, 0 },
 };
 
 /* MoE defaults of the config classes: experts, chosen per token, expert rows, renormalize */
 typedef struct {
     llm_family family;
     int        experts, top_k, moe_intermediate, norm_topk;
+    int        sigmoid;      /* grouped sigmoid routing with n_shared_experts, first_k_dense_replace */
 } llm_moe_defaults;
 
 static const llm_moe_defaults moe_table[] = {
-    { LLM_FAM_QWEN3MOE, 128, 8, 768, 0 },
-    { LLM_FAM_MIXTRAL,  8,   2, -1,  1 },     /* -1: intermediate_size (every layer is sparse) */
+    { LLM_FAM_QWEN3MOE, 128, 8, 768,  0, 0 },
+    { LLM_FAM_MIXTRAL,  8,   2, -1,   1, 0 },     /* -1: intermediate_size (every layer is sparse) */
+    { LLM_FAM_GLM4MOE,  128, 8, 1408, 1, 1 },
 };
 
 /* ---- small JSON helpers ---- */
@@ -581,6 +584,19 @@ walk_moe(tensor_walk *w, const llm_model *m, llm_moe *moe)
 
     snprintf(name, sizeof(name), "%s.gate.weight", pre);
     if ((rc = walk_mat(w, name, E, H, &moe->router)) != 0) return rc;
+    if (m->moe_sigmoid) {
+        snprintf(name, sizeof(name), "%s.gate.e_score_correction_bias", pre);
+        if ((rc = walk_vec(w, name, E, 0, &moe->score_bias)) != 0) return rc;
+    }
+    if (m->shared_intermediate > 0) {
+        int S = m->shared_intermediate;
+        snprintf(name, sizeof(name), "%s.shared_experts.gate_proj.weight", pre);
+        if ((rc = walk_mat(w, name, S, H, &moe->sh_gate)) != 0) return rc;
+        snprintf(name, sizeof(name), "%s.shared_experts.up_proj.weight", pre);
+        if ((rc = walk_mat(w, name, S, H, &moe->sh_up)) != 0) return rc;
+        snprintf(name, sizeof(name), "%s.shared_experts.down_proj.weight", pre);
+        if ((rc = walk_mat(w, name, H, S, &moe->sh_down)) != 0) return rc;
+    }
     if (m->experts_stacked) {
         snprintf(name, sizeof(name), "%s.experts.gate_up_proj", pre);
         if ((rc = walk_stacked(w, name, E, H, moe->gate, I, moe->up, I)) != 0) return rc;
@@ -1034,7 +1050,7 @@ parse_moe(llm_model *m, json_t *cfg, char *err, size_t errlen)
     llm_model_info *in = &m->info;
     const llm_moe_defaults *d = NULL;
     json_t *only = json_object_get(cfg, "mlp_only_layers");
-    int step, l, experts_key_def;
+    int step, l, experts_key_def, first_dense = 0;
     size_t i;
 
     for (i = 0; i < sizeof(moe_table) / sizeof(moe_table[0]); i++) {
@@ -1044,6 +1060,7 @@ parse_moe(llm_model *m, json_t *cfg, char *err, size_t errlen)
     /* Qwen3-MoE's config names it num_experts, Mixtral's num_local_experts (each aliases the other) */
     experts_key_def = d->experts;
     if (jint(cfg, "num_local_experts", experts_key_def, &experts_key_def, err, errlen) != 0
+        || jint(cfg, "n_routed_experts", experts_key_def, &experts_key_def, err, errlen) != 0
         || jint(cfg, "num_experts", experts_key_def, &m->n_experts, err, errlen) != 0
         || jint(cfg, "num_experts_per_tok", d->top_k, &m->top_k, err, errlen) != 0
         || jint(cfg, "moe_intermediate_size", d->moe_intermediate > 0 ? d->moe_intermediate : in->intermediate,
@@ -1052,7 +1069,34 @@ parse_moe(llm_model *m, json_t *cfg, char *err, size_t errlen)
     {
         return -1;
     }
-    m->norm_topk = jbool(cfg, "norm_topk_prob", d->norm_topk);
+    m->norm_topk = m->family == LLM_FAM_MIXTRAL || jbool(cfg, "norm_topk_prob", d->norm_topk);
+    m->moe_sigmoid = d->sigmoid;
+    m->routed_scale = 1.0f;
+    m->n_group = m->topk_group = 1;
+    if (d->sigmoid) {
+        int shared;
+        double scale;
+        if (jint(cfg, "n_group", 1, &m->n_group, err, errlen) != 0
+            || jint(cfg, "topk_group", 1, &m->topk_group, err, errlen) != 0
+            || jint(cfg, "n_shared_experts", 1, &shared, err, errlen) != 0
+            || jint(cfg, "first_k_dense_replace", 1, &first_dense, err, errlen) != 0
+            || jnum(cfg, "routed_scaling_factor", 1.0, &scale, err, errlen) != 0)
+        {
+            return -1;
+        }
+        /* groups score by their two best experts, so each group holds at least two */
+        if (m->n_group <= 0 || m->n_experts % m->n_group != 0 || m->n_experts / m->n_group < 2
+            || m->topk_group <= 0 || m->topk_group > m->n_group || shared < 0 || shared > 64
+            || (m->n_experts / m->n_group) * m->topk_group < m->top_k || !(scale > 0) || !isfinite(scale))
+        {
+            snprintf(err, errlen, "config.json: inconsistent expert groups (%d experts in %d groups, best %d "
+                     "groups, %d per token, %d shared, routed_scaling_factor %g)", m->n_experts, m->n_group,
+                     m->topk_group, m->top_k, shared, scale);
+            return -1;
+        }
+        m->routed_scale = (float) scale;
+        m->shared_intermediate = shared * m->moe_intermediate;
+    }
     if (m->n_experts <= 0 || m->n_experts > 4096 || m->top_k <= 0 || m->top_k > m->n_experts
         || m->top_k > LLM_MOE_MAX_TOPK || m->moe_intermediate <= 0 || m->moe_intermediate > (1 << 18) || step <= 0)
     {
@@ -1067,7 +1111,8 @@ parse_moe(llm_model *m, json_t *cfg, char *err, size_t errlen)
     }
     for (l = 0; l < in->n_layers; l++) {
         llm_layer *L = &m->layers[l];
-        int dense = (l + 1) % step != 0;
+        /* first_k_dense_replace (sigmoid-routed families): the first layers are dense */
+        int dense = (l + 1) % step != 0 || l < first_dense;
         for (i = 0; json_is_array(only) && i < json_array_size(only); i++) {
             if (json_integer_value(json_array_get(only, i)) == l) dense = 1;
         }
@@ -1153,7 +1198,8 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
         snprintf(msg, msglen, "unsupported architecture \"%s\" (LlamaForCausalLM, MistralForCausalLM, "
                  "Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, Phi3ForCausalLM, "
                  "SmolLM3ForCausalLM, Glm4ForCausalLM, GraniteForCausalLM, Olmo2ForCausalLM, "
-                 "Gemma3ForConditionalGeneration (text), Qwen3MoeForCausalLM, MixtralForCausalLM)", arch);
+                 "Gemma3ForConditionalGeneration (text), Qwen3MoeForCausalLM, MixtralForCausalLM, "
+                 "Glm4MoeForCausalLM)", arch);
         goto fail;
     }
     if (d->text_config && text_config_of(&cfg, msg, msglen) != 0) goto fail;
@@ -1204,13 +1250,15 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
     attention_bias = jbool(cfg, "attention_bias", d->family == LLM_FAM_GLM4);
     switch (d->family) {
     case LLM_FAM_QWEN2: m->qkv_bias = 1; m->o_bias = 0; break;
-    case LLM_FAM_GLM4:  m->qkv_bias = attention_bias; m->o_bias = 0; break;
+    case LLM_FAM_GLM4:
+    case LLM_FAM_GLM4MOE: m->qkv_bias = attention_bias; m->o_bias = 0; break;
     case LLM_FAM_PHI3:  m->qkv_bias = 0; m->o_bias = 0; break;
     default:            m->qkv_bias = attention_bias; m->o_bias = attention_bias; break;
     }
     m->qk_norm = d->family == LLM_FAM_QWEN3 || d->family == LLM_FAM_GEMMA3 || d->family == LLM_FAM_QWEN3MOE
                ? LLM_QK_NORM_HEAD
-               : d->family == LLM_FAM_OLMO2 ? LLM_QK_NORM_ALL : LLM_QK_NORM_NONE;
+               : d->family == LLM_FAM_OLMO2 ? LLM_QK_NORM_ALL
+               : d->family == LLM_FAM_GLM4MOE && jbool(cfg, "use_qk_norm", 0) ? LLM_QK_NORM_HEAD : LLM_QK_NORM_NONE;
     m->norm_plus_one = d->family == LLM_FAM_GEMMA2 || d->family == LLM_FAM_GEMMA3;
     m->rope_pairs = d->family == LLM_FAM_GLM4;
 
@@ -1256,7 +1304,7 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
         m->logit_scale = (float) (1.0 / lg);
     }
 
-    if (parse_rot_dim(m, cfg, d->family == LLM_FAM_GLM4 ? 0.5 : 1.0, msg, msglen) != 0
+    if (parse_rot_dim(m, cfg, d->family == LLM_FAM_GLM4 || d->family == LLM_FAM_GLM4MOE ? 0.5 : 1.0, msg, msglen) != 0
         || parse_rope(m, cfg, d->theta, d->family == LLM_FAM_GEMMA3, msg, msglen) != 0
         || parse_layers(m, cfg, d, msg, msglen) != 0
         || parse_moe(m, cfg, msg, msglen) != 0)

@@ -28,14 +28,17 @@ typedef struct {
 /*
  * A sparse MLP: a router scores the experts per token, the top_k best run
  * (each a SwiGLU MLP of moe_intermediate rows) and their outputs are summed,
- * weighted by the softmax probabilities (renormalized over the chosen k when
- * the model says so).  The model's sizes are in llm_model (n_experts, ...).
+ * weighted by the router's scores (llm_model's moe_* fields say how: softmax
+ * or sigmoid, groups, renormalizing, scaling), plus a shared expert that
+ * every token runs (GLM-4.5, DeepSeek-V3) when the model has one.
  */
 #define LLM_MOE_MAX_TOPK 64
 
 typedef struct {
     llm_mat  router;                         /* [n_experts][hidden] */
+    float   *score_bias;                     /* e_score_correction_bias: added for choosing only, or NULL */
     llm_mat *gate, *up, *down;               /* [n_experts] each: experts' matrices */
+    llm_mat  sh_gate, sh_up, sh_down;        /* shared expert (shared_intermediate rows), data NULL if none */
 } llm_moe;
 
 typedef struct {
@@ -87,7 +90,7 @@ typedef enum {
 typedef enum {
     LLM_FAM_LLAMA = 0, LLM_FAM_MISTRAL, LLM_FAM_QWEN2, LLM_FAM_QWEN3, LLM_FAM_GEMMA2, LLM_FAM_GEMMA3,
     LLM_FAM_PHI3, LLM_FAM_SMOLLM3, LLM_FAM_GLM4, LLM_FAM_GRANITE, LLM_FAM_OLMO2,
-    LLM_FAM_QWEN3MOE, LLM_FAM_MIXTRAL
+    LLM_FAM_QWEN3MOE, LLM_FAM_MIXTRAL, LLM_FAM_GLM4MOE
 } llm_family;
 
 #define LLM_MAX_ROPE 2      /* RoPE tables: global and sliding layers (Gemma 3) */
@@ -115,7 +118,11 @@ struct llm_model {
     int            n_experts;      /* sparse MLP layers (llm_layer.moe): experts, chosen per token, */
     int            top_k;
     int            moe_intermediate;  /* rows of each expert's gate and up */
-    int            norm_topk;      /* chosen probabilities renormalized to sum 1 */
+    int            norm_topk;      /* chosen weights renormalized to sum 1 */
+    int            moe_sigmoid;    /* scores: sigmoid (GLM-4.5, DeepSeek-V3) rather than softmax */
+    int            n_group, topk_group;   /* sigmoid routing: experts in n_group groups, choose in the best topk_group */
+    float          routed_scale;   /* routed_scaling_factor: chosen weights times this */
+    int            shared_intermediate;   /* rows of the shared expert, 0 = none */
     int            experts_stacked;   /* checkpoint keeps each layer's experts in 3-d tensors (transformers 5) */
     char           prefix[32];     /* of the text model's tensors: "model.", or inside a multimodal
                                       checkpoint "model.language_model." / "language_model.model." */

@@ -19,22 +19,27 @@
 #include "engine/llm_runtime_impl.h"
 #include "kernels/cpu/llm_quant.h"
 
+/*
+ * A token runs K routed experts and, when the model has one, the shared
+ * expert: KS = K + 1 slots per token, the shared expert being expert number
+ * E with weight 1.
+ */
 struct llm_moe_scratch {
     int            cap;          /* tokens */
-    int            E, K, H, I;
-    float         *logits;       /* [cap][E] router logits, then probabilities */
-    int           *sel;          /* [cap][K] chosen experts, best first */
-    float         *wt;           /* [cap][K] their weights */
-    int           *arow;         /* [cap][K] row of (token, rank) in the grouped buffers */
-    int           *tok_of_row;   /* [cap*K] */
-    int           *count;        /* [E] tokens per expert */
-    int           *off;          /* [E] first grouped row of each expert */
-    int           *active;       /* [E] experts with tokens, ascending */
+    int            E, K, KS, H, I;   /* I: widest of the experts' and the shared expert's rows */
+    float         *logits;       /* [cap][E] router logits, then scores */
+    float         *choice;       /* [cap][E] sigmoid routing: scores with the correction bias, groups masked */
+    int           *sel;          /* [cap][KS] chosen experts, best first */
+    float         *wt;           /* [cap][KS] their weights */
+    int           *arow;         /* [cap][KS] row of (token, rank) in the grouped buffers */
+    int           *count;        /* [E+1] tokens per expert */
+    int           *off;          /* [E+1] first grouped row of each expert */
+    int           *active;       /* [E+1] experts with tokens, ascending */
     int            n_active;
-    float         *xg;           /* [cap*K][H] inputs grouped by expert */
-    float         *g, *u;        /* [cap*K][I] */
-    float         *yg;           /* [cap*K][H] expert outputs */
-    unsigned char *xq;           /* [cap*K][ldq] int8 rows for quantized experts */
+    float         *xg;           /* [cap*KS][H] inputs grouped by expert */
+    float         *g, *u;        /* [cap*KS][I] */
+    float         *yg;           /* [cap*KS][H] expert outputs */
+    unsigned char *xq;           /* [cap*KS][ldq] int8 rows for quantized experts */
     size_t         ldq;
 };
 
@@ -45,8 +50,10 @@ typedef struct {
     const float     *in;
     float           *out;
     int              n, accumulate;
-    int              qk;         /* task_quantize: values per row */
-    const float     *qsrc;       /* ... rows qk floats apart */
+    int              qk;         /* task_quantize: values per row ... */
+    const float     *qsrc;       /* ... of rows qld floats apart ... */
+    size_t           qld;
+    int              qrow0;      /* ... into xq rows from this one */
     int              down;       /* task_experts: 0 gate+up, 1 down */
 } moe_job;
 
@@ -55,16 +62,22 @@ typedef struct {
 
 /* ---- scratch ---- */
 
+static int
+widest_expert(const llm_model *m)
+{
+    return m->shared_intermediate > m->moe_intermediate ? m->shared_intermediate : m->moe_intermediate;
+}
+
 static size_t
 scratch_layout(const llm_model *m, int cap, size_t *ldq)
 {
-    size_t C = (size_t) cap, K = (size_t) m->top_k, E = (size_t) m->n_experts;
-    size_t H = (size_t) m->info.hidden, I = (size_t) m->moe_intermediate;
-    int widest = m->info.hidden > m->moe_intermediate ? m->info.hidden : m->moe_intermediate;
+    size_t C = (size_t) cap, K = (size_t) m->top_k + (m->shared_intermediate > 0), E = (size_t) m->n_experts;
+    size_t H = (size_t) m->info.hidden, I = (size_t) widest_expert(m);
+    int widest = m->info.hidden > (int) I ? m->info.hidden : (int) I;
 
     *ldq = llm_qa_row_bytes(widest);
-    return C * E * sizeof(float) + 2 * C * K * sizeof(int) + C * K * sizeof(float) + C * K * sizeof(int)
-         + 3 * E * sizeof(int) + 2 * C * K * H * sizeof(float) + 2 * C * K * I * sizeof(float)
+    return 2 * C * E * sizeof(float) + 2 * C * K * sizeof(int) + C * K * sizeof(float)
+         + 3 * (E + 1) * sizeof(int) + 2 * C * K * H * sizeof(float) + 2 * C * K * I * sizeof(float)
          + C * K * *ldq;
 }
 
@@ -103,18 +116,19 @@ llm_moe_scratch_create(const llm_model *m, int n_tokens, int *fail)
     s->cap = n_tokens;
     s->E = m->n_experts;
     s->K = m->top_k;
+    s->KS = m->top_k + (m->shared_intermediate > 0);
     s->H = m->info.hidden;
-    s->I = m->moe_intermediate;
-    K = (size_t) s->K; E = (size_t) s->E; H = (size_t) s->H; I = (size_t) s->I;
+    s->I = widest_expert(m);
+    K = (size_t) s->KS; E = (size_t) s->E; H = (size_t) s->H; I = (size_t) s->I;
     scratch_layout(m, n_tokens, &s->ldq);
     s->logits = alloc_c(C * E * sizeof(float), fail);
+    s->choice = alloc_c(C * E * sizeof(float), fail);
     s->sel = alloc_c(C * K * sizeof(int), fail);
     s->wt = alloc_c(C * K * sizeof(float), fail);
     s->arow = alloc_c(C * K * sizeof(int), fail);
-    s->tok_of_row = alloc_c(C * K * sizeof(int), fail);
-    s->count = alloc_c(E * sizeof(int), fail);
-    s->off = alloc_c(E * sizeof(int), fail);
-    s->active = alloc_c(E * sizeof(int), fail);
+    s->count = alloc_c((E + 1) * sizeof(int), fail);
+    s->off = alloc_c((E + 1) * sizeof(int), fail);
+    s->active = alloc_c((E + 1) * sizeof(int), fail);
     s->xg = alloc_c(C * K * H * sizeof(float), fail);
     s->yg = alloc_c(C * K * H * sizeof(float), fail);
     s->g = alloc_c(C * K * I * sizeof(float), fail);
@@ -127,7 +141,7 @@ void
 llm_moe_scratch_free(llm_moe_scratch *s)
 {
     if (s == NULL) return;
-    free(s->logits); free(s->sel); free(s->wt); free(s->arow); free(s->tok_of_row);
+    free(s->logits); free(s->choice); free(s->sel); free(s->wt); free(s->arow);
     free(s->count); free(s->off); free(s->active);
     free(s->xg); free(s->yg); free(s->g); free(s->u); free(s->xq);
     free(s);
@@ -173,17 +187,19 @@ task_quantize(void *arg, int ith, int nth, int thread __attribute__((unused)))
 
     token_range(rows, ith, nth, &t0, &t1);
     for (t = t0; t < t1; t++) {
-        j->rt->k->quantize_act(s->xq + (size_t) t * s->ldq, j->qsrc + (size_t) t * j->qk, j->qk);
+        j->rt->k->quantize_act(s->xq + (size_t) (j->qrow0 + t) * s->ldq, j->qsrc + (size_t) t * j->qld, j->qk);
     }
 }
 
-/* int8 rows of n rows of k floats into s->xq */
+/* int8 rows (k values of rows ld floats apart) into s->xq from row row0 on */
 static void
-quantize_rows(moe_job *j, const float *src, int rows, int k)
+quantize_rows(moe_job *j, const float *src, size_t ld, int rows, int k, int row0)
 {
     int n = j->n;
     j->qsrc = src;
+    j->qld = ld;
     j->qk = k;
+    j->qrow0 = row0;
     j->n = rows;
     run_tokens(j, task_quantize);
     j->n = n;
@@ -203,7 +219,52 @@ task_router(void *arg, int ith, int nth, int thread __attribute__((unused)))
     mat_rows(j->rt, w, j->s->logits, (size_t) j->s->E, j->in, (size_t) j->s->H, j->s->xq, j->s->ldq, j->n, r0, r1);
 }
 
-/* softmax over the experts, the top_k best (lower index first on ties), their weights */
+/* the k largest of v[0..n) into idx, best first (the lower index first on ties) */
+static void
+top_k(const float *v, int n, int k, int *idx)
+{
+    int i, q, e;
+
+    for (i = 0; i < k; i++) {
+        int best = -1;
+        for (e = 0; e < n; e++) {
+            int taken = 0;
+            for (q = 0; q < i; q++) taken |= idx[q] == e;
+            if (!taken && (best < 0 || v[e] > v[best])) best = e;
+        }
+        idx[i] = best;
+    }
+}
+
+/*
+ * Grouped choice of sigmoid routing (GLM-4.5, DeepSeek-V3): a group scores
+ * the sum of its two best biased scores; experts outside the topk_group best
+ * groups get 0 (not minus infinity: transformers masks with 0.0).
+ */
+static void
+mask_groups(const llm_model *m, float *c)
+{
+    int per = m->n_experts / m->n_group, gi, e, best[2], keep[LLM_MOE_MAX_TOPK];
+    float gs[LLM_MOE_MAX_TOPK * 4];
+
+    if (m->n_group <= 1 || m->n_group > LLM_MOE_MAX_TOPK * 4) return;
+    for (gi = 0; gi < m->n_group; gi++) {
+        top_k(c + gi * per, per, 2, best);
+        gs[gi] = c[gi * per + best[0]] + c[gi * per + best[1]];
+    }
+    top_k(gs, m->n_group, m->topk_group, keep);
+    for (gi = 0; gi < m->n_group; gi++) {
+        int kept = 0, q;
+        for (q = 0; q < m->topk_group; q++) kept |= keep[q] == gi;
+        for (e = 0; !kept && e < per; e++) c[gi * per + e] = 0.0f;
+    }
+}
+
+/*
+ * Scores (softmax, or sigmoid with the correction bias and groups for the
+ * choice), the top_k, their weights (renormalized, scaled); the shared
+ * expert's slot last with weight 1.
+ */
 static void
 task_route(void *arg, int ith, int nth, int thread __attribute__((unused)))
 {
@@ -214,24 +275,33 @@ task_route(void *arg, int ith, int nth, int thread __attribute__((unused)))
 
     token_range(j->n, ith, nth, &t0, &t1);
     for (t = t0; t < t1; t++) {
-        float *p = s->logits + (size_t) t * s->E, sum = 0;
-        int *sel = s->sel + (size_t) t * s->K;
-        float *wt = s->wt + (size_t) t * s->K;
+        float *p = s->logits + (size_t) t * s->E, *c = p, sum = 0;
+        int *sel = s->sel + (size_t) t * s->KS;
+        float *wt = s->wt + (size_t) t * s->KS;
 
-        j->rt->k->softmax(p, s->E);
-        for (k = 0; k < s->K; k++) {
-            int best = -1;
+        if (m->moe_sigmoid) {
+            c = s->choice + (size_t) t * s->E;
             for (e = 0; e < s->E; e++) {
-                int taken = 0, q;
-                for (q = 0; q < k; q++) taken |= sel[q] == e;
-                if (!taken && (best < 0 || p[e] > p[best])) best = e;
+                p[e] = 1.0f / (1.0f + expf(-p[e]));
+                c[e] = p[e] + (j->moe->score_bias ? j->moe->score_bias[e] : 0.0f);
             }
-            sel[k] = best;
-            wt[k] = p[best];
-            sum += p[best];
+            mask_groups(m, c);
+        } else {
+            j->rt->k->softmax(p, s->E);
         }
-        if (m->norm_topk) {
-            for (k = 0; k < s->K; k++) wt[k] /= sum;
+        top_k(c, s->E, s->K, sel);
+        for (k = 0; k < s->K; k++) {
+            wt[k] = p[sel[k]];
+            sum += wt[k];
+        }
+        for (k = 0; k < s->K; k++) {
+            /* GLM-4.5 / DeepSeek-V3 add 1e-20 to the sum; softmax weights never sum to 0 */
+            if (m->norm_topk) wt[k] /= m->moe_sigmoid ? sum + 1e-20f : sum;
+            wt[k] *= m->routed_scale;
+        }
+        if (s->KS > s->K) {
+            sel[s->K] = s->E;
+            wt[s->K] = 1.0f;
         }
     }
 }
@@ -243,23 +313,30 @@ group(moe_job *j)
     llm_moe_scratch *s = j->s;
     int t, k, e, at = 0, H = s->H;
 
-    memset(s->count, 0, (size_t) s->E * sizeof(int));
-    for (t = 0; t < j->n * s->K; t++) s->count[s->sel[t]]++;
+    memset(s->count, 0, (size_t) (s->E + 1) * sizeof(int));
+    for (t = 0; t < j->n * s->KS; t++) s->count[s->sel[t]]++;
     s->n_active = 0;
-    for (e = 0; e < s->E; e++) {
+    for (e = 0; e <= s->E; e++) {
         s->off[e] = at;
         at += s->count[e];
         if (s->count[e]) s->active[s->n_active++] = e;
         s->count[e] = 0;    /* refilled below as a cursor */
     }
     for (t = 0; t < j->n; t++) {
-        for (k = 0; k < s->K; k++) {
-            int ex = s->sel[t * s->K + k], row = s->off[ex] + s->count[ex]++;
-            s->arow[t * s->K + k] = row;
-            s->tok_of_row[row] = t;
+        for (k = 0; k < s->KS; k++) {
+            int ex = s->sel[t * s->KS + k], row = s->off[ex] + s->count[ex]++;
+            s->arow[t * s->KS + k] = row;
             memcpy(s->xg + (size_t) row * H, j->in + (size_t) t * H, (size_t) H * sizeof(float));
         }
     }
+}
+
+/* matrix which (0 gate, 1 up, 2 down) of expert e; e == E is the shared expert */
+static const llm_mat *
+expert(const llm_moe *moe, const llm_moe_scratch *s, int e, int which)
+{
+    if (e == s->E) return which == 0 ? &moe->sh_gate : which == 1 ? &moe->sh_up : &moe->sh_down;
+    return which == 0 ? &moe->gate[e] : which == 1 ? &moe->up[e] : &moe->down[e];
 }
 
 /*
@@ -275,14 +352,19 @@ task_experts(void *arg, int ith, int nth, int thread __attribute__((unused)))
     moe_job *j = arg;
     llm_moe_scratch *s = j->s;
     const llm_runtime *rt = j->rt;
-    int R = j->down ? s->H : s->I, blocks = (R + 3) / 4, a;
+    int a;
     int64_t total = 0, lo, hi, c = 0;
 
-    for (a = 0; a < s->n_active; a++) total += (int64_t) blocks * (s->count[s->active[a]] + ROW_READ_COST);
+    for (a = 0; a < s->n_active; a++) {
+        int R = j->down ? s->H : expert(j->moe, s, s->active[a], 0)->rows;
+        total += (int64_t) ((R + 3) / 4) * (s->count[s->active[a]] + ROW_READ_COST);
+    }
     lo = total * ith / nth;
     hi = total * (ith + 1) / nth;
     for (a = 0; a < s->n_active && c < hi; a++) {
         int e = s->active[a], ne = s->count[e], row = s->off[e];
+        const llm_mat *wg = expert(j->moe, s, e, 0), *wu = expert(j->moe, s, e, 1), *wd = expert(j->moe, s, e, 2);
+        int R = j->down ? s->H : wg->rows, blocks = (R + 3) / 4;
         int64_t w = ne + ROW_READ_COST, span = (int64_t) blocks * w;
         int b0, b1, r0, r1, t;
 
@@ -297,13 +379,13 @@ task_experts(void *arg, int ith, int nth, int thread __attribute__((unused)))
         r1 = b1 * 4 < R ? b1 * 4 : R;
         if (r0 >= r1) continue;
         if (j->down) {
-            mat_rows(rt, &j->moe->down[e], s->yg + (size_t) row * s->H, (size_t) s->H,
+            mat_rows(rt, wd, s->yg + (size_t) row * s->H, (size_t) s->H,
                      s->g + (size_t) row * s->I, (size_t) s->I, s->xq + (size_t) row * s->ldq, s->ldq, ne, r0, r1);
             continue;
         }
-        mat_rows(rt, &j->moe->gate[e], s->g + (size_t) row * s->I, (size_t) s->I,
+        mat_rows(rt, wg, s->g + (size_t) row * s->I, (size_t) s->I,
                  s->xg + (size_t) row * s->H, (size_t) s->H, s->xq + (size_t) row * s->ldq, s->ldq, ne, r0, r1);
-        mat_rows(rt, &j->moe->up[e], s->u + (size_t) row * s->I, (size_t) s->I,
+        mat_rows(rt, wu, s->u + (size_t) row * s->I, (size_t) s->I,
                  s->xg + (size_t) row * s->H, (size_t) s->H, s->xq + (size_t) row * s->ldq, s->ldq, ne, r0, r1);
         for (t = 0; t < ne; t++) {
             float *g = s->g + (size_t) (row + t) * s->I + r0;
@@ -325,10 +407,10 @@ task_combine(void *arg, int ith, int nth, int thread __attribute__((unused)))
 
     token_range(j->n, ith, nth, &t0, &t1);
     for (t = t0; t < t1; t++) {
-        float *sum = s->yg + (size_t) s->arow[t * s->K] * H, *o = j->out + (size_t) t * H;
-        kk->scale(sum, s->wt[t * s->K], H);
-        for (k = 1; k < s->K; k++) {
-            kk->axpy(sum, s->wt[t * s->K + k], s->yg + (size_t) s->arow[t * s->K + k] * H, H);
+        float *sum = s->yg + (size_t) s->arow[t * s->KS] * H, *o = j->out + (size_t) t * H;
+        kk->scale(sum, s->wt[t * s->KS], H);
+        for (k = 1; k < s->KS; k++) {
+            kk->axpy(sum, s->wt[t * s->KS + k], s->yg + (size_t) s->arow[t * s->KS + k] * H, H);
         }
         if (j->accumulate) kk->axpy(o, 1.0f, sum, H);
         else memcpy(o, sum, (size_t) H * sizeof(float));
@@ -341,8 +423,9 @@ any_quantized(const llm_moe *moe, int down, const llm_moe_scratch *s)
     int a;
     for (a = 0; a < s->n_active; a++) {
         int e = s->active[a];
-        if (down ? llm_wtype_info(moe->down[e].type)->quantized
-                 : llm_wtype_info(moe->gate[e].type)->quantized || llm_wtype_info(moe->up[e].type)->quantized)
+        if (down ? llm_wtype_info(expert(moe, s, e, 2)->type)->quantized
+                 : llm_wtype_info(expert(moe, s, e, 0)->type)->quantized
+                   || llm_wtype_info(expert(moe, s, e, 1)->type)->quantized)
         {
             return 1;
         }
@@ -365,14 +448,22 @@ llm_moe_ffn(llm_runtime *rt, const llm_moe *moe, const float *in, float *out, in
     j.out = out;
     j.n = n;
     j.accumulate = accumulate;
-    if (llm_wtype_info(moe->router.type)->quantized) quantize_rows(&j, in, n, s->H);
+    if (llm_wtype_info(moe->router.type)->quantized) quantize_rows(&j, in, (size_t) s->H, n, s->H, 0);
     llm_pool_run(rt->pool, task_router, &j, chunks);
     run_tokens(&j, task_route);
     group(&j);
-    if (any_quantized(moe, 0, s)) quantize_rows(&j, s->xg, n * s->K, s->H);
+    if (any_quantized(moe, 0, s)) quantize_rows(&j, s->xg, (size_t) s->H, n * s->KS, s->H, 0);
     j.down = 0;
     llm_pool_run(rt->pool, task_experts, &j, chunks);
-    if (any_quantized(moe, 1, s)) quantize_rows(&j, s->g, n * s->K, s->I);
+    if (any_quantized(moe, 1, s)) {
+        /* each expert's rows as wide as its down matrix reads them (the shared expert may be wider) */
+        int a;
+        for (a = 0; a < s->n_active; a++) {
+            int e = s->active[a];
+            quantize_rows(&j, s->g + (size_t) s->off[e] * s->I, (size_t) s->I, s->count[e],
+                          expert(moe, s, e, 2)->cols, s->off[e]);
+        }
+    }
     j.down = 1;
     llm_pool_run(rt->pool, task_experts, &j, chunks);
     run_tokens(&j, task_combine);

@@ -134,6 +134,13 @@ llm_model_quantize(llm_model *m, llm_wtype scheme, char *err, size_t errlen)
                 return -1;
             }
         }
+        if (L->moe && L->moe->sh_gate.data
+            && (convert(m, &L->moe->sh_gate, policy(scheme, ROLE_GATE, l, n, L->moe->sh_gate.cols), err, errlen) != 0
+                || convert(m, &L->moe->sh_up, policy(scheme, ROLE_UP, l, n, L->moe->sh_up.cols), err, errlen) != 0
+                || convert(m, &L->moe->sh_down, policy(scheme, ROLE_DOWN, l, n, L->moe->sh_down.cols), err, errlen) != 0))
+        {
+            return -1;
+        }
     }
     return 0;
 }

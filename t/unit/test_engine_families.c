@@ -64,6 +64,10 @@ static const family families[] = {
     { "qwen3moe-step", "{\"architectures\": [\"Qwen3MoeForCausalLM\"], " COMMON
       "\"num_experts\": 6, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 64, "
       "\"decoder_sparse_step\": 2, \"use_sliding_window\": true, \"sliding_window\": 8}", 8 },
+    { "glm4moe", "{\"architectures\": [\"Glm4MoeForCausalLM\"], " COMMON
+      "\"n_routed_experts\": 8, \"num_experts_per_tok\": 3, \"moe_intermediate_size\": 32, \"n_group\": 4, "
+      "\"topk_group\": 2, \"n_shared_experts\": 2, \"first_k_dense_replace\": 1, \"routed_scaling_factor\": 2.5, "
+      "\"use_qk_norm\": true, \"attention_bias\": true}", 0 },
     { "mixtral", "{\"architectures\": [\"MixtralForCausalLM\"], " COMMON
       "\"num_local_experts\": 4, \"num_experts_per_tok\": 2, \"sliding_window\": 8}", 8 },
 };
@@ -202,7 +206,7 @@ done:
  * a prefill equals the cached decode, and the logits stay near the float ones.
  */
 static void
-check_moe_quant(void)
+check_moe_quant(const char *name)
 {
     char dir[320], err[512];
     llm_model_opts o = { "q8_0" };
@@ -212,15 +216,15 @@ check_moe_quant(void)
     float *df = NULL, *dq = NULL;
     int i, V;
 
-    snprintf(dir, sizeof(dir), "%s/qwen3moe-bf16", tmp);
+    snprintf(dir, sizeof(dir), "%s/%s-bf16", tmp, name);
     mf = llm_model_load(dir, err, sizeof(err));
     mq = llm_model_load_opts(dir, &o, err, sizeof(err));
-    if (!ok(mf && mq, "qwen3moe q8_0: loads")) {
+    if (!ok(mf && mq, "%s q8_0: loads", name)) {
         diag(err);
         goto done;
     }
-    ok(strncmp(llm_model_get_info(mq)->dtype, "Q8_0", 4) == 0, "qwen3moe q8_0: experts quantized (dtype %s)",
-       llm_model_get_info(mq)->dtype);
+    ok(strncmp(llm_model_get_info(mq)->dtype, "Q8_0", 4) == 0, "%s q8_0: experts quantized (dtype %s)",
+       name, llm_model_get_info(mq)->dtype);
     V = llm_model_get_info(mf)->n_vocab;
     for (i = 0; i < 40; i++) ids[i] = (int32_t) ((i * 37 + 11) % V);
     df = malloc((size_t) 40 * V * sizeof(float));
@@ -228,7 +232,7 @@ check_moe_quant(void)
     rf = llm_runtime_create(mf, 2, 64, 2, err, sizeof(err));
     rq = llm_runtime_create(mq, 2, 64, 2, err, sizeof(err));
     if (!ok(rf && rq && df && dq && decode_all(rf, ids, 40, df, V, err, sizeof(err)) == 0
-            && decode_all(rq, ids, 40, dq, V, err, sizeof(err)) == 0, "qwen3moe q8_0: decodes")) {
+            && decode_all(rq, ids, 40, dq, V, err, sizeof(err)) == 0, "%s q8_0: decodes", name)) {
         diag(err);
         goto done;
     }
@@ -236,9 +240,9 @@ check_moe_quant(void)
         llm_batch_item it = { llm_seq_open(rq), ids, 40, 1, 0 };
         double d = 1;
         if (llm_forward(rq, &it, 1, err, sizeof(err)) == 0) d = max_rel(llm_forward_logits(rq, 0), dq + 39 * V, V);
-        ok(d < 1e-5, "qwen3moe q8_0: prefill equals decode through the cache (%.2g)", d);
+        ok(d < 1e-5, "%s q8_0: prefill equals decode through the cache (%.2g)", name, d);
         d = max_rel(dq, df, 40 * V);
-        ok(d < 0.05, "qwen3moe q8_0: logits near the float model's (%.2g)", d);
+        ok(d < 0.05, "%s q8_0: logits near the float model's (%.2g)", name, d);
     }
 done:
     llm_runtime_free(rf);
@@ -281,6 +285,8 @@ check_refusals(void)
           "inconsistent experts" },
         { "{\"architectures\": [\"MixtralForCausalLM\"], " COMMON "\"num_local_experts\": 0}",
           "inconsistent experts" },
+        { "{\"architectures\": [\"Glm4MoeForCausalLM\"], " COMMON "\"n_routed_experts\": 8, \"n_group\": 3}",
+          "expert groups" },
         { "{\"architectures\": [\"Gemma3ForConditionalGeneration\"], " COMMON "\"text_config\": 1}",
           "text_config" },
         { "{\"architectures\": [\"Qwen3MoeForCausalLM\"], " COMMON "\"mlp_only_layers\": 2}",
@@ -312,7 +318,8 @@ main(void)
     snprintf(tmp, sizeof(tmp), "/tmp/llm_engine_families_XXXXXX");
     if (mkdtemp(tmp) == NULL) return skip_all("cannot create a temporary directory");
     for (i = 0; i < sizeof(families) / sizeof(families[0]); i++) check_family(&families[i]);
-    check_moe_quant();
+    check_moe_quant("qwen3moe");
+    check_moe_quant("glm4moe");
     check_refusals();
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
     if (system(cmd) != 0) diag("could not remove the temporary directory");
