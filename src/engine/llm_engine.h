@@ -50,6 +50,8 @@ typedef struct {
     int         n_kv_heads;
     int         head_dim;
     int         sliding_window;      /* 0 = full attention */
+    int         n_experts;           /* experts of the sparse MLP layers, 0 = dense model */
+    int         n_experts_per_token;
     int         tie_word_embeddings;
     double      rope_theta;
     double      rms_norm_eps;

@@ -1135,6 +1135,8 @@ parse_moe(llm_model *m, json_t *cfg, char *err, size_t errlen)
         L->moe->down = L->moe->up + m->n_experts;
     }
     m->moe_legacy_names = m->family == LLM_FAM_MIXTRAL;
+    in->n_experts = m->n_experts;
+    in->n_experts_per_token = m->top_k;
     return 0;
 }
 
