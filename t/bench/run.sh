@@ -47,6 +47,13 @@ for q in ${BENCH_QUANTS:-q8_0 q4_0 q4_k}; do
     done
 done
 
+echo "== MoE: Qwen3-30B-A3B's experts with 4 of its layers (t/bench/qwen3-30b-a3b-4l.json, $dtype)"
+moe="$top/$build/bench/qwen3-30b-a3b-4l-$dtype"
+[ -f "$moe/model.safetensors" ] || "$build/llm" synth --config t/bench/qwen3-30b-a3b-4l.json --out "$moe" --dtype "$dtype"
+for b in 1 4; do
+    "$build/llm" bench --model "$moe" --prompt-len "$prompt" --gen "$gen" --batch "$b" --threads "$threads"
+done
+
 echo "== server (nginx + thread pool + SSE), $threads threads"
 prefix="$top/$build/bench/nginx"
 mkdir -p "$prefix/conf" "$prefix/logs"
