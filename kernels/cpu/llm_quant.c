@@ -364,6 +364,24 @@ dq_aq8(const llm_block_aq8 *b, float *y)
 }
 
 void
+llm_mxfp4_from_hf(const uint8_t *blocks, const uint8_t *scales, size_t nblocks, llm_block_mxfp4 *dst)
+{
+    size_t b;
+    int j;
+
+    for (b = 0; b < nblocks; b++) {
+        const uint8_t *in = blocks + 16 * b;
+        uint8_t c[32];
+        for (j = 0; j < 16; j++) {
+            c[2 * j] = in[j] & 0xF;
+            c[2 * j + 1] = in[j] >> 4;
+        }
+        dst[b].e = scales[b];
+        for (j = 0; j < 16; j++) dst[b].qs[j] = (uint8_t) (c[j] | c[j + 16] << 4);
+    }
+}
+
+void
 llm_dequant_row(llm_wtype t, const void *src, float *y, int64_t n)
 {
     const llm_wtype_traits *tr = llm_wtype_info(t);

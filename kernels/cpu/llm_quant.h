@@ -75,6 +75,14 @@ void llm_dequant_row(llm_wtype t, const void *src, float *y, int64_t n);
  */
 int llm_quant_row(llm_wtype t, const float *x, void *dst, int64_t n);
 
+/*
+ * MXFP4 as Hugging Face checkpoints store it (gpt-oss "*_blocks": U8 [..., k/32, 16], each byte
+ * two E2M1 codes, the low nibble the even value; "*_scales": U8 [..., k/32], E8M0, value =
+ * fp4 * 2^(s - 127)) repacked into nblocks ggml blocks (low nibbles hold values 0-15, high
+ * nibbles 16-31; same scale byte).  Exact: the values do not change.
+ */
+void llm_mxfp4_from_hf(const uint8_t *blocks, const uint8_t *scales, size_t nblocks, llm_block_mxfp4 *dst);
+
 /* ---- int8 activation rows ---- */
 
 /*

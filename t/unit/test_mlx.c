@@ -101,7 +101,11 @@ prompt_logits(llm_model *m, const int32_t *ids, int n, float *out, int vocab)
  * test_gguf.c states for the 32-value GGUF types (0.12 on 64-wide random
  * models of std 0.2, 0.04 on the 256-wide ones), whatever the width: the
  * activation rounding does not depend on the weight bits.  Float matrices
- * left unquantized (overrides) are exact up to summation order.
+ * left unquantized (overrides) are exact up to summation order.  Measured
+ * 2026-11-24 (references from transformers 5.17.0 on the accelerator
+ * machine): 2 bits 0.046, 3 bits 0.046, 4 bits 0.033 (f32 scales, AQ8) and
+ * 0.051 (mixed), 5 bits 0.067, 6 bits 0.041, 8 bits 0.088; k256 3 and 4
+ * bits 0.012 and 0.011.
  */
 static double
 tolerance(const char *folder)

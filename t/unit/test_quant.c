@@ -156,6 +156,23 @@ test_vectors(void)
         check_values(LLM_WT_AQ8, &b, idx, want, 3, "AQ8 (unpacked MLX groups)");
     }
     {
+        /* gpt-oss's Hugging Face layout (interleaved nibbles, E8M0 bias 127) repacked, against its definition */
+        static const float fp4[16] = { 0, 0.5f, 1, 1.5f, 2, 3, 4, 6, -0.0f, -0.5f, -1, -1.5f, -2, -3, -4, -6 };
+        uint8_t blocks[3 * 16], scales[3];
+        llm_block_mxfp4 g[3];
+        float y[96];
+        int i, bad = 0;
+        for (i = 0; i < 48; i++) blocks[i] = (uint8_t) (i * 37 + 11);
+        scales[0] = 127; scales[1] = 120; scales[2] = 133;
+        llm_mxfp4_from_hf(blocks, scales, 3, g);
+        llm_dequant_row(LLM_WT_MXFP4, g, y, 96);
+        for (i = 0; i < 96; i++) {
+            int code = i % 2 ? blocks[i / 2] >> 4 : blocks[i / 2] & 0xF;
+            if (y[i] != fp4[code] * ldexpf(1.0f, scales[i / 32] - 127)) bad++;
+        }
+        ok(bad == 0, "MXFP4 from the Hugging Face layout: 96 values as defined (%d differ)", bad);
+    }
+    {
         /* names and sizes as GGUF has them */
         ok(llm_wtype_from_ggml(12) == LLM_WT_Q4_K && llm_wtype_from_ggml(8) == LLM_WT_Q8_0
            && llm_wtype_from_ggml(30) == LLM_WT_BF16 && llm_wtype_from_ggml(16) == -1,
