@@ -7,18 +7,16 @@
 #include "chat/llm_chat.h"
 #include "core/llm_file.h"
 #include "engine/llm_engine.h"
+#include "engine/llm_memory.h"
 #include "engine/llm_tokenizer.h"
 #include "parsers/llm_parser.h"
+#include "ngx_http_llm_sched.h"
 
 
 static void ngx_http_llm_model_cleanup(void *data);
 static char *ngx_http_llm_model_load_engine(ngx_conf_t *cf,
     ngx_http_llm_model_t *m);
 static int ngx_http_llm_has_token(void *ctx, const char *tok);
-
-
-/* Context window when the directive gives none (KV memory is reserved). */
-#define NGX_HTTP_LLM_DEFAULT_CTX  4096
 
 
 char *
@@ -70,6 +68,7 @@ ngx_http_llm_model_load_engine(ngx_conf_t *cf, ngx_http_llm_model_t *m)
     int32_t                top;
     const char            *tool, *reasoning, *piece;
     const llm_model_info  *info;
+    llm_runtime_opts       ro;
 
     path = (char *) m->path.data;
 
@@ -86,14 +85,30 @@ ngx_http_llm_model_load_engine(ngx_conf_t *cf, ngx_http_llm_model_t *m)
 
     info = llm_model_get_info(m->model);
 
-    m->context_length = m->ctx ? m->ctx
-                        : info->max_position_embeddings > 0
-                          ? (ngx_uint_t) info->max_position_embeddings : 2048;
-
-    if (m->ctx == 0 && m->context_length > NGX_HTTP_LLM_DEFAULT_CTX) {
-        /* the KV cache is allocated up front: default to a modest window */
-        m->context_length = NGX_HTTP_LLM_DEFAULT_CTX;
+    /*
+     * KV memory is a budget of blocks the sequences share, not parallel x
+     * ctx: the default budget has room for parallel sequences of ctx (the
+     * model's whole context when ctx is not given), capped at an eighth of
+     * the machine's memory, and the context defaults to the model's, capped
+     * by the budget.
+     */
+    if (m->kv_memory == 0) {
+        m->kv_memory = llm_runtime_kv_default(m->model,
+                                              m->kv_f16 ? LLM_KV_F16
+                                                        : LLM_KV_F32,
+                                              (int) m->parallel, (int) m->ctx,
+                                              llm_memory_available());
     }
+
+    ngx_http_llm_runtime_opts(m, &ro);
+
+    if (llm_runtime_resolve(m->model, &ro, err, sizeof(err)) != 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "llm_model \"%V\": %s",
+                           &m->alias, err);
+        return NGX_CONF_ERROR;
+    }
+
+    m->context_length = (ngx_uint_t) ro.n_ctx;
 
     /* text in and out needs the tokenizer: a model folder must have one */
     m->tokenizer = llm_tokenizer_load(path, err, sizeof(err));
@@ -149,12 +164,12 @@ ngx_http_llm_model_load_engine(ngx_conf_t *cf, ngx_http_llm_model_t *m)
     ngx_conf_log_error(NGX_LOG_NOTICE, cf, 0,
                        "llm_model \"%V\": %s %s, %uL parameters, %s, "
                        "%uL MiB of weights, context %ui (trained %d), "
-                       "parallel %ui, threads %ui; %s",
+                       "parallel %ui, threads %ui, kv_memory %uz MiB; %s",
                        &m->alias, info->architecture, path,
                        (uint64_t) info->n_params, info->dtype,
                        (uint64_t) (info->weight_bytes >> 20),
                        m->context_length, info->max_position_embeddings,
-                       m->parallel, m->threads, why);
+                       m->parallel, m->threads, m->kv_memory >> 20, why);
 
     return NGX_CONF_OK;
 }

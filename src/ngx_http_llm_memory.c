@@ -1,8 +1,9 @@
 /*
  * ngx_http_llm_memory_module: the memory check of a configuration.
  *
- * Every worker allocates, per model, a KV cache for parallel x ctx tokens
- * and scratch buffers (llm_runtime_memory), committed when the worker starts;
+ * Every worker allocates, per model, its KV memory (kv_memory: blocks the
+ * sequences share) and scratch buffers (llm_runtime_memory), committed when
+ * the worker starts;
  * the mapped weights are shared by all workers.  A configuration whose total
  * exceeds llm_memory_limit (default: the memory of the machine or of its
  * cgroup) is refused here, with the file and line of the llm_model that tips
@@ -14,6 +15,7 @@
  * has been read: worker_processes may come after the http block.
  */
 #include "ngx_http_llm_module.h"
+#include "ngx_http_llm_sched.h"
 
 #include "engine/llm_engine.h"
 #include "engine/llm_memory.h"
@@ -49,15 +51,15 @@ ngx_module_t  ngx_http_llm_memory_module = {
 static uint64_t
 ngx_http_llm_worker_bytes(ngx_http_llm_model_t *m, uint64_t *kv_bytes)
 {
-    size_t  kv, rt;
+    size_t             kv, rt;
+    llm_runtime_opts   o;
 
-    rt = llm_runtime_memory(m->model, (int) m->threads,
-                            (int) m->context_length, (int) m->parallel,
-                            m->kv_f16 ? LLM_KV_F16 : LLM_KV_F32, &kv);
+    ngx_http_llm_runtime_opts(m, &o);
+    rt = llm_runtime_memory(m->model, &o, &kv);
 
     *kv_bytes = kv;
 
-    /* the scheduler's copy of the tokens each slot's cache holds */
+    /* the scheduler's copy of the tokens each running sequence's KV holds */
     return (uint64_t) rt + (uint64_t) m->parallel * m->context_length
                            * sizeof(int32_t);
 }
@@ -106,10 +108,11 @@ ngx_http_llm_memory_init_conf(ngx_cycle_t *cycle, void *conf)
 
         ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
                       "llm_model \"%V\": each worker needs %uL MiB for it "
-                      "(a KV cache of %uL MiB for parallel=%ui x ctx=%ui, "
-                      "and scratch), so the models need %uL MiB (weights "
+                      "(KV memory of %uL MiB, kv_memory=, for parallel=%ui "
+                      "sequences of up to ctx=%ui, and scratch), so the "
+                      "models need %uL MiB (weights "
                       "%uL MiB, shared, plus %uL worker%s x %uL MiB), more "
-                      "than the %uL MiB of %s; lower ctx= or parallel=, use "
+                      "than the %uL MiB of %s; lower kv_memory= or ctx=, use "
                       "kv=f16, or fewer worker_processes in %s:%ui",
                       &m[i].alias, per_worker >> 20, kv >> 20, m[i].parallel,
                       m[i].context_length, total >> 20, need.shared >> 20,

@@ -330,7 +330,8 @@ ngx_http_llm_postconfiguration(ngx_conf_t *cf)
 
 /*
  * llm_model <alias> <path> [ctx=N] [parallel=N] [threads=N] [queue=N]
- *           [kv=f32|f16] [quant=q8_0|q4_0|q4_k|q6_k] [chat=on|off]
+ *           [kv=f32|f16] [kv_memory=SIZE] [quant=q8_0|q4_0|q4_k|q6_k]
+ *           [chat=on|off]
  */
 static char *
 ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
@@ -442,6 +443,16 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
                 goto invalid;
             }
 
+        } else if (name.len == 9
+                   && ngx_strncmp(name.data, "kv_memory", 9) == 0)
+        {
+            ssize_t  size = ngx_parse_size(&val);
+
+            if (size <= 0) {
+                goto invalid;
+            }
+            m->kv_memory = (size_t) size;
+
         } else if (name.len == 5 && ngx_strncmp(name.data, "quant", 5) == 0) {
             /* the engine checks the scheme and names the known ones */
             if (val.len == 0) {
@@ -460,7 +471,7 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
             ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                                "unknown llm_model option \"%V\" "
                                "(known: ctx=, parallel=, threads=, queue=, "
-                               "kv=, quant=, chat=)", &value[i]);
+                               "kv=, kv_memory=, quant=, chat=)", &value[i]);
             return NGX_CONF_ERROR;
         }
     }

@@ -27,6 +27,8 @@ typedef struct {
     ngx_uint_t                 threads;
     ngx_uint_t                 queue;        /* waiting requests beyond parallel */
     ngx_uint_t                 kv_f16;       /* KV cache in f16 instead of f32 */
+    size_t                     kv_memory;    /* KV blocks per worker; 0 = not given,
+                                                then the default once loaded */
     ngx_str_t                  quant;        /* on-load quantization: q8_0, q4_0, q4_k, q6_k */
     ngx_uint_t                 chat_off;     /* chat=off: no chat template */
     ngx_uint_t                 context_length;

@@ -62,6 +62,7 @@ ngx_http_llm_stepper_create(ngx_cycle_t *cycle, ngx_http_llm_model_t *m,
     cfg.parallel = (int) m->parallel;
     cfg.queue = (int) m->queue;
     cfg.n_ctx = (int) m->context_length;
+    cfg.kv_memory = m->kv_memory;
     cfg.threads = (int) m->threads;
     cfg.kv = m->kv_f16 ? LLM_KV_F16 : LLM_KV_F32;
     cfg.wake = ngx_http_llm_step_post;
@@ -78,8 +79,8 @@ ngx_http_llm_stepper_create(ngx_cycle_t *cycle, ngx_http_llm_model_t *m,
     m->stepper = st;
 
     ngx_log_error(NGX_LOG_NOTICE, cycle->log, 0,
-                  "llm_model \"%V\": worker runtime ready: %ui slots of %uz "
-                  "tokens, KV cache %uz MiB, %ui threads",
+                  "llm_model \"%V\": worker runtime ready: %ui slots of up "
+                  "to %uz tokens sharing %uz MiB of KV blocks, %ui threads",
                   &m->alias, m->parallel, llm_sched_n_ctx(st->sched),
                   ngx_http_llm_kv_bytes(st->sched) >> 20, m->threads);
 
@@ -253,6 +254,18 @@ ngx_http_llm_step_done(ngx_event_t *ev)
 }
 
 
+void
+ngx_http_llm_runtime_opts(ngx_http_llm_model_t *m, llm_runtime_opts *o)
+{
+    ngx_memzero(o, sizeof(llm_runtime_opts));
+    o->n_threads = (int) m->threads;
+    o->n_ctx = (int) (m->context_length ? m->context_length : m->ctx);
+    o->n_seq_max = (int) m->parallel;
+    o->kv = m->kv_f16 ? LLM_KV_F16 : LLM_KV_F32;
+    o->kv_memory = m->kv_memory;
+}
+
+
 size_t
 ngx_http_llm_kv_bytes(llm_sched *s)
 {
@@ -312,4 +325,17 @@ ngx_http_llm_sched_health(llm_sched *s, json_t *out)
     json_object_set_new(out, "speculation", sp);
     json_object_set_new(out, "kv_cache_bytes",
                         json_integer(st.kv_cache_bytes));
+    json_object_set_new(out, "kv_block_tokens", json_integer(LLM_KV_BLOCK));
+    json_object_set_new(out, "kv_blocks", json_integer(st.kv.blocks));
+    json_object_set_new(out, "kv_blocks_used", json_integer(st.kv.used));
+    json_object_set_new(out, "kv_blocks_cached", json_integer(st.kv.cached));
+    json_object_set_new(out, "kv_blocks_free", json_integer(st.kv.free));
+    json_object_set_new(out, "kv_blocks_evicted",
+                        json_integer(st.kv.evicted));
+    json_object_set_new(out, "prefix_hit_ratio",
+                        json_real(st.prompt_tokens
+                                  ? (double) (long) ((double) st.cached_tokens
+                                                     / st.prompt_tokens * 1000)
+                                    / 1000
+                                  : 0.0));
 }

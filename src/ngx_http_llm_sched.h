@@ -12,4 +12,7 @@
 /* The KV cache bytes of a worker's scheduler (for logs and /health). */
 size_t ngx_http_llm_kv_bytes(llm_sched *s);
 
+/* The runtime options of an llm_model line (before the engine resolves defaults). */
+void ngx_http_llm_runtime_opts(ngx_http_llm_model_t *m, llm_runtime_opts *o);
+
 #endif

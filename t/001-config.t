@@ -76,7 +76,7 @@ llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 batch=4;
 location = /health { llm_api health; }
 --- must_die
 --- error_log eval
-qr/unknown llm_model option "batch=4" \(known: ctx=, parallel=, threads=, queue=, kv=, quant=, chat=\)/
+qr/unknown llm_model option "batch=4" \(known: ctx=, parallel=, threads=, queue=, kv=, kv_memory=, quant=, chat=\)/
 
 
 
@@ -220,7 +220,7 @@ location = /health { llm_api health; }
 --- request
 GET /health
 --- error_code: 200
---- response_body_like: "id":"a",.*"kv_cache_bytes":262144\}.*"id":"b",.*"kv_cache_bytes":131072\}
+--- response_body_like: "id":"a",.*"kv_cache_bytes":262144,.*"id":"b",.*"kv_cache_bytes":131072,
 
 
 

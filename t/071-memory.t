@@ -49,13 +49,13 @@ run_tests();
 
 __DATA__
 
-=== TEST 1: a KV cache larger than the machine is refused with the file and line
+=== TEST 1: KV memory larger than the machine is refused with the file and line
 --- http_config
-llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 ctx=1048576 parallel=256;
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 ctx=1048576 parallel=256 kv_memory=262144m;
 llm_thread_pool llm;
 --- must_die
 --- error_log eval
-qr/\[emerg\] .*llm_model "tiny": each worker needs \d+ MiB for it \(a KV cache of 262144 MiB for parallel=256 x ctx=1048576, and scratch\), so the models need \d+ MiB \(weights \d+ MiB, shared, plus 2 workers x \d+ MiB\), more than the \d+ MiB of this machine's memory; lower ctx= or parallel=, use kv=f16, or fewer worker_processes in .*nginx\.conf:\d+/
+qr/\[emerg\] .*llm_model "tiny": each worker needs \d+ MiB for it \(KV memory of 262144 MiB, kv_memory=, for parallel=256 sequences of up to ctx=1048576, and scratch\), so the models need \d+ MiB \(weights \d+ MiB, shared, plus 2 workers x \d+ MiB\), more than the \d+ MiB of this machine's memory; lower kv_memory= or ctx=, use kv=f16, or fewer worker_processes in .*nginx\.conf:\d+/
 
 
 
@@ -66,7 +66,7 @@ llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 ctx=2048 parallel=8;
 llm_thread_pool llm;
 --- must_die
 --- error_log eval
-qr/llm_model "tiny": each worker needs 17 MiB for it \(a KV cache of 16 MiB for parallel=8 x ctx=2048, and scratch\), so the models need 34 MiB \(weights 0 MiB, shared, plus 2 workers x 17 MiB\), more than the 24 MiB of llm_memory_limit; .* in .*nginx\.conf:\d+/
+qr/llm_model "tiny": each worker needs 17 MiB for it \(KV memory of 16 MiB, kv_memory=, for parallel=8 sequences of up to ctx=2048, and scratch\), so the models need 34 MiB \(weights 0 MiB, shared, plus 2 workers x 17 MiB\), more than the 24 MiB of llm_memory_limit; .* in .*nginx\.conf:\d+/
 
 
 
@@ -113,7 +113,7 @@ qr/llm_model "tiny": tokenizer\.json has token id 300 \("<\|evil\|>"\) but the m
 --- skip_eval: 3: $::overcommit ne '0'
 --- http_config
 llm_memory_limit 1024g;
-llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 ctx=1048576 parallel=256;
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 ctx=1048576 parallel=256 kv_memory=262144m;
 llm_thread_pool llm;
 --- request eval
 ["GET /health",
@@ -123,3 +123,13 @@ llm_thread_pool llm;
 --- response_body_like eval
 ['^\{"status":"unavailable","models":\[\{"id":"tiny","context_length":1048576,"parallel":256,"status":"unavailable"\}\]',
  '"message":"Model \'tiny\' is not loaded in this worker\."']
+
+
+
+=== TEST 7: a ctx that kv_memory cannot hold is refused
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 ctx=4096 kv_memory=1m;
+llm_thread_pool llm;
+--- must_die
+--- error_log eval
+qr/\[emerg\] .*llm_model "tiny": a context of 4096 tokens needs more than the kv_memory of 1 MiB \(1024 tokens\) in .*nginx\.conf:\d+/

@@ -55,6 +55,28 @@ typedef void (*llm_matmul_fn)(float *y, size_t ldy, const float *x, size_t ldx,
 typedef void (*llm_matmul_q_fn)(float *y, size_t ldy, const void *xq, size_t ldq,
     const void *w, int k, int r0, int r1, int n, int accumulate);
 
+/*
+ * Where attention finds the cached keys and values of one sequence and one
+ * head: blocks of 2^block_shift positions anywhere in one array, in the
+ * order of a table of block ids.  Position p's row starts at element
+ *   table[p >> block_shift] * block_stride + (p & (2^block_shift - 1)) * stride
+ * of k (and of v), whose element type (float or float16) the kernel names.
+ */
+typedef struct {
+    const void    *k, *v;
+    const int32_t *table;
+    size_t         block_stride;
+    size_t         stride;
+    int            block_shift;
+} llm_kv_view;
+
+static inline size_t
+llm_kv_view_row(const llm_kv_view *kv, int pos)
+{
+    return (size_t) kv->table[pos >> kv->block_shift] * kv->block_stride
+           + (size_t) (pos & ((1 << kv->block_shift) - 1)) * kv->stride;
+}
+
 typedef struct {
     const char   *name;                     /* "scalar", "avx2", "avx512", "avx512vnni" */
     llm_matmul_fn matmul[LLM_WT_COUNT];     /* float types (NULL for quantized ones) */
@@ -85,17 +107,17 @@ typedef struct {
     /* streaming read of n bytes (multiple of 64) returning a value that depends on all */
     uint64_t (*read_stream)(const void *p, size_t n);
     /*
-     * Attention of one query head over n cached positions:
+     * Attention of one query head over the n cached positions lo .. lo+n-1
+     * of a float KV view:
      *   s_j = scale * q.k_j,  s_j = cap * tanh(s_j / cap) when cap > 0,
-     *   p = softmax(s),  out = sum_j p_j v_j
-     * k and v point at the first position; consecutive positions are
-     * stride floats apart.  scores holds n floats of scratch.
+     *   p = softmax(s),  out = sum_j p_j v_j  (summed in position order)
+     * scores holds n floats of scratch.
      */
-    void  (*attend)(float *out, const float *q, const float *k, const float *v,
-                    size_t stride, int n, int hd, float scale, float cap, float *scores);
-    /* the same over a float16 cache */
-    void  (*attend_f16)(float *out, const float *q, const uint16_t *k, const uint16_t *v,
-                        size_t stride, int n, int hd, float scale, float cap, float *scores);
+    void  (*attend)(float *out, const float *q, const llm_kv_view *kv, int lo, int n,
+                    int hd, float scale, float cap, float *scores);
+    /* the same over a float16 view */
+    void  (*attend_f16)(float *out, const float *q, const llm_kv_view *kv, int lo, int n,
+                        int hd, float scale, float cap, float *scores);
     /* y = float16(x), round to nearest even */
     void  (*f32_to_f16)(uint16_t *y, const float *x, int n);
 } llm_kernels;

@@ -368,26 +368,28 @@ v_read_stream(const void *p, size_t n)
 }
 
 AVX2 static void
-v_attend(float *out, const float *q, const float *k, const float *v,
-    size_t stride, int n, int hd, float scale, float cap, float *sc)
+v_attend(float *out, const float *q, const llm_kv_view *kv, int lo, int n,
+    int hd, float scale, float cap, float *sc)
 {
+    const float *k = kv->k, *v = kv->v;
     int j;
 
-    for (j = 0; j < n; j++) sc[j] = v_dot(q, k + (size_t) j * stride, hd) * scale;
+    for (j = 0; j < n; j++) sc[j] = v_dot(q, k + llm_kv_view_row(kv, lo + j), hd) * scale;
     if (cap > 0) v_softcap(sc, n, cap);
     v_softmax(sc, n);
     memset(out, 0, (size_t) hd * sizeof(float));
-    for (j = 0; j < n; j++) v_axpy(out, sc[j], v + (size_t) j * stride, hd);
+    for (j = 0; j < n; j++) v_axpy(out, sc[j], v + llm_kv_view_row(kv, lo + j), hd);
 }
 
 AVX2 static void
-v_attend_f16(float *out, const float *q, const uint16_t *k, const uint16_t *v,
-    size_t stride, int n, int hd, float scale, float cap, float *sc)
+v_attend_f16(float *out, const float *q, const llm_kv_view *kv, int lo, int n,
+    int hd, float scale, float cap, float *sc)
 {
+    const uint16_t *k = kv->k, *v = kv->v;
     int j, d;
 
     for (j = 0; j < n; j++) {
-        const uint16_t *kr = k + (size_t) j * stride;
+        const uint16_t *kr = k + llm_kv_view_row(kv, lo + j);
         __m256 s = _mm256_setzero_ps();
         float t = 0;
         for (d = 0; d + 8 <= hd; d += 8) {
@@ -401,7 +403,7 @@ v_attend_f16(float *out, const float *q, const uint16_t *k, const uint16_t *v,
     v_softmax(sc, n);
     memset(out, 0, (size_t) hd * sizeof(float));
     for (j = 0; j < n; j++) {
-        const uint16_t *vr = v + (size_t) j * stride;
+        const uint16_t *vr = v + llm_kv_view_row(kv, lo + j);
         __m256 p = _mm256_set1_ps(sc[j]);
         for (d = 0; d + 8 <= hd; d += 8) {
             _mm256_storeu_ps(out + d, _mm256_fmadd_ps(p,

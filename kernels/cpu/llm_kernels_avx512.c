@@ -409,26 +409,28 @@ v_read_stream(const void *p, size_t n)
 }
 
 AVX512 static void
-v_attend(float *out, const float *q, const float *k, const float *v,
-    size_t stride, int n, int hd, float scale, float cap, float *sc)
+v_attend(float *out, const float *q, const llm_kv_view *kv, int lo, int n,
+    int hd, float scale, float cap, float *sc)
 {
+    const float *k = kv->k, *v = kv->v;
     int j;
 
-    for (j = 0; j < n; j++) sc[j] = v_dot(q, k + (size_t) j * stride, hd) * scale;
+    for (j = 0; j < n; j++) sc[j] = v_dot(q, k + llm_kv_view_row(kv, lo + j), hd) * scale;
     if (cap > 0) v_softcap(sc, n, cap);
     v_softmax(sc, n);
     memset(out, 0, (size_t) hd * sizeof(float));
-    for (j = 0; j < n; j++) v_axpy(out, sc[j], v + (size_t) j * stride, hd);
+    for (j = 0; j < n; j++) v_axpy(out, sc[j], v + llm_kv_view_row(kv, lo + j), hd);
 }
 
 AVX512 static void
-v_attend_f16(float *out, const float *q, const uint16_t *k, const uint16_t *v,
-    size_t stride, int n, int hd, float scale, float cap, float *sc)
+v_attend_f16(float *out, const float *q, const llm_kv_view *kv, int lo, int n,
+    int hd, float scale, float cap, float *sc)
 {
+    const uint16_t *k = kv->k, *v = kv->v;
     int j, d;
 
     for (j = 0; j < n; j++) {
-        const uint16_t *kr = k + (size_t) j * stride;
+        const uint16_t *kr = k + llm_kv_view_row(kv, lo + j);
         __m512 s = _mm512_setzero_ps();
         for (d = 0; d < hd; d += 16) {
             __mmask16 m = hd - d >= 16 ? 0xffff : (__mmask16) ((1u << (hd - d)) - 1);
@@ -444,7 +446,7 @@ v_attend_f16(float *out, const float *q, const uint16_t *k, const uint16_t *v,
         __m512 acc = _mm512_setzero_ps();
         for (j = 0; j < n; j++) {
             acc = _mm512_fmadd_ps(_mm512_set1_ps(sc[j]),
-                                  _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, v + (size_t) j * stride + d)), acc);
+                                  _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, v + llm_kv_view_row(kv, lo + j) + d)), acc);
         }
         _mm512_mask_storeu_ps(out + d, m, acc);
     }

@@ -328,34 +328,38 @@ sc_read_stream(const void *p, size_t n)
 }
 
 static void
-sc_attend(float *out, const float *q, const float *k, const float *v,
-    size_t stride, int n, int hd, float scale, float cap, float *sc)
+sc_attend(float *out, const float *q, const llm_kv_view *kv, int lo, int n,
+    int hd, float scale, float cap, float *sc)
 {
+    const float *k = kv->k, *v = kv->v;
     int j;
 
-    for (j = 0; j < n; j++) sc[j] = sc_dot(q, k + (size_t) j * stride, hd) * scale;
+    for (j = 0; j < n; j++) sc[j] = sc_dot(q, k + llm_kv_view_row(kv, lo + j), hd) * scale;
     if (cap > 0) sc_softcap(sc, n, cap);
     sc_softmax(sc, n);
     memset(out, 0, (size_t) hd * sizeof(float));
-    for (j = 0; j < n; j++) sc_axpy(out, sc[j], v + (size_t) j * stride, hd);
+    for (j = 0; j < n; j++) sc_axpy(out, sc[j], v + llm_kv_view_row(kv, lo + j), hd);
 }
 
 static void
-sc_attend_f16(float *out, const float *q, const uint16_t *k, const uint16_t *v,
-    size_t stride, int n, int hd, float scale, float cap, float *sc)
+sc_attend_f16(float *out, const float *q, const llm_kv_view *kv, int lo, int n,
+    int hd, float scale, float cap, float *sc)
 {
+    const uint16_t *k = kv->k, *v = kv->v;
     int j, d;
 
     for (j = 0; j < n; j++) {
+        const uint16_t *kr = k + llm_kv_view_row(kv, lo + j);
         float s = 0;
-        for (d = 0; d < hd; d++) s += q[d] * llm_f16_to_f32(k[(size_t) j * stride + d]);
+        for (d = 0; d < hd; d++) s += q[d] * llm_f16_to_f32(kr[d]);
         sc[j] = s * scale;
     }
     if (cap > 0) sc_softcap(sc, n, cap);
     sc_softmax(sc, n);
     memset(out, 0, (size_t) hd * sizeof(float));
     for (j = 0; j < n; j++) {
-        for (d = 0; d < hd; d++) out[d] += sc[j] * llm_f16_to_f32(v[(size_t) j * stride + d]);
+        const uint16_t *vr = v + llm_kv_view_row(kv, lo + j);
+        for (d = 0; d < hd; d++) out[d] += sc[j] * llm_f16_to_f32(vr[d]);
     }
 }
 

@@ -6,8 +6,10 @@
  *   llm_model    loaded once (nginx master, before fork); weights stay mmap'd
  *                read-only and are shared by every worker.  Starts no threads.
  *   llm_runtime  one per process (each worker after fork): compute threads,
- *                KV cache for n_seq_max sequences of up to n_ctx tokens,
- *                scratch buffers.  Everything is allocated at creation.
+ *                KV memory as a pool of blocks (llm_kv.h) that up to
+ *                n_seq_max sequences of up to n_ctx tokens share, with the
+ *                prefix cache over them; scratch buffers.  Everything is
+ *                allocated at creation.
  *   llm_sampler  one per request.
  *
  * Thread use: llm_forward may be called from any thread (for example an
@@ -23,6 +25,7 @@
 #include <stdint.h>
 
 #include "core/llm_ir.h"
+#include "engine/llm_kv.h"
 
 /* ---- model ---- */
 
@@ -106,34 +109,57 @@ int llm_model_synth(const char *config_json_path, const char *out_dir,
 
 typedef struct llm_runtime llm_runtime;
 
-/*
- * n_threads: compute threads including the caller of llm_forward (<= 0: number
- * of online CPUs).  n_ctx: tokens per sequence (<= 0: min(model max, 4096)).
- * n_seq_max: sequence slots.
- */
-llm_runtime *llm_runtime_create(const llm_model *m, int n_threads, int n_ctx,
-    int n_seq_max, char *err, size_t errlen);
-
 typedef enum {
     LLM_KV_F32 = 0,      /* exact; the default */
     LLM_KV_F16           /* half the memory and half the attention reads */
 } llm_kv_type;
 
-/* llm_runtime_create with a choice of KV cache element type. */
+typedef struct {
+    int          n_threads;  /* compute threads including the caller of llm_forward
+                                (<= 0: number of online CPUs) */
+    int          n_ctx;      /* tokens per sequence; <= 0: the model's
+                                max_position_embeddings, capped by kv_memory when
+                                it is set, else at 4096 */
+    int          n_seq_max;  /* sequence slots: sequences that run at once */
+    llm_kv_type  kv;
+    size_t       kv_memory;  /* bytes of KV blocks the sequences share; 0: room
+                                for n_seq_max x n_ctx tokens (every slot full) */
+} llm_runtime_opts;
+
+llm_runtime *llm_runtime_create_opts(const llm_model *m, const llm_runtime_opts *o,
+    char *err, size_t errlen);
+/* Fills in the defaults of o as llm_runtime_create_opts would; -1 (err) when it would refuse o. */
+int llm_runtime_resolve(const llm_model *m, llm_runtime_opts *o, char *err, size_t errlen);
+/* The same with kv_memory 0 and f32 (create) or the given type (create_kv). */
+llm_runtime *llm_runtime_create(const llm_model *m, int n_threads, int n_ctx,
+    int n_seq_max, char *err, size_t errlen);
 llm_runtime *llm_runtime_create_kv(const llm_model *m, int n_threads, int n_ctx,
     int n_seq_max, llm_kv_type kv, char *err, size_t errlen);
 void llm_runtime_free(llm_runtime *rt);
 /*
- * Bytes llm_runtime_create_kv allocates for these arguments (KV cache,
- * scratch, results; *kv_bytes gets the KV cache's share), without allocating
- * them: what a configuration check adds up before any worker starts.  A
- * runtime commits all of it at creation (every page is written once), so an
- * accepted size is resident from the start instead of failing on first use.
- * 0 for arguments llm_runtime_create_kv refuses.
+ * Bytes llm_runtime_create_opts allocates for these options (KV blocks and
+ * their bookkeeping, block tables, scratch, results; *kv_bytes gets the KV
+ * blocks' share), without allocating them: what a configuration check adds
+ * up before any worker starts.  A runtime commits all of it at creation
+ * (every page is written once), so an accepted size is resident from the
+ * start instead of failing on first use.  0 for options
+ * llm_runtime_create_opts refuses.
  */
-size_t llm_runtime_memory(const llm_model *m, int n_threads, int n_ctx,
-    int n_seq_max, llm_kv_type kv, size_t *kv_bytes);
+size_t llm_runtime_memory(const llm_model *m, const llm_runtime_opts *o, size_t *kv_bytes);
+/* Keys and values of one block of LLM_KV_BLOCK positions, all layers. */
+size_t llm_runtime_kv_block_bytes(const llm_model *m, llm_kv_type kv);
+/*
+ * The default kv_memory: room for n_seq_max sequences of n_ctx tokens (<= 0:
+ * the model's max_position_embeddings), but at most an eighth of `available`
+ * (the memory of the machine or its cgroup; 0 = unknown, no cap), and at
+ * least one block.
+ */
+size_t llm_runtime_kv_default(const llm_model *m, llm_kv_type kv, int n_seq_max,
+    int n_ctx, uint64_t available);
 size_t llm_runtime_kv_bytes(const llm_runtime *rt);
+int llm_runtime_kv_blocks(const llm_runtime *rt);
+/* Blocks used by sequences, cached (unreferenced, reusable), free. */
+void llm_runtime_kv_stats(const llm_runtime *rt, llm_kv_stats *st);
 int llm_runtime_n_ctx(const llm_runtime *rt);
 int llm_runtime_n_seq_max(const llm_runtime *rt);
 const llm_model *llm_runtime_model(const llm_runtime *rt);
@@ -151,11 +177,28 @@ double llm_runtime_weight_read_bandwidth(llm_runtime *rt);
 
 /* ---- sequence slots ---- */
 
+/*
+ * A slot holds one sequence's block table.  Opening gives an empty one;
+ * closing releases its blocks, which stay in the prefix cache (its partial
+ * last block too) until the pool needs them.
+ */
 int  llm_seq_open(llm_runtime *rt);                 /* slot id, -1 if none free */
 void llm_seq_close(llm_runtime *rt, int slot);
 int  llm_seq_len(const llm_runtime *rt, int slot);  /* cached positions */
-/* Keep the first n cached positions (prefix reuse); n >= current length is a no-op. */
+/*
+ * Keep the first n cached positions (rollback of rejected draft tokens, or a
+ * shorter prefix); n >= current length is a no-op.  Blocks past n are
+ * released; a kept partial block that others share is copied before the
+ * slot writes into it, so no other sequence sees the change.
+ */
 void llm_seq_truncate(llm_runtime *rt, int slot, int n);
+/*
+ * On an empty slot: takes from the prefix cache every block of tokens[0..n)
+ * that any earlier sequence computed (shared whole blocks; the common head
+ * of a partial one copied).  Returns the positions now cached (<= n); the
+ * caller feeds tokens from there.
+ */
+int  llm_seq_reuse(llm_runtime *rt, int slot, const int32_t *tokens, int n);
 
 /* ---- batched forward ---- */
 

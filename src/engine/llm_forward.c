@@ -2,7 +2,8 @@
  * Batched forward pass.  The tokens of all items are laid out one after the
  * other and processed in chunks of up to LLM_CHUNK tokens; inside a chunk every
  * weight matrix is read once for all tokens (rows split across the compute
- * threads), and attention runs per (token, head) against the slot's KV cache.
+ * threads), and attention runs per (token, head) against the slot's KV blocks
+ * through its block table.
  */
 #include <math.h>
 #include <stdio.h>
@@ -155,12 +156,23 @@ task_attention(void *arg, int ith, int nth, int thread)
     for (wi = ith; wi < items; wi += nth) {
         int t = wi / per_token, g = (wi % per_token) / parts, part = wi % parts;
         int slot = rt->tslot[t], pos = rt->tpos[t], lo = 0, h0, h1;
-        size_t at;
+        size_t at = ((size_t) l * LLM_KV_BLOCK * rt->kv_dim) + (size_t) g * hd;
+        llm_kv_view kv;
 
         if (window > 0 && pos - window + 1 > 0) {
             lo = pos - window + 1;
         }
-        at = llm_kv_index(rt, l, slot, lo) + (size_t) g * hd;
+        kv.table = rt->seqs[slot].table;
+        kv.block_stride = rt->block_elems;
+        kv.stride = (size_t) rt->kv_dim;
+        kv.block_shift = LLM_KV_BLOCK_SHIFT;
+        if (rt->kv_f16) {
+            kv.k = (const uint16_t *) rt->k_cache + at;
+            kv.v = (const uint16_t *) rt->v_cache + at;
+        } else {
+            kv.k = (const float *) rt->k_cache + at;
+            kv.v = (const float *) rt->v_cache + at;
+        }
         h0 = g * group + part * HEADS_PER_ITEM;
         h1 = h0 + HEADS_PER_ITEM < (g + 1) * group ? h0 + HEADS_PER_ITEM : (g + 1) * group;
         for (h = h0; h < h1; h++) {
@@ -168,12 +180,9 @@ task_attention(void *arg, int ith, int nth, int thread)
             const float *q = rt->q + (size_t) t * rt->q_dim + (size_t) h * hd;
 
             if (rt->kv_f16) {
-                rt->k->attend_f16(out, q, (const uint16_t *) rt->k_cache + at,
-                                  (const uint16_t *) rt->v_cache + at,
-                                  (size_t) rt->kv_dim, pos - lo + 1, hd, scale, cap, sc);
+                rt->k->attend_f16(out, q, &kv, lo, pos - lo + 1, hd, scale, cap, sc);
             } else {
-                rt->k->attend(out, q, (const float *) rt->k_cache + at, (const float *) rt->v_cache + at,
-                              (size_t) rt->kv_dim, pos - lo + 1, hd, scale, cap, sc);
+                rt->k->attend(out, q, &kv, lo, pos - lo + 1, hd, scale, cap, sc);
             }
         }
     }
@@ -401,9 +410,9 @@ check_item(const llm_runtime *rt, const llm_batch_item *it, char *msg, size_t le
         snprintf(msg, len, "logits of %d of its %d tokens", it->want_logits, it->n_tokens);
         return -1;
     }
-    if (it->n_tokens > rt->n_ctx - rt->seq_len[it->slot]) {
+    if (it->n_tokens > rt->n_ctx - rt->seqs[it->slot].len) {
         snprintf(msg, len, "%d + %d tokens exceed the context of %d",
-                 rt->seq_len[it->slot], it->n_tokens, rt->n_ctx);
+                 rt->seqs[it->slot].len, it->n_tokens, rt->n_ctx);
         return -1;
     }
     for (j = 0; j < it->n_tokens; j++) {
@@ -431,7 +440,7 @@ llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items, char *err
     }
     for (i = 0; i < n_items; i++) {
         const llm_batch_item *it = &items[i];
-        if (it->slot < 0 || it->slot >= rt->n_seq_max || !rt->seq_used[it->slot]) {
+        if (it->slot < 0 || it->slot >= rt->n_seq_max || !rt->seqs[it->slot].used) {
             snprintf(err, errlen, "llm_forward: item %d: slot %d is not open", i, it->slot);
             return -1;
         }
@@ -451,7 +460,9 @@ llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items, char *err
     for (i = 0; i < n_items; i++) {
         char *msg = rt->item_err + (size_t) i * LLM_ITEM_ERRLEN;
         msg[0] = '\0';
-        if (check_item(rt, &items[i], msg, LLM_ITEM_ERRLEN) != 0) {
+        if (check_item(rt, &items[i], msg, LLM_ITEM_ERRLEN) != 0
+            || llm_kv_seq_reserve(rt, items[i].slot, items[i].n_tokens, msg, LLM_ITEM_ERRLEN) != 0)
+        {
             if (n_failed++ == 0) snprintf(err, errlen, "llm_forward: item %d: %s", i, msg);
         }
     }
@@ -480,7 +491,7 @@ llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items, char *err
             }
             rt->tok[n] = items[i].tokens[j];
             rt->tslot[n] = items[i].slot;
-            rt->tpos[n] = rt->seq_len[items[i].slot] + j;
+            rt->tpos[n] = rt->seqs[items[i].slot].len + j;
             item_of[n] = i;
             n++;
             j++;
@@ -492,7 +503,7 @@ llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items, char *err
             int t, cnt = 0;
             for (t = 0; t < n; t++) {
                 const llm_batch_item *it = &items[item_of[t]];
-                int tail = rt->tpos[t] >= rt->seq_len[it->slot] + it->n_tokens - it->want_logits;
+                int tail = rt->tpos[t] >= rt->seqs[it->slot].len + it->n_tokens - it->want_logits;
                 float *xr = rt->x + (size_t) t * H;
                 if (tail) {
                     rt->k->rmsnorm(rt->rows + (size_t) (first_row + cnt) * H, xr, rt->m->final_norm, H,
@@ -518,7 +529,7 @@ llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items, char *err
     }
     for (i = 0; i < n_items; i++) {
         if (rt->item_err[(size_t) i * LLM_ITEM_ERRLEN]) continue;
-        rt->seq_len[items[i].slot] += items[i].n_tokens;
+        llm_kv_seq_commit(rt, items[i].slot, items[i].tokens, items[i].n_tokens);
         if (rt->emb_row[i] >= 0) {
             rt->k->scale(rt->emb + (size_t) rt->emb_row[i] * H, 1.0f / (float) items[i].n_tokens, H);
         }

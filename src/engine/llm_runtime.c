@@ -28,17 +28,72 @@ alloc_f(size_t n, size_t size, int *fail)
     return (void *) p;
 }
 
-/* Threads and context as llm_runtime_create_kv resolves them; -1 if invalid. */
-static int
-resolve_shape(const llm_model_info *in, int *n_threads, int *n_ctx)
+size_t
+llm_runtime_kv_block_bytes(const llm_model *m, llm_kv_type kv)
 {
-    if (*n_threads <= 0) {
+    const llm_model_info *in = &m->info;
+
+    return 2 * (size_t) in->n_layers * LLM_KV_BLOCK * (size_t) in->n_kv_heads * in->head_dim
+           * (kv == LLM_KV_F16 ? 2 : sizeof(float));
+}
+
+/* The options as llm_runtime_create_opts resolves them, with the pool's blocks; -1 if invalid. */
+static int
+resolve_shape(const llm_model *m, llm_runtime_opts *o, int *n_blocks, char *err, size_t errlen)
+{
+    const llm_model_info *in = &m->info;
+    size_t bb = llm_runtime_kv_block_bytes(m, o->kv), nb;
+    int max_pos = in->max_position_embeddings > 0 ? in->max_position_embeddings : 2048;
+
+    if (o->n_threads <= 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
-        *n_threads = n > 0 ? (int) n : 1;
+        o->n_threads = n > 0 ? (int) n : 1;
     }
-    if (*n_threads > 256) *n_threads = 256;
-    if (*n_ctx <= 0) *n_ctx = in->max_position_embeddings < 4096 ? in->max_position_embeddings : 4096;
-    return *n_ctx <= 0 || *n_ctx > (1 << 22) ? -1 : 0;
+    if (o->n_threads > 256) o->n_threads = 256;
+    if (o->n_seq_max <= 0 || o->n_seq_max > 4096) {
+        snprintf(err, errlen, "bad number of sequences %d", o->n_seq_max);
+        return -1;
+    }
+    if (o->n_ctx > (1 << 22) || bb == 0) {
+        snprintf(err, errlen, "bad context size %d", o->n_ctx);
+        return -1;
+    }
+    if (o->kv_memory > 0) {
+        /* a budget: the context fits it, the sequences share it */
+        nb = o->kv_memory / bb;
+        if (nb > (1u << 26)) nb = 1u << 26;
+        if (nb == 0) {
+            snprintf(err, errlen, "kv_memory of %zu bytes holds no block of %d positions (%zu bytes)",
+                     o->kv_memory, LLM_KV_BLOCK, bb);
+            return -1;
+        }
+        if (o->n_ctx <= 0) {
+            o->n_ctx = (size_t) max_pos < nb * LLM_KV_BLOCK ? max_pos : (int) (nb * LLM_KV_BLOCK);
+        }
+        if ((size_t) o->n_ctx > nb * LLM_KV_BLOCK) {
+            snprintf(err, errlen, "a context of %d tokens needs more than the kv_memory of %zu MiB "
+                     "(%zu tokens)", o->n_ctx, o->kv_memory >> 20, nb * LLM_KV_BLOCK);
+            return -1;
+        }
+    } else {
+        /* no budget: every sequence can fill its context at once */
+        if (o->n_ctx <= 0) o->n_ctx = max_pos < 4096 ? max_pos : 4096;
+        nb = (size_t) o->n_seq_max * ((size_t) (o->n_ctx + LLM_KV_BLOCK - 1) / LLM_KV_BLOCK);
+    }
+    if (o->n_ctx <= 0) {
+        snprintf(err, errlen, "bad context size %d", o->n_ctx);
+        return -1;
+    }
+    *n_blocks = (int) nb;
+    return 0;
+}
+
+int
+llm_runtime_resolve(const llm_model *m, llm_runtime_opts *o, char *err, size_t errlen)
+{
+    int n_blocks;
+
+    return resolve_shape(m, o, &n_blocks, err, errlen);
 }
 
 /* (n ? n : 1) * size, as alloc_f allocates it */
@@ -50,31 +105,35 @@ buf_bytes(size_t n, size_t size)
 #define BUF_BYTES(n, size) buf_bytes((size_t) (n), (size_t) (size))
 
 size_t
-llm_runtime_memory(const llm_model *m, int n_threads, int n_ctx, int n_seq_max,
-    llm_kv_type kv, size_t *kv_bytes)
+llm_runtime_memory(const llm_model *m, const llm_runtime_opts *opts, size_t *kv_bytes)
 {
     const llm_model_info *in = &m->info;
-    size_t per_seq, kvs = kv == LLM_KV_F16 ? 2 : sizeof(float), total = 0, S, C = LLM_CHUNK;
+    llm_runtime_opts o = *opts;
+    size_t total = 0, S, C = LLM_CHUNK, mb;
     size_t kv_dim = (size_t) in->n_kv_heads * in->head_dim, q_dim = (size_t) in->n_heads * in->head_dim;
     size_t half = (size_t) (m->rot_dim / 2);
+    int n_blocks;
+    char err[256];
 
     if (kv_bytes) *kv_bytes = 0;
-    if (resolve_shape(in, &n_threads, &n_ctx) != 0 || n_seq_max <= 0) return 0;
-    S = (size_t) n_seq_max;
-    per_seq = (size_t) in->n_layers * (size_t) n_ctx * kv_dim;
-    if (kv_bytes) *kv_bytes = 2 * per_seq * S * kvs;
+    if (resolve_shape(m, &o, &n_blocks, err, sizeof(err)) != 0) return 0;
+    S = (size_t) o.n_seq_max;
+    mb = (size_t) (o.n_ctx + LLM_KV_BLOCK - 1) / LLM_KV_BLOCK;
+    if (kv_bytes) *kv_bytes = (size_t) n_blocks * llm_runtime_kv_block_bytes(m, o.kv);
 
-    /* the buffers of llm_runtime_create_kv, in its order */
-    total += 2 * BUF_BYTES(per_seq * S, kvs);                            /* k_cache, v_cache */
-    total += BUF_BYTES(S, sizeof(int)) + BUF_BYTES(S, 1);                /* seq_len, seq_used */
-    total += (size_t) m->n_rope * 2 * BUF_BYTES((size_t) n_ctx * half, sizeof(float));
+    /* the buffers of llm_runtime_create_opts, in its order */
+    total += (size_t) n_blocks * llm_runtime_kv_block_bytes(m, o.kv);   /* k_cache, v_cache */
+    total += llm_kv_pool_bytes(n_blocks);
+    total += BUF_BYTES(S, sizeof(llm_kv_seq)) + S * (BUF_BYTES(mb, sizeof(int32_t))
+                                                     + BUF_BYTES(mb, sizeof(uint64_t)));
+    total += (size_t) m->n_rope * 2 * BUF_BYTES((size_t) o.n_ctx * half, sizeof(float));
     total += BUF_BYTES(C, sizeof(int32_t)) + 2 * BUF_BYTES(C, sizeof(int));  /* tok, tslot, tpos */
     total += 2 * BUF_BYTES(C * in->hidden, sizeof(float));               /* x, xn */
     total += BUF_BYTES(C * q_dim, sizeof(float));                        /* q */
     total += 2 * BUF_BYTES(C * kv_dim, sizeof(float));                   /* kn, vn */
     total += BUF_BYTES(C * q_dim, sizeof(float));                        /* att */
     total += 2 * BUF_BYTES(C * in->intermediate, sizeof(float));         /* gate, up */
-    total += BUF_BYTES((size_t) n_threads * n_ctx, sizeof(float));       /* scores */
+    total += BUF_BYTES((size_t) o.n_threads * o.n_ctx, sizeof(float));   /* scores */
     total += llm_moe_scratch_bytes(m, LLM_CHUNK);                        /* moe */
     total += BUF_BYTES((S + LLM_VERIFY_ROWS) * in->hidden, sizeof(float));   /* rows */
     total += BUF_BYTES((S + LLM_VERIFY_ROWS) * in->n_vocab, sizeof(float));  /* logits */
@@ -82,6 +141,23 @@ llm_runtime_memory(const llm_model *m, int n_threads, int n_ctx, int n_seq_max,
     total += 3 * BUF_BYTES(S, sizeof(int));                /* logit_row, n_logit, emb_row */
     total += BUF_BYTES(S, LLM_ITEM_ERRLEN);                              /* item_err */
     return total;
+}
+
+size_t
+llm_runtime_kv_default(const llm_model *m, llm_kv_type kv, int n_seq_max, int n_ctx,
+    uint64_t available)
+{
+    const llm_model_info *in = &m->info;
+    uint64_t want, cap = available / 8;
+    int max_pos = n_ctx > 0 ? n_ctx
+                  : in->max_position_embeddings > 0 ? in->max_position_embeddings : 2048;
+
+    want = (uint64_t) (n_seq_max > 0 ? n_seq_max : 1)
+           * (((uint64_t) max_pos + LLM_KV_BLOCK - 1) / LLM_KV_BLOCK)
+           * llm_runtime_kv_block_bytes(m, kv);
+    if (cap > 0 && want > cap) want = cap;
+    if (want < llm_runtime_kv_block_bytes(m, kv)) want = llm_runtime_kv_block_bytes(m, kv);
+    return (size_t) want;
 }
 
 llm_runtime *
@@ -95,21 +171,28 @@ llm_runtime *
 llm_runtime_create_kv(const llm_model *m, int n_threads, int n_ctx, int n_seq_max,
     llm_kv_type kv, char *err, size_t errlen)
 {
+    llm_runtime_opts o = { n_threads, n_ctx, n_seq_max, kv, 0 };
+
+    return llm_runtime_create_opts(m, &o, err, errlen);
+}
+
+llm_runtime *
+llm_runtime_create_opts(const llm_model *m, const llm_runtime_opts *opts, char *err, size_t errlen)
+{
     const llm_model_info *in = &m->info;
     llm_runtime *rt;
-    size_t per_seq;
+    llm_runtime_opts o = *opts;
     float *inv;
     float mscale;
-    int fail = 0, half = m->rot_dim / 2, p, i, r, C = LLM_CHUNK;
+    int fail = 0, half = m->rot_dim / 2, p, i, r, C = LLM_CHUNK, n_threads, n_ctx, n_seq_max, n_blocks;
+    size_t es;
 
-    if (resolve_shape(in, &n_threads, &n_ctx) != 0) {
-        snprintf(err, errlen, "bad context size %d", n_ctx);
+    if (resolve_shape(m, &o, &n_blocks, err, errlen) != 0) {
         return NULL;
     }
-    if (n_seq_max <= 0 || n_seq_max > 4096) {
-        snprintf(err, errlen, "bad number of sequences %d", n_seq_max);
-        return NULL;
-    }
+    n_threads = o.n_threads;
+    n_ctx = o.n_ctx;
+    n_seq_max = o.n_seq_max;
     rt = calloc(1, sizeof(*rt));
     if (rt == NULL) {
         snprintf(err, errlen, "out of memory");
@@ -123,19 +206,25 @@ llm_runtime_create_kv(const llm_model *m, int n_threads, int n_ctx, int n_seq_ma
     rt->kv_dim = in->n_kv_heads * in->head_dim;
     rt->q_dim = in->n_heads * in->head_dim;
 
-    rt->kv_f16 = kv == LLM_KV_F16;
-    per_seq = (size_t) in->n_layers * n_ctx * rt->kv_dim;
-    rt->kv_bytes = 2 * per_seq * n_seq_max * (rt->kv_f16 ? 2 : sizeof(float));
-    rt->k_cache = alloc_f(per_seq * n_seq_max, rt->kv_f16 ? 2 : sizeof(float), &fail);
-    rt->v_cache = alloc_f(per_seq * n_seq_max, rt->kv_f16 ? 2 : sizeof(float), &fail);
-    if (fail) {
-        snprintf(err, errlen, "cannot allocate %zu MiB of KV cache (%d sequences x %d tokens)",
-                 rt->kv_bytes >> 20, n_seq_max, n_ctx);
+    rt->kv_f16 = o.kv == LLM_KV_F16;
+    es = rt->kv_f16 ? 2 : sizeof(float);
+    rt->block_elems = (size_t) in->n_layers * LLM_KV_BLOCK * rt->kv_dim;
+    rt->kv_bytes = (size_t) n_blocks * llm_runtime_kv_block_bytes(m, o.kv);
+    rt->k_cache = alloc_f((size_t) n_blocks * rt->block_elems, es, &fail);
+    if (!fail) rt->v_cache = alloc_f((size_t) n_blocks * rt->block_elems, es, &fail);
+    if (!fail) rt->kv = llm_kv_pool_create(n_blocks);
+    if (fail || rt->kv == NULL) {
+        snprintf(err, errlen, "cannot allocate %zu MiB of KV memory (%d blocks of %d tokens)",
+                 rt->kv_bytes >> 20, n_blocks, LLM_KV_BLOCK);
         llm_runtime_free(rt);
         return NULL;
     }
-    rt->seq_len = alloc_f((size_t) n_seq_max, sizeof(int), &fail);
-    rt->seq_used = alloc_f((size_t) n_seq_max, 1, &fail);
+    rt->max_blocks = (n_ctx + LLM_KV_BLOCK - 1) / LLM_KV_BLOCK;
+    rt->seqs = alloc_f((size_t) n_seq_max, sizeof(llm_kv_seq), &fail);
+    for (i = 0; !fail && i < n_seq_max; i++) {
+        rt->seqs[i].table = alloc_f((size_t) rt->max_blocks, sizeof(int32_t), &fail);
+        rt->seqs[i].chain = alloc_f((size_t) rt->max_blocks, sizeof(uint64_t), &fail);
+    }
     for (r = 0; r < m->n_rope; r++) {
         rt->rope_cos[r] = alloc_f((size_t) n_ctx * half, sizeof(float), &fail);
         rt->rope_sin[r] = alloc_f((size_t) n_ctx * half, sizeof(float), &fail);
@@ -203,7 +292,12 @@ llm_runtime_free(llm_runtime *rt)
     if (rt == NULL) return;
     llm_pool_free(rt->pool);
     free(rt->k_cache); free(rt->v_cache);
-    free(rt->seq_len); free(rt->seq_used);
+    llm_kv_pool_free(rt->kv);
+    for (i = 0; rt->seqs && i < rt->n_seq_max; i++) {
+        free(rt->seqs[i].table);
+        free(rt->seqs[i].chain);
+    }
+    free(rt->seqs);
     for (i = 0; i < LLM_MAX_ROPE; i++) {
         free(rt->rope_cos[i]);
         free(rt->rope_sin[i]);
@@ -224,14 +318,40 @@ int llm_runtime_logit_rows(const llm_runtime *rt) { return rt->logit_rows; }
 const llm_model *llm_runtime_model(const llm_runtime *rt) { return rt->m; }
 const char *llm_runtime_kernels(const llm_runtime *rt) { return rt->k->name; }
 
+int llm_runtime_kv_blocks(const llm_runtime *rt) { return llm_kv_pool_blocks(rt->kv); }
+void llm_runtime_kv_stats(const llm_runtime *rt, llm_kv_stats *st) { llm_kv_pool_get_stats(rt->kv, st); }
+
+static int
+slot_ok(const llm_runtime *rt, int slot)
+{
+    return slot >= 0 && slot < rt->n_seq_max && rt->seqs[slot].used;
+}
+
+/* Drops a slot's blocks from entry `from` on. */
+static void
+release_blocks(llm_runtime *rt, llm_kv_seq *q, int from)
+{
+    while (q->n_blocks > from) {
+        llm_kv_unref(rt->kv, q->table[--q->n_blocks]);
+    }
+}
+
+/* Parent key of a slot's block i: the chain hash of the block before it. */
+static uint64_t
+parent_of(const llm_kv_seq *q, int i)
+{
+    return i == 0 ? LLM_KV_ROOT : q->chain[i - 1];
+}
+
 int
 llm_seq_open(llm_runtime *rt)
 {
     int i;
     for (i = 0; i < rt->n_seq_max; i++) {
-        if (!rt->seq_used[i]) {
-            rt->seq_used[i] = 1;
-            rt->seq_len[i] = 0;
+        if (!rt->seqs[i].used) {
+            rt->seqs[i].used = 1;
+            rt->seqs[i].len = 0;
+            rt->seqs[i].n_blocks = 0;
             return i;
         }
     }
@@ -241,22 +361,139 @@ llm_seq_open(llm_runtime *rt)
 void
 llm_seq_close(llm_runtime *rt, int slot)
 {
-    if (slot < 0 || slot >= rt->n_seq_max) return;
-    rt->seq_used[slot] = 0;
-    rt->seq_len[slot] = 0;
+    llm_kv_seq *q;
+    int tail;
+
+    if (!slot_ok(rt, slot)) return;
+    q = &rt->seqs[slot];
+    /* a partial last block stays reusable by whoever continues this prefix */
+    tail = q->len & (LLM_KV_BLOCK - 1);
+    if (tail && !llm_kv_readonly(rt->kv, q->table[q->len >> LLM_KV_BLOCK_SHIFT])) {
+        llm_kv_publish(rt->kv, q->table[q->len >> LLM_KV_BLOCK_SHIFT],
+                       parent_of(q, q->len >> LLM_KV_BLOCK_SHIFT), tail);
+    }
+    release_blocks(rt, q, 0);
+    q->used = 0;
+    q->len = 0;
 }
 
 int
 llm_seq_len(const llm_runtime *rt, int slot)
 {
-    if (slot < 0 || slot >= rt->n_seq_max || !rt->seq_used[slot]) return -1;
-    return rt->seq_len[slot];
+    if (!slot_ok(rt, slot)) return -1;
+    return rt->seqs[slot].len;
 }
 
 void
 llm_seq_truncate(llm_runtime *rt, int slot, int n)
 {
-    if (slot < 0 || slot >= rt->n_seq_max || !rt->seq_used[slot]) return;
+    llm_kv_seq *q;
+
+    if (!slot_ok(rt, slot)) return;
+    q = &rt->seqs[slot];
     if (n < 0) n = 0;
-    if (n < rt->seq_len[slot]) rt->seq_len[slot] = n;
+    if (n >= q->len) return;
+    q->len = n;
+    /* a kept partial block that others share is copied before it is written */
+    release_blocks(rt, q, (n + LLM_KV_BLOCK - 1) >> LLM_KV_BLOCK_SHIFT);
+}
+
+/* A private copy of the first n positions of block `from` (all layers, K and V). */
+static int
+copy_block(llm_runtime *rt, int from, int n)
+{
+    size_t es = rt->kv_f16 ? 2 : sizeof(float), row = (size_t) rt->kv_dim * es;
+    int b = llm_kv_alloc(rt->kv), l;
+
+    if (b < 0) return -1;
+    for (l = 0; l < rt->m->info.n_layers; l++) {
+        size_t src = ((size_t) from * rt->block_elems + (size_t) l * LLM_KV_BLOCK * rt->kv_dim) * es;
+        size_t dst = ((size_t) b * rt->block_elems + (size_t) l * LLM_KV_BLOCK * rt->kv_dim) * es;
+        memcpy((char *) rt->k_cache + dst, (char *) rt->k_cache + src, (size_t) n * row);
+        memcpy((char *) rt->v_cache + dst, (char *) rt->v_cache + src, (size_t) n * row);
+    }
+    memcpy(llm_kv_tokens(rt->kv, b), llm_kv_tokens(rt->kv, from), (size_t) n * sizeof(int32_t));
+    return b;
+}
+
+int
+llm_seq_reuse(llm_runtime *rt, int slot, const int32_t *tokens, int n)
+{
+    llm_kv_seq *q;
+    int b, common, i;
+
+    if (!slot_ok(rt, slot) || rt->seqs[slot].len != 0) return 0;
+    q = &rt->seqs[slot];
+    release_blocks(rt, q, 0);
+    if (n > rt->n_ctx) n = rt->n_ctx;
+    for (i = 0; q->len < n; i++) {
+        b = llm_kv_lookup(rt->kv, parent_of(q, i), tokens + q->len, n - q->len, &common);
+        if (b < 0) break;
+        if (common == LLM_KV_BLOCK) {
+            /* a whole block: shared as it is */
+            llm_kv_ref(rt->kv, b);
+            q->table[q->n_blocks++] = b;
+            q->chain[i] = llm_kv_chain(parent_of(q, i), tokens + q->len);
+            q->len += LLM_KV_BLOCK;
+            continue;
+        }
+        /* the head of a block: copied, since this sequence writes after it */
+        b = copy_block(rt, b, common);
+        if (b >= 0) {
+            q->table[q->n_blocks++] = b;
+            q->len += common;
+        }
+        break;
+    }
+    return q->len;
+}
+
+int
+llm_kv_seq_reserve(llm_runtime *rt, int slot, int n, char *msg, size_t len)
+{
+    llm_kv_seq *q = &rt->seqs[slot];
+    int need = (q->len + n + LLM_KV_BLOCK - 1) >> LLM_KV_BLOCK_SHIFT, cur, b;
+
+    cur = q->len >> LLM_KV_BLOCK_SHIFT;
+    if ((q->len & (LLM_KV_BLOCK - 1)) && cur < q->n_blocks && llm_kv_readonly(rt->kv, q->table[cur])) {
+        /* continuing a block someone else reads: write a copy */
+        b = copy_block(rt, q->table[cur], q->len & (LLM_KV_BLOCK - 1));
+        if (b < 0) goto full;
+        llm_kv_unref(rt->kv, q->table[cur]);
+        q->table[cur] = b;
+    }
+    while (q->n_blocks < need) {
+        b = llm_kv_alloc(rt->kv);
+        if (b < 0) goto full;
+        q->table[q->n_blocks++] = b;
+    }
+    return 0;
+
+full:
+    {
+        llm_kv_stats st;
+        llm_kv_pool_get_stats(rt->kv, &st);
+        snprintf(msg, len, "the KV memory is full (%zu blocks of %d tokens, all in use)",
+                 st.blocks, LLM_KV_BLOCK);
+    }
+    return -1;
+}
+
+void
+llm_kv_seq_commit(llm_runtime *rt, int slot, const int32_t *tokens, int n)
+{
+    llm_kv_seq *q = &rt->seqs[slot];
+    int j, i;
+
+    for (j = 0; j < n; j++) {
+        int pos = q->len + j;
+        llm_kv_tokens(rt->kv, q->table[pos >> LLM_KV_BLOCK_SHIFT])[pos & (LLM_KV_BLOCK - 1)] = tokens[j];
+        if ((pos & (LLM_KV_BLOCK - 1)) == LLM_KV_BLOCK - 1) {
+            /* a block filled: its content is now addressable by its prefix */
+            i = pos >> LLM_KV_BLOCK_SHIFT;
+            q->chain[i] = llm_kv_chain(parent_of(q, i), llm_kv_tokens(rt->kv, q->table[i]));
+            llm_kv_publish(rt->kv, q->table[i], parent_of(q, i), LLM_KV_BLOCK);
+        }
+    }
+    q->len += n;
 }

@@ -3,6 +3,7 @@
 #define LLM_RUNTIME_IMPL_H
 
 #include "engine/llm_engine.h"
+#include "engine/llm_kv.h"
 #include "engine/llm_model_impl.h"
 #include "engine/llm_moe.h"
 #include "engine/llm_pool.h"
@@ -14,6 +15,15 @@
 /* Room for one item's error message of the last forward. */
 #define LLM_ITEM_ERRLEN 128
 
+/* One sequence slot's view of the KV memory. */
+typedef struct {
+    int32_t           *table;       /* [max_blocks] block ids in position order */
+    uint64_t          *chain;       /* [max_blocks] chain hash through each full block */
+    int                n_blocks;    /* entries held (one reference each); may exceed len */
+    int                len;         /* positions whose keys and values are stored */
+    unsigned char      used;
+} llm_kv_seq;
+
 struct llm_runtime {
     const llm_model   *m;
     const llm_kernels *k;
@@ -24,12 +34,16 @@ struct llm_runtime {
     int                kv_dim;
     int                q_dim;
 
-    void              *k_cache;     /* [layer][slot][n_ctx][kv_dim] of float or float16 */
+    /* KV memory: blocks of LLM_KV_BLOCK positions, [block][layer][position][kv_dim]
+     * of float or float16; sequences read and write them through their tables */
+    void              *k_cache;
     void              *v_cache;
     int                kv_f16;
     size_t             kv_bytes;
-    int               *seq_len;
-    unsigned char     *seq_used;
+    size_t             block_elems;  /* elements of one block: n_layers * LLM_KV_BLOCK * kv_dim */
+    llm_kv_pool       *kv;
+    int                max_blocks;   /* a table's entries: n_ctx in blocks */
+    llm_kv_seq        *seqs;         /* [n_seq_max] */
 
     float             *rope_cos[LLM_MAX_ROPE];   /* per table [n_ctx][rot_dim/2], attention scale folded in */
     float             *rope_sin[LLM_MAX_ROPE];
@@ -55,11 +69,24 @@ struct llm_runtime {
     int                n_items;
 };
 
-/* element index of (layer, slot, position) in a cache */
+/* element index of (layer, position) of a slot in a cache; the position's block is held */
 static inline size_t
 llm_kv_index(const llm_runtime *rt, int layer, int slot, int pos)
 {
-    return (((size_t) layer * rt->n_seq_max + slot) * rt->n_ctx + pos) * rt->kv_dim;
+    size_t b = (size_t) rt->seqs[slot].table[pos >> LLM_KV_BLOCK_SHIFT];
+
+    return b * rt->block_elems
+           + ((size_t) layer * LLM_KV_BLOCK + (pos & (LLM_KV_BLOCK - 1))) * rt->kv_dim;
 }
+
+/*
+ * Before a forward appends n positions to a slot: blocks for them, and the
+ * block being continued copied first when it is shared or indexed.  0, or
+ * -1 with msg when the KV memory has no room (the blocks it got stay held
+ * by the slot, unused).
+ */
+int llm_kv_seq_reserve(llm_runtime *rt, int slot, int n, char *msg, size_t len);
+/* After it: the n tokens are stored; blocks they filled join the prefix index. */
+void llm_kv_seq_commit(llm_runtime *rt, int slot, const int32_t *tokens, int n);
 
 #endif

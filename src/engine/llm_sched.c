@@ -1,6 +1,6 @@
 /*
- * The scheduler: slots, admission, prefix reuse, prefill budget, batch
- * building and retirement (llm_sched.h says who calls what, on which thread).
+ * The scheduler: slots, admission, prefix reuse (through the runtime's
+ * prefix cache), prefill budget, batch building and retirement (llm_sched.h says who calls what, on which thread).
  */
 #include <math.h>
 #include <stdio.h>
@@ -90,8 +90,6 @@ struct llm_sched {
     llm_seq              **slot_seq;        /* running sequence, or NULL */
     int32_t              **slot_tokens;     /* tokens whose KV the slot holds */
     size_t                *slot_len;
-    uint64_t              *slot_used;       /* admission tick, for LRU ties */
-    uint64_t               tick;
     size_t                 rr;              /* round-robin start for prefill */
 
     /* the step in flight */
@@ -134,8 +132,9 @@ llm_sched *
 llm_sched_create(const llm_model *m, const llm_sched_config *cfg, char *err,
     size_t errlen)
 {
-    size_t      i;
-    llm_sched  *s;
+    size_t             i;
+    llm_sched         *s;
+    llm_runtime_opts   opts;
 
     s = calloc(1, sizeof(*s));
     if (s == NULL) {
@@ -146,39 +145,36 @@ llm_sched_create(const llm_model *m, const llm_sched_config *cfg, char *err,
     s->model = m;
     s->cfg = *cfg;
     s->n_slots = (size_t) cfg->parallel;
-    s->n_ctx = (size_t) cfg->n_ctx;
     s->hidden = (size_t) llm_model_get_info(m)->hidden;
     llm_admission_init(&s->admission, s->n_slots, (size_t) cfg->queue);
 
-    s->rt = llm_runtime_create_kv(m, cfg->threads, cfg->n_ctx, cfg->parallel,
-                                  cfg->kv, err, errlen);
+    opts.n_threads = cfg->threads;
+    opts.n_ctx = cfg->n_ctx;
+    opts.n_seq_max = cfg->parallel;
+    opts.kv = cfg->kv;
+    opts.kv_memory = cfg->kv_memory;
+
+    s->rt = llm_runtime_create_opts(m, &opts, err, errlen);
     if (s->rt == NULL) {
         free(s);
         return NULL;
     }
+    s->n_ctx = (size_t) llm_runtime_n_ctx(s->rt);
 
     s->recent = llm_suffix_create(LLM_SCHED_RECENT_TOKENS);
     s->slot_seq = calloc(s->n_slots, sizeof(*s->slot_seq));
     s->slot_tokens = calloc(s->n_slots, sizeof(*s->slot_tokens));
     s->slot_len = calloc(s->n_slots, sizeof(*s->slot_len));
-    s->slot_used = calloc(s->n_slots, sizeof(*s->slot_used));
     s->items = calloc(s->n_slots, sizeof(*s->items));
     s->item_seq = calloc(s->n_slots, sizeof(*s->item_seq));
     if (s->slot_seq == NULL || s->slot_tokens == NULL || s->slot_len == NULL
-        || s->slot_used == NULL || s->items == NULL || s->item_seq == NULL
-        || s->recent == NULL)
+        || s->items == NULL || s->item_seq == NULL || s->recent == NULL)
     {
         snprintf(err, errlen, "out of memory for %zu slots", s->n_slots);
         goto failed;
     }
 
     for (i = 0; i < s->n_slots; i++) {
-        /* the scheduler owns every slot for its lifetime */
-        if (llm_seq_open(s->rt) != (int) i) {
-            snprintf(err, errlen, "cannot open sequence slot %zu", i);
-            goto failed;
-        }
-
         /* zeroed: committed now, as the configuration check counted it */
         s->slot_tokens[i] = calloc(s->n_ctx, sizeof(int32_t));
         if (s->slot_tokens[i] == NULL) {
@@ -229,7 +225,6 @@ llm_sched_free(llm_sched *s)
     free(s->slot_seq);
     free(s->slot_tokens);
     free(s->slot_len);
-    free(s->slot_used);
     free(s->items);
     free(s->item_seq);
     free(s);
@@ -283,6 +278,7 @@ llm_sched_get_stats(const llm_sched *s, llm_sched_stats *st)
     st->decode_step_ms = s->decode_ms;
     st->prefill_token_ms = s->prefill_token_ms;
     st->kv_cache_bytes = llm_runtime_kv_bytes(s->rt);
+    llm_runtime_kv_stats(s->rt, &st->kv);
     st->step_items = (size_t) s->n_items;
     st->step_prefill_tokens = (size_t) s->n_prefill;
     st->seq_steps = s->seq_steps;
@@ -446,6 +442,7 @@ llm_sched_submit(llm_sched *s, llm_seq *seq)
 }
 
 
+/* Never while the forward runs: the slot's blocks go back to the pool's cache. */
 static void
 llm_slot_release(llm_sched *s, llm_seq *seq)
 {
@@ -460,6 +457,7 @@ llm_slot_release(llm_sched *s, llm_seq *seq)
 
     if (seq->running) {
         s->slot_seq[seq->slot] = NULL;
+        llm_seq_close(s->rt, seq->slot);
         seq->running = 0;
     }
 }
@@ -560,68 +558,90 @@ llm_sched_in_flight(const llm_sched *s)
 }
 
 
+/* Blocks a sequence's prompt and first token need beyond the n positions it holds. */
 static size_t
-llm_common_prefix(const int32_t *a, size_t na, const int32_t *b, size_t nb)
+llm_seq_blocks_needed(const llm_seq *seq, size_t n)
 {
-    size_t  i, n;
+    size_t  want = (seq->n_prompt + 1 + LLM_KV_BLOCK - 1) / LLM_KV_BLOCK,
+            held = (n + LLM_KV_BLOCK - 1) / LLM_KV_BLOCK;
 
-    n = na < nb ? na : nb;
-    for (i = 0; i < n && a[i] == b[i]; i++) { /* void */ }
-
-    return i;
+    return want > held ? want - held : 0;
 }
 
 
-/* Waiting sequences into free slots, each where its prompt is cached most. */
+/*
+ * KV blocks the running sequences will still take for their prompts; *any:
+ * whether a sequence is running (one that waits for memory will get it).
+ */
+static size_t
+llm_sched_blocks_promised(const llm_sched *s, int *any)
+{
+    size_t    i, n = 0;
+    llm_seq  *seq;
+
+    *any = 0;
+    for (i = 0; i < s->n_slots; i++) {
+        seq = s->slot_seq[i];
+        if (seq) {
+            *any = 1;
+            n += llm_seq_blocks_needed(seq,
+                                       (size_t) llm_seq_len(s->rt, (int) i));
+        }
+    }
+
+    return n;
+}
+
+
+/*
+ * Waiting sequences into free slots, in order, each reusing every block of
+ * its prompt the prefix cache holds.  One whose prompt does not fit the KV
+ * memory left waits while others run (they give memory back as they end).
+ */
 static void
 llm_sched_admit(llm_sched *s)
 {
-    size_t    i, best, common, best_common, limit;
-    llm_seq  *seq;
+    int            slot, any;
+    size_t         limit, reused, need;
+    llm_seq       *seq;
+    llm_kv_stats   kv;
 
     while (s->wait_head) {
         seq = s->wait_head;
 
-        best = s->n_slots;
-        best_common = 0;
+        slot = llm_seq_open(s->rt);
+        if (slot < 0) {
+            return;    /* every slot is busy */
+        }
 
         /* at least one prompt token is computed, for its logits */
         limit = seq->sampler == NULL ? 0 : seq->n_prompt - 1;
 
-        for (i = 0; i < s->n_slots; i++) {
-            if (s->slot_seq[i]) {
-                continue;
-            }
+        reused = (size_t) llm_seq_reuse(s->rt, slot, seq->prompt, (int) limit);
 
-            common = llm_common_prefix(s->slot_tokens[i], s->slot_len[i],
-                                       seq->prompt, limit);
-            if (best == s->n_slots || common > best_common
-                || (common == best_common
-                    && s->slot_used[i] < s->slot_used[best]))
-            {
-                best = i;
-                best_common = common;
-            }
-        }
-
-        if (best == s->n_slots) {
-            return;    /* every slot is busy */
+        /* blocks the rest of the prompt and the first token need, beyond
+         * those promised to the sequences already running */
+        need = llm_seq_blocks_needed(seq, reused)
+               + llm_sched_blocks_promised(s, &any);
+        llm_runtime_kv_stats(s->rt, &kv);
+        if (need > kv.free + kv.cached && any) {
+            llm_seq_close(s->rt, slot);
+            return;
         }
 
         llm_seq_unqueue(seq);
 
-        llm_seq_truncate(s->rt, (int) best, (int) best_common);
-        s->slot_len[best] = best_common;
-        s->slot_seq[best] = seq;
-        s->slot_used[best] = ++s->tick;
+        s->slot_seq[slot] = seq;
+        memcpy(s->slot_tokens[slot], seq->prompt, reused * sizeof(int32_t));
+        s->slot_len[slot] = reused;
 
-        seq->slot = (int) best;
+        seq->slot = slot;
         seq->running = 1;
-        seq->n_done = best_common;
-        seq->n_cached = best_common;
+        seq->n_done = reused;
+        seq->n_cached = reused;
 
         s->prompt_tokens += seq->n_prompt;
-        s->cached_tokens += best_common;
+        s->cached_tokens += reused;
     }
 }
 

@@ -17,9 +17,9 @@
  * others, with the tokens proposed to follow it when it speculates), and a
  * sequence submitted during a step joins the next one.
  *
- * Slots keep their KV cache after a sequence ends; a new sequence takes the
- * free slot sharing the longest token prefix with its prompt (ties: least
- * recently used) and skips that prefix (n_cached).
+ * A sequence's KV blocks stay in the runtime's prefix cache after it ends
+ * (llm_kv.h); a new sequence takes every cached block of its prompt's
+ * prefix, whoever computed it, and skips those tokens (n_cached).
  */
 #ifndef LLM_SCHED_H
 #define LLM_SCHED_H
@@ -53,10 +53,11 @@ typedef struct {
 typedef struct {
     int          parallel;   /* slots: sequences that run at once */
     int          queue;      /* sequences that may wait for a slot */
-    int          n_ctx;      /* tokens per slot */
+    int          n_ctx;      /* tokens per sequence; <= 0: see llm_runtime_opts */
     int          threads;    /* compute threads of the runtime */
     llm_kv_type  kv;
     llm_spec_mode speculation;  /* sequences' speculative decoding until set */
+    size_t       kv_memory;  /* bytes of KV blocks shared by the sequences (llm_runtime_opts) */
     /*
      * Called when new work may be runnable (a submit, a resume, a slot set
      * free) so the caller can post a step if none is in flight; may be NULL.
@@ -80,6 +81,7 @@ typedef struct {
     double   decode_step_ms;  /* moving average of a decode-only step */
     double   prefill_token_ms;/* moving average per prompt token */
     size_t   kv_cache_bytes;
+    llm_kv_stats kv;          /* KV blocks: used, cached, free, evicted */
     size_t   step_items;      /* the last prepared step: sequences in it */
     size_t   step_prefill_tokens;  /* and its prompt tokens */
     /* speculative decoding */
@@ -89,7 +91,7 @@ typedef struct {
     uint64_t spec_accepted;   /* of those, kept */
 } llm_sched_stats;
 
-/* Creates the runtime (KV cache, compute threads) and opens every slot. */
+/* Creates the runtime (KV memory, compute threads). */
 llm_sched *llm_sched_create(const llm_model *m, const llm_sched_config *cfg,
     char *err, size_t errlen);
 /*

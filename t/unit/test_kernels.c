@@ -167,42 +167,65 @@ check_table(const llm_kernels *ref, const llm_kernels *k)
         ok(e_cvt == 0, "%s widening to f32 is exact (%.2g)", k->name, e_cvt);
     }
     {
-        /* attention of one head: odd lengths, strided cache rows */
+        /* attention of one head: odd lengths, strided cache rows, in blocks of 4 positions
+         * laid out in reverse order (a block table), from a position lo > 0 */
         static const int lens[][2] = { { 1, 64 }, { 7, 64 }, { 33, 128 }, { 100, 16 }, { 257, 80 } };
         float worst = 0;
         size_t i;
+        int paged_same = 1;
         for (i = 0; i < 2 * sizeof(lens) / sizeof(lens[0]); i++) {
-            int n = lens[i / 2][0], hd = lens[i / 2][1];
+            int n = lens[i / 2][0], hd = lens[i / 2][1], lo = 3, tot = lo + n, nb = (tot + 3) / 4, p, b;
             /* every shape without and with logit soft-capping (scores of size ~10 against a cap of 2) */
             float cap = i % 2 ? 2.0f : 0.0f, scale = i % 2 ? 4.0f : 0.125f;
-            size_t stride = (size_t) hd * 3;
-            float *q = malloc(hd * 4), *kc = malloc(stride * n * 4), *vc = malloc(stride * n * 4);
-            float *o0 = malloc(hd * 4), *o1 = malloc(hd * 4), *sc = malloc(n * 4);
-            fill(q, hd, 1.0f); fill(kc, stride * n, 1.0f); fill(vc, stride * n, 1.0f);
-            ref->attend(o0, q, kc + hd, vc + hd, stride, n, hd, scale, cap, sc);
-            k->attend(o1, q, kc + hd, vc + hd, stride, n, hd, scale, cap, sc);
+            size_t stride = (size_t) hd * 3, rows = (size_t) nb * 4;
+            float *q = malloc(hd * 4), *kc = malloc(stride * rows * 4), *vc = malloc(stride * rows * 4);
+            float *kp = malloc(stride * rows * 4), *vp = malloc(stride * rows * 4);
+            float *o0 = malloc(hd * 4), *o1 = malloc(hd * 4), *o2 = malloc(hd * 4), *sc = malloc(tot * 4);
+            int32_t *ident = malloc(nb * 4), *rev = malloc(nb * 4);
+            llm_kv_view cv, pv;
+            fill(q, hd, 1.0f); fill(kc, stride * rows, 1.0f); fill(vc, stride * rows, 1.0f);
+            for (b = 0; b < nb; b++) {
+                ident[b] = b;
+                rev[b] = nb - 1 - b;
+            }
+            for (p = 0; p < nb * 4; p++) {
+                size_t at = ((size_t) rev[p / 4] * 4 + (size_t) (p % 4)) * stride;
+                memcpy(kp + at, kc + (size_t) p * stride, stride * 4);
+                memcpy(vp + at, vc + (size_t) p * stride, stride * 4);
+            }
+            cv = (llm_kv_view) { kc + hd, vc + hd, ident, 4 * stride, stride, 2 };
+            pv = (llm_kv_view) { kp + hd, vp + hd, rev, 4 * stride, stride, 2 };
+            ref->attend(o0, q, &cv, lo, n, hd, scale, cap, sc);
+            k->attend(o1, q, &cv, lo, n, hd, scale, cap, sc);
+            k->attend(o2, q, &pv, lo, n, hd, scale, cap, sc);
+            if (memcmp(o1, o2, (size_t) hd * 4) != 0) paged_same = 0;
             {
                 float e = max_rel_err(o1, o0, hd);
                 if (!(e <= worst)) worst = e;
             }
             {
                 /* float16 cache: conversion equal to the scalar one, attention within 1e-5 */
-                uint16_t *k16 = malloc(stride * n * 2), *v16 = malloc(stride * n * 2), *r16 = malloc(stride * n * 2);
+                uint16_t *k16 = malloc(stride * rows * 2), *v16 = malloc(stride * rows * 2), *r16 = malloc(stride * rows * 2);
                 size_t e16 = 0, z;
                 float e;
-                ref->f32_to_f16(r16, kc, (int) (stride * n));
-                k->f32_to_f16(k16, kc, (int) (stride * n));
-                k->f32_to_f16(v16, vc, (int) (stride * n));
-                for (z = 0; z < stride * n; z++) e16 += r16[z] != k16[z];
+                ref->f32_to_f16(r16, kc, (int) (stride * rows));
+                k->f32_to_f16(k16, kc, (int) (stride * rows));
+                k->f32_to_f16(v16, vc, (int) (stride * rows));
+                for (z = 0; z < stride * rows; z++) e16 += r16[z] != k16[z];
                 if (e16) worst = 1;
-                ref->attend_f16(o0, q, k16 + hd, v16 + hd, stride, n, hd, scale, cap, sc);
-                k->attend_f16(o1, q, k16 + hd, v16 + hd, stride, n, hd, scale, cap, sc);
+                cv.k = k16 + hd;
+                cv.v = v16 + hd;
+                ref->attend_f16(o0, q, &cv, lo, n, hd, scale, cap, sc);
+                k->attend_f16(o1, q, &cv, lo, n, hd, scale, cap, sc);
                 e = max_rel_err(o1, o0, hd);
                 if (!(e <= worst)) worst = e;
                 free(k16); free(v16); free(r16);
             }
-            free(q); free(kc); free(vc); free(o0); free(o1); free(sc);
+            free(q); free(kc); free(vc); free(kp); free(vp); free(o0); free(o1); free(o2); free(sc);
+            free(ident); free(rev);
         }
+        ok(paged_same, "%s attend through a shuffled block table equals the contiguous layout exactly",
+           k->name);
         ok(worst < 1e-5f, "%s attend with and without soft-capping, f32 and f16 caches; f16 conversion exact (%.2g)",
            k->name, worst);
     }
@@ -252,7 +275,11 @@ test_reference_values(void)
     r->rope_pairs(x, cs, sn, 2);
     ok(x[0] == -2.0f && x[1] == 1.0f && x[2] == 3.0f && x[3] == 4.0f, "rope_pairs rotates adjacent pairs");
     /* scores 10 and 0 capped at 1: weights e^tanh(10)/(e^tanh(10)+1) */
-    r->attend(att, q, kk, vv, 2, 2, 2, 1.0f, 1.0f, scr);
+    {
+        int32_t table[1] = { 0 };
+        llm_kv_view kv = { kk, vv, table, 4, 2, 1 };
+        r->attend(att, q, &kv, 0, 2, 2, 1.0f, 1.0f, scr);
+    }
     is_near(att[0], exp(tanh(10.0)) / (exp(tanh(10.0)) + 1.0), 1e-6, "attend applies the cap before softmax");
 }
 

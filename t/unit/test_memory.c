@@ -64,8 +64,8 @@ test_runtime_memory(void)
         size_t before = heap_in_use(), used;
         llm_runtime *rt = llm_runtime_create_kv(m, cfg[i][0], cfg[i][1], cfg[i][2],
                                                 (llm_kv_type) cfg[i][3], err, sizeof(err));
-        size_t want = llm_runtime_memory(m, cfg[i][0], cfg[i][1], cfg[i][2],
-                                         (llm_kv_type) cfg[i][3], &kv);
+        llm_runtime_opts o = { cfg[i][0], cfg[i][1], cfg[i][2], (llm_kv_type) cfg[i][3], 0 };
+        size_t want = llm_runtime_memory(m, &o, &kv);
         if (!ok(rt != NULL, "runtime %zu", i)) { diag(err); continue; }
         used = heap_in_use() - before;
         if (before == 0 || used < want / 2) {
@@ -88,9 +88,43 @@ test_runtime_memory(void)
         }
         llm_runtime_free(rt);
     }
-    is_int(llm_runtime_memory(m, 2, 1 << 20, 256, LLM_KV_F32, &kv) > (size_t) 128 << 30, 1,
-           "ctx=1048576 parallel=256 is predicted beyond 128 GiB");
-    is_int(kv, 2LL * (1 << 20) * 256 * 32 * 2 * 4, "its KV bytes");
+    {
+        llm_runtime_opts o = { 2, 1 << 20, 256, LLM_KV_F32, 0 };
+        is_int(llm_runtime_memory(m, &o, &kv) > (size_t) 128 << 30, 1,
+               "ctx=1048576 parallel=256 is predicted beyond 128 GiB");
+        is_int(kv, 2LL * (1 << 20) * 256 * 32 * 2 * 4, "its KV bytes");
+    }
+    {
+        /* a budget: 1 MiB of blocks of 16 positions x 2 layers x 32 x K,V x f32 = 128 blocks */
+        llm_runtime_opts o = { 1, 0, 4, LLM_KV_F32, 1 << 20 }, r;
+        llm_runtime *rt;
+
+        llm_runtime_memory(m, &o, &kv);
+        is_int(kv, 1 << 20, "kv_memory=1m: the KV blocks are the budget");
+        r = o;
+        is_int(llm_runtime_resolve(m, &r, err, sizeof(err)), 0, "the budget resolves");
+        is_int(r.n_ctx, 256, "ctx defaults to max_position_embeddings under the budget");
+        rt = llm_runtime_create_opts(m, &o, err, sizeof(err));
+        if (ok(rt != NULL, "a runtime on the budget")) {
+            is_int(llm_runtime_kv_blocks(rt), 128, "128 blocks for 4 sequences: no parallel x ctx reservation");
+            is_int(llm_runtime_n_ctx(rt), 256, "its context");
+            llm_runtime_free(rt);
+        }
+        o.kv_memory = 8 * 8192;
+        r = o;
+        is_int(llm_runtime_resolve(m, &r, err, sizeof(err)), 0, "a budget smaller than the model's context");
+        is_int(r.n_ctx, 8 * 16, "caps ctx at the tokens it holds");
+        r = o;
+        r.n_ctx = 2048;
+        ok(llm_runtime_resolve(m, &r, err, sizeof(err)) != 0 && strstr(err, "kv_memory"),
+           "an explicit ctx beyond the budget is refused (%s)", err);
+        is_int(llm_runtime_kv_default(m, LLM_KV_F32, 4, 0, 0), 4LL * 256 / 16 * 8192,
+               "default budget: parallel sequences of the whole context");
+        is_int(llm_runtime_kv_default(m, LLM_KV_F32, 4, 64, 0), 4LL * 64 / 16 * 8192,
+               "or of the ctx given");
+        is_int(llm_runtime_kv_default(m, LLM_KV_F32, 4, 0, 8LL * 32 * 8192), 32LL * 8192,
+               "capped at an eighth of the memory");
+    }
     llm_model_free(m);
 }
 

@@ -1,6 +1,6 @@
 /*
  * The engine scheduler without nginx: admission, queue order, prefix reuse
- * with LRU ties, cancellation while a step is in flight, the prefill budget,
+ * through the shared prefix cache, cancellation while a step is in flight, the prefill budget,
  * and embedding pooling.  Steps are driven synchronously here (prepare, run,
  * complete on one thread), which is exactly what the glue does across the
  * event loop and a thread-pool thread.
@@ -249,25 +249,74 @@ test_prefix_reuse(const llm_model *m)
         a2[i] = 100 + i;
     }
 
-    /* A in a slot, then B in the other (A is the least recently used) */
+    /* A, then B */
     run_alone(s, a, 12);
     is_int(run_alone(s, b, 12), 0, "B shares nothing with A");
 
-    /* A again, longer: it finds A's slot and skips the 12 cached tokens */
+    /* A again, longer: it finds A's blocks and skips the 12 cached tokens */
     is_int(run_alone(s, a2, 16), 12, "the longest common prefix is reused");
 
-    /* C shares nothing: it takes the least recently used slot, B's */
+    /* C shares nothing; more conversations than slots stay cached in the
+     * shared pool: B and C are both found again (one prompt token is
+     * always computed, for its logits) */
     run_alone(s, c, 12);
-    is_int(run_alone(s, b, 12), 0, "B was evicted by C (LRU tie)");
-
-    /* B took A's slot (now the least recently used), so C is still cached;
-     * one prompt token is always computed, for its logits */
-    is_int(run_alone(s, c, 12), 11, "C kept its slot");
+    is_int(run_alone(s, b, 12), 11, "B is still cached after A2 and C");
+    is_int(run_alone(s, c, 12), 11, "and C");
 
     llm_sched_stats st;
     llm_sched_get_stats(s, &st);
     ok(st.cached_tokens >= 12, "the counters saw the reuse (%llu cached)",
        (unsigned long long) st.cached_tokens);
+    llm_sched_free(s);
+}
+
+/*
+ * KV memory for less than two prompts: the second waits for the first's
+ * blocks instead of failing, and both run to their end.
+ */
+static void
+test_kv_budget(const llm_model *m)
+{
+    char              err[256];
+    llm_sched        *s;
+    llm_sched_config  cfg = { 0 };
+    llm_sched_stats   st;
+    int32_t           a[40], b[40];
+    owner_t           wa = { 0 }, wb = { 0 };
+    int               i, both = 0;
+
+    cfg.parallel = 2;
+    cfg.queue = 0;
+    cfg.n_ctx = 64;
+    cfg.threads = 1;
+    cfg.kv = LLM_KV_F32;
+    cfg.kv_memory = 4 * llm_runtime_kv_block_bytes(m, LLM_KV_F32);
+    s = llm_sched_create(m, &cfg, err, sizeof(err));
+    if (!ok(s != NULL, "a scheduler with 4 KV blocks for 2 slots of 64")) {
+        diag(err);
+        return;
+    }
+    for (i = 0; i < 40; i++) {
+        a[i] = 10 + i;
+        b[i] = 90 + i;
+    }
+    submit(s, a, 40, 4, &wa, 0);
+    submit(s, b, 40, 4, &wb, 0);
+    while (step(s)) {
+        llm_sched_get_stats(s, &st);
+        if (st.running == 2) {
+            both = 1;
+        }
+    }
+    ok(!both, "never both at once: 3 blocks each do not fit 4");
+    ok(wa.done && wa.reason == LLM_FINISH_LENGTH && wb.done
+       && wb.reason == LLM_FINISH_LENGTH, "both ran to max_gen (%s)",
+       wb.error ? wb.error : "no error");
+    llm_sched_get_stats(s, &st);
+    ok(st.kv.blocks == 4 && st.kv.used == 0, "blocks all given back (%zu used)",
+       st.kv.used);
+    llm_seq_release(wa.seq);
+    llm_seq_release(wb.seq);
     llm_sched_free(s);
 }
 
@@ -406,6 +455,7 @@ main(void)
     test_admission(m);
     test_fifo(m);
     test_prefix_reuse(m);
+    test_kv_budget(m);
     test_cancel_in_flight(m);
     test_abort(m);
     test_chunking(m);
