@@ -363,6 +363,7 @@ ngx_http_llm_structured_check(ngx_http_llm_gen_t *g,
 {
     char                  err[320];
     const char           *param;
+    ngx_int_t             rc;
     llm_structured       *st;
     llm_structured_plan   plan;
 
@@ -379,8 +380,10 @@ ngx_http_llm_structured_check(ngx_http_llm_gen_t *g,
                                &param)
         != 0)
     {
-        return ngx_http_llm_send_error(g->r, NGX_HTTP_BAD_REQUEST, NULL,
-                                       param, "invalid_value", "%s.", err);
+        /* the 400 is the response: NGX_DONE tells the caller it was sent */
+        rc = ngx_http_llm_send_error(g->r, NGX_HTTP_BAD_REQUEST, NULL,
+                                     param, "invalid_value", "%s.", err);
+        return rc == NGX_OK ? NGX_DONE : rc;
     }
 
     llm_structured_release(st, &plan);
@@ -617,7 +620,7 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
     rc = ngx_http_llm_structured_check(g, tool_def, reasoning_def,
                                        starts_in_reasoning);
     if (rc != NGX_OK) {
-        return rc;
+        return rc == NGX_DONE ? NGX_OK : rc;
     }
 
     for (i = 0; i < g->n_choices; i++) {

@@ -145,3 +145,50 @@ POST /v1/chat/completions
 "POST /v1/completions\n" . qq({"prompt": "x", "temperature": 1.5, "seed": 21, "max_tokens": 400, "response_format": {"type": "json_schema", "json_schema": {"name": "p", "schema": $::SCHEMA}}})
 --- error_code: 200
 --- response_body_like: "text":"\{\\"name\\": ?\\"[^"\\]*(\\\\.[^"\\]*)*\\", ?\\"age\\": ?(\d|[1-9]\d|1[01]\d|120), ?\\"pets\\": ?\[((\\"(cat|dog)\\")(, ?\\"(cat|dog)\\")?)?\]\}".*"finish_reason":"stop"
+
+
+
+=== TEST 14: qwen3_coder (XML parameters): tool_choice required on a random-weight model gives a valid call
+--- http_config eval
+"llm_model rnd $ENV{TEST_NGINX_FIXTURES}/models/qwen3_f32 ctx=2048;\nllm_thread_pool llm;"
+--- config
+location = /v1/chat/completions { llm_api chat; llm_tool_parser qwen3_coder; }
+--- request eval
+"POST /v1/chat/completions\n" . qq({"messages": [$::ASK], "tools": [$::W, $::T], "tool_choice": "required", "parallel_tool_calls": false, "temperature": 1.5, "seed": 14, "max_tokens": 400})
+--- error_code: 200
+--- response_body_like: "tool_calls":\[\{"id":"call_\w{24}","type":"function","function":\{"name":"(get_weather","arguments":"\{\\"city\\":\\".*\\",\\"days\\":[1-7]\}|get_time","arguments":"\{\\"zone\\":\\"(UTC|CET|PST)\\"\})"\}\}.*"finish_reason":"tool_calls"
+
+
+
+=== TEST 15: glm4 (arg_key / arg_value): a named tool on a random-weight model
+--- http_config eval
+"llm_model rnd $ENV{TEST_NGINX_FIXTURES}/models/qwen3_f32 ctx=2048;\nllm_thread_pool llm;"
+--- config
+location = /v1/chat/completions { llm_api chat; llm_tool_parser glm4; }
+--- request eval
+"POST /v1/chat/completions\n" . qq({"messages": [$::ASK], "tools": [$::W, $::T], "tool_choice": {"type": "function", "function": {"name": "get_weather"}}, "parallel_tool_calls": false, "temperature": 1.2, "seed": 15, "max_tokens": 400})
+--- error_code: 200
+--- response_body_like: "tool_calls":\[\{"id":"call_\w{24}","type":"function","function":\{"name":"get_weather","arguments":"\{\\"city\\":\\".*\\",\\"days\\":[1-7]\}"\}\}.*"finish_reason":"tool_calls"
+
+
+
+=== TEST 16: pythonic: tool_choice required, one call, on a random-weight model
+--- http_config eval
+"llm_model rnd $ENV{TEST_NGINX_FIXTURES}/models/qwen3_f32 ctx=2048;\nllm_thread_pool llm;"
+--- config
+location = /v1/chat/completions { llm_api chat; llm_tool_parser pythonic; }
+--- request eval
+"POST /v1/chat/completions\n" . qq({"messages": [$::ASK], "tools": [$::W, $::T], "tool_choice": "required", "parallel_tool_calls": false, "temperature": 1.5, "seed": 16, "max_tokens": 400})
+--- error_code: 200
+--- response_body_like: "tool_calls":\[\{"id":"call_\w{24}","type":"function","function":\{"name":"(get_weather","arguments":"\{\\"city\\":\\".*\\",\\"days\\":[1-7]\}|get_time","arguments":"\{\\"zone\\":\\"(UTC|CET|PST)\\"\})"\}\}\]\},"logprobs":null,"finish_reason":"tool_calls"
+
+
+
+=== TEST 17: a parameter the XML format can only write as text, with a schema text cannot meet, is a 400 naming it
+--- config
+location = /v1/chat/completions { llm_api chat; llm_tool_parser qwen3_coder; }
+--- request
+POST /v1/chat/completions
+{"messages": [{"role": "user", "content": "Hi"}], "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"x": {"anyOf": [{"type": "integer"}, {"type": "boolean"}]}}}}}], "tool_choice": "required"}
+--- error_code: 400
+--- response_body_like: "message":"tool 'f' parameters: parameter 'x': 'anyOf' cannot be enforced on a text value in this tool-call format\.".*"param":"tool_choice"

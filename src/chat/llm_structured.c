@@ -285,8 +285,8 @@ llm_structured_prepare(llm_structured *s, const llm_request *req,
         ps.kind = K_TOOLS;
         ps.param = "tool_choice";
         if (!llm_tool_grammar_supported(tool_parser)) {
-            /* a format without a grammar (qwen3_coder, glm4, pythonic):
-             * served as before, by the prompt alone (docs/api.md) */
+            /* no tool parser, or one without a grammar: served by the
+             * prompt alone (docs/api.md) */
             return 0;
         }
     } else if (req->grammar) {
@@ -296,7 +296,7 @@ llm_structured_prepare(llm_structured *s, const llm_request *req,
     } else if (rft && strcmp(rft, "text") != 0) {
         ps.kind = K_JSON; ps.param = "response_format";
     } else if (req->tools && json_array_size(req->tools) > 0 && req->tool_choice == LLM_TOOL_CHOICE_AUTO
-               && llm_tool_grammar_supported(tool_parser)) {
+               && llm_tool_grammar_lazy(tool_parser)) {
         ps.kind = K_TOOLS; ps.param = "tools"; ps.lazy_tools = 1;
     } else {
         return 0;

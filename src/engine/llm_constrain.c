@@ -181,11 +181,12 @@ llm_constraint_accept(llm_constraint *c, int32_t id)
     return llm_gmatcher_accept(c->m, id);
 }
 
-int
-llm_constraint_forced(llm_constraint *c, int32_t *ids, int max)
+/* The forced tokens from matcher m's position, accepted into m. */
+static int
+forced_tokens(llm_constraint *c, llm_gmatcher *m, int32_t *ids, int max)
 {
     char buf[512];
-    size_t n = active(c) ? llm_gmatcher_forced(c->m, buf, sizeof(buf)) : 0;
+    size_t n = active(c) ? llm_gmatcher_forced(m, buf, sizeof(buf)) : 0;
     int32_t *enc = NULL;
     size_t n_enc = 0, i, keep;
     int out = 0;
@@ -196,11 +197,31 @@ llm_constraint_forced(llm_constraint *c, int32_t *ids, int max)
      * unless it is the only one */
     keep = n_enc > 1 ? n_enc - 1 : n_enc;
     for (i = 0; i < keep && out < max; i++) {
-        if (llm_gmatcher_accept(c->m, enc[i]) < 0) break;
+        if (llm_gmatcher_accept(m, enc[i]) < 0) break;
         ids[out++] = enc[i];
     }
     free(enc);
     return out;
+}
+
+int
+llm_constraint_forced(llm_constraint *c, int32_t *ids, int max)
+{
+    return forced_tokens(c, c->m, ids, max);
+}
+
+int
+llm_constraint_peek_forced(llm_constraint *c, int32_t *ids, int max)
+{
+    llm_gmatcher *m;
+    int n;
+
+    if (!active(c) || max <= 0) return 0;
+    m = llm_gmatcher_clone(c->m);
+    if (m == NULL) return 0;
+    n = forced_tokens(c, m, ids, max);
+    llm_gmatcher_free(m);
+    return n;
 }
 
 int

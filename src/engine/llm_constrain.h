@@ -52,6 +52,12 @@ int llm_constraint_accept(llm_constraint *c, int32_t id);
  * Returns their count.
  */
 int llm_constraint_forced(llm_constraint *c, int32_t *ids, int max);
+/*
+ * The same tokens without accepting them (the constraint is unchanged): for
+ * a speculative proposer, which may offer them as a draft that needs no
+ * verification -- they are the only continuation the grammar allows.
+ */
+int llm_constraint_peek_forced(llm_constraint *c, int32_t *ids, int max);
 /* 1 once a stop id was accepted; 1 when the text is a complete sentence. */
 int llm_constraint_done(const llm_constraint *c);
 int llm_constraint_complete(const llm_constraint *c);

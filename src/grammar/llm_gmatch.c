@@ -800,6 +800,14 @@ llm_gmatcher_create(llm_gindex *x)
     return m;
 }
 
+llm_gmatcher *
+llm_gmatcher_clone(const llm_gmatcher *m)
+{
+    llm_gmatcher *c = malloc(sizeof(*c));
+    if (c != NULL) *c = *m;
+    return c;
+}
+
 void
 llm_gmatcher_free(llm_gmatcher *m)
 {

@@ -107,6 +107,28 @@ int llm_gbuild_json_schema(llm_gbuild *b, const json_t *schema, char *err, size_
 int llm_gbuild_json_schema_flags(llm_gbuild *b, const json_t *schema, int flags,
                                  char *err, size_t errlen);
 
+/*
+ * Tool-call arguments in a format that does not write them as one JSON
+ * object (qwen3_coder / glm4 XML-style parameters, pythonic keywords): the
+ * top-level properties of schema (in its order, the required ones present)
+ * each as  key_pre NAME key_post VALUE val_post,  sep between two.  VALUE is
+ * JSON for the property's schema (flags as above), except when reads()
+ * says the format's parser takes the value as text (returns 1): then the
+ * string itself, unquoted and unescaped, where '<' is never followed by
+ * '/', a letter or '<' (so no marker can appear in it).  reads() may name
+ * the one type of a type list the parser converts the text to (*type).
+ * Returns the rule of the members; -1 with a message naming what cannot be
+ * enforced (a 400 for the request).
+ */
+typedef struct {
+    const char *format;                       /* for messages: "qwen3_coder" */
+    const char *key_pre, *key_post, *val_post, *sep;
+    int         ident_keys;                   /* names must be identifiers */
+    int       (*reads)(const json_t *prop, const char **type);
+} llm_gargs_style;
+int llm_gbuild_json_args(llm_gbuild *b, const json_t *schema, const llm_gargs_style *st, int flags,
+                         char *err, size_t errlen);
+
 /* ---- vocabulary ---- */
 
 /*
@@ -147,6 +169,8 @@ void   llm_gindex_drop_masks(llm_gindex *x);
 
 llm_gmatcher *llm_gmatcher_create(llm_gindex *x);
 void llm_gmatcher_free(llm_gmatcher *m);
+/* A matcher at the same position (on the same index), to look ahead with. */
+llm_gmatcher *llm_gmatcher_clone(const llm_gmatcher *m);
 /* Allowed next tokens as a bitset of (n_vocab + 63) / 64 words.  0, or -1 when
  * no token is allowed (cannot happen for a grammar whose rules all produce
  * something; reported rather than assumed). */

@@ -466,6 +466,33 @@ static const struct { const char *name, *re; } formats[] = {
                "(\\.[a-zA-Z0-9]([a-zA-Z0-9-]{0,20}[a-zA-Z0-9])?){0,2}\\.[a-zA-Z]{2,8}" },
 };
 
+/* A `pattern` as a rule over the whole string (patterns match anywhere
+ * unless anchored); json: as written inside a JSON string literal. */
+static int
+pattern_rule(js *j, const char *p, size_t n, int json)
+{
+    char *full = malloc(n + 16);
+    size_t k = 0;
+    int a0 = n > 0 && p[0] == '^';
+    int a1 = n > 0 && p[n - 1] == '$' && !(n > 1 && p[n - 2] == '\\');
+    int r;
+
+    if (full == NULL) return jfail(j, "%s", "out of memory");
+    if (!a0) { memcpy(full + k, ".*(", 3); k += 3; } else { memcpy(full + k, "(", 1); k++; p++; n--; }
+    if (a1) n--;
+    memcpy(full + k, p, n); k += n;
+    if (!a1) { memcpy(full + k, ").*", 3); k += 3; } else { full[k++] = ')'; }
+    r = llm_gregex_rule(j->b, full, k, json, j->err, j->errlen);
+    free(full);
+    if (r < 0) {
+        char tmp[256];
+        snprintf(tmp, sizeof(tmp), "%s", j->err ? j->err : "");
+        j->failed = 0;
+        return jfail(j, "JSON Schema: 'pattern': %s", tmp);
+    }
+    return r;
+}
+
 static int
 quoted(js *j, int inner)
 {
@@ -517,34 +544,14 @@ r_str(js *j, const json_t *s)
     if (pat) {
         const char *p;
         size_t n;
-        char *full;
         int r;
         if (!json_is_string(pat)) return jfail(j, "JSON Schema: '%s' must be a string", "pattern");
         if (mn || mx) return jfail(j, "JSON Schema: '%s' together with 'pattern' is not supported",
                                    mn ? "minLength" : "maxLength");
         p = json_string_value(pat);
         n = json_string_length(pat);
-        /* patterns match anywhere unless anchored */
-        full = malloc(n + 16);
-        if (full == NULL) return jfail(j, "%s", "out of memory");
-        {
-            size_t k = 0;
-            int a0 = n > 0 && p[0] == '^';
-            int a1 = n > 0 && p[n - 1] == '$' && !(n > 1 && p[n - 2] == '\\');
-            if (!a0) { memcpy(full + k, ".*(", 3); k += 3; } else { memcpy(full + k, "(", 1); k++; p++; n--; }
-            if (a1) n--;
-            memcpy(full + k, p, n); k += n;
-            if (!a1) { memcpy(full + k, ").*", 3); k += 3; } else { full[k++] = ')'; }
-            r = llm_gregex_rule(j->b, full, k, 1, j->err, j->errlen);
-        }
-        free(full);
-        if (r < 0) {
-            char tmp[256];
-            snprintf(tmp, sizeof(tmp), "%s", j->err ? j->err : "");
-            j->failed = 0;
-            return jfail(j, "JSON Schema: 'pattern': %s", tmp);
-        }
-        return quoted(j, r);
+        r = pattern_rule(j, p, n, 1);
+        return r < 0 ? -1 : quoted(j, r);
     }
     return r_string_len(j, min, max);
 }
@@ -664,16 +671,83 @@ r_array(js *j, const json_t *s)
     return j->failed ? -1 : r;
 }
 
-/* ---- objects ---- */
+/* ---- keywords ---- */
+
+static const char *const annotations[] = {
+    "title", "description", "default", "examples", "example", "$schema", "$id", "$comment",
+    "deprecated", "readOnly", "writeOnly", "$defs", "definitions", "contentMediaType",
+    "contentEncoding", "markdownDescription", "$anchor", NULL
+};
+
+static const char *const supported[] = {
+    "type", "enum", "const", "properties", "required", "additionalProperties",
+    "items", "prefixItems", "additionalItems", "minItems", "maxItems",
+    "minLength", "maxLength", "pattern", "format",
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+    "anyOf", "oneOf", "allOf", "$ref", "nullable", "uniqueItems", NULL
+};
 
 static int
-r_object(js *j, const json_t *s)
+in_list(const char *const *l, const char *k)
+{
+    for ( ; *l; l++) if (strcmp(*l, k) == 0) return 1;
+    return 0;
+}
+
+/* ---- objects ---- */
+
+/*
+ * Members kv[0..n) in order, the required ones present, sep between two;
+ * returns the rule of the whole sequence (possibly empty).
+ *   with_i ::= sep kv_i with_{i+1} [| with_{i+1} if optional]  (one written)
+ *   none_i ::= kv_i with_{i+1}     [| none_{i+1} if optional]  (none yet)
+ */
+static int
+member_chain(js *j, const int *kv, const int *required, size_t n, int sep)
+{
+    int *with = calloc(n + 2, sizeof(int)), *none = calloc(n + 2, sizeof(int)), r = -1;
+    llm_gseq *q = llm_gseq_new();
+    size_t i;
+
+    if (!with || !none || !q || sep < 0) goto out;
+    for (i = n + 1; i-- > 0; ) {
+        with[i] = llm_gbuild_rule(j->b, "props");
+        none[i] = llm_gbuild_rule(j->b, "props0");
+        if (with[i] < 0 || none[i] < 0) goto out;
+        llm_gseq_clear(q);
+        if (i < n) {
+            llm_gseq_ref(q, sep); llm_gseq_ref(q, kv[i]); llm_gseq_ref(q, with[i + 1]);
+            if (!required[i]) { llm_gseq_alt(q); llm_gseq_ref(q, with[i + 1]); }
+        }
+        if (llm_gbuild_define(j->b, with[i], q) < 0) goto out;
+        llm_gseq_clear(q);
+        if (i < n) {
+            llm_gseq_ref(q, kv[i]); llm_gseq_ref(q, with[i + 1]);
+            if (!required[i]) { llm_gseq_alt(q); llm_gseq_ref(q, none[i + 1]); }
+        }
+        if (llm_gbuild_define(j->b, none[i], q) < 0) goto out;
+    }
+    r = none[0];
+out:
+    free(with); free(none);
+    llm_gseq_free(q);
+    return r < 0 ? jfail(j, "%s", "out of memory") : r;
+}
+
+static int kv_args(js *j, const char *name, const json_t *schema, const llm_gargs_style *st);
+
+/*
+ * An object with `properties` / `required`: JSON's {"k": v, ...} (st NULL),
+ * or a tool-call format's argument list (st: its member syntax, no braces).
+ */
+static int
+r_object_as(js *j, const json_t *s, const llm_gargs_style *st)
 {
     const json_t *props = json_object_get(s, "properties"), *req = json_object_get(s, "required");
     const json_t *addl = json_object_get(s, "additionalProperties");
     const char **names = NULL;
     const json_t **schemas = NULL;
-    int *required = NULL, *kv = NULL, *with = NULL, *none = NULL;
+    int *required = NULL, *kv = NULL;
     size_t n = 0, i, k;
     llm_gseq *q = NULL;
     int r = -1, sp = r_sp(j);
@@ -684,7 +758,7 @@ r_object(js *j, const json_t *s)
     if (req && !json_is_array(req)) return jfail(j, "JSON Schema: '%s' must be an array", "required");
     if (addl && !json_is_boolean(addl) && !json_is_object(addl))
         return jfail(j, "JSON Schema: '%s' must be a boolean or a schema", "additionalProperties");
-    if ((props == NULL || json_object_size(props) == 0) && (req == NULL || json_array_size(req) == 0)) {
+    if (st == NULL && (props == NULL || json_object_size(props) == 0) && (req == NULL || json_array_size(req) == 0)) {
         /* a map: keys are free, values follow additionalProperties */
         int item, member, str = r_string(j);
         llm_gseq *t;
@@ -706,15 +780,14 @@ r_object(js *j, const json_t *s)
         llm_gseq_free(t);
         return r;
     }
+    /* (an argument list without properties has no members: {} is valid) */
     n = (props ? json_object_size(props) : 0) + (req ? json_array_size(req) : 0);
     names = calloc(n + 1, sizeof(char *));
     schemas = calloc(n + 1, sizeof(json_t *));
     required = calloc(n + 1, sizeof(int));
     kv = calloc(n + 1, sizeof(int));
-    with = calloc(n + 2, sizeof(int));
-    none = calloc(n + 2, sizeof(int));
     q = llm_gseq_new();
-    if (!names || !schemas || !required || !kv || !with || !none || !q || sp < 0) {
+    if (!names || !schemas || !required || !kv || !q || sp < 0) {
         jfail(j, "%s", "out of memory");
         goto out;
     }
@@ -743,82 +816,305 @@ r_object(js *j, const json_t *s)
         }
         required[k] = 1;
     }
-    /* kv_i ::= "name" ":" sp value_i */
     for (i = 0; i < n; i++) {
-        json_t *ks = json_string(names[i]);
-        char *lit = ks ? json_dumps(ks, JSON_ENCODE_ANY) : NULL;
-        int v = schemas[i] ? schema_rule(j, schemas[i]) : r_value(j);
-        json_decref(ks);
-        if (lit == NULL) { jfail(j, "%s", "out of memory"); goto out; }
-        kv[i] = llm_gbuild_rule(j->b, "kv");
-        llm_gseq_clear(q);
-        llm_gseq_bytes(j->b, q, lit, strlen(lit));
-        free(lit);
-        llm_gseq_bytes(j->b, q, ":", 1);
-        llm_gseq_ref(q, sp);
-        if (v < 0 || kv[i] < 0 || llm_gseq_ref(q, v) < 0 || llm_gbuild_define(j->b, kv[i], q) < 0) {
-            jfail(j, "%s", "out of memory");
-            goto out;
+        if (st) {
+            kv[i] = kv_args(j, names[i], schemas[i], st);
+            if (kv[i] < 0) goto out;
+            continue;
+        }
+        /* kv_i ::= "name" ":" sp value_i */
+        {
+            json_t *ks = json_string(names[i]);
+            char *lit = ks ? json_dumps(ks, JSON_ENCODE_ANY) : NULL;
+            int v = schemas[i] ? schema_rule(j, schemas[i]) : r_value(j);
+            json_decref(ks);
+            if (lit == NULL) { jfail(j, "%s", "out of memory"); goto out; }
+            kv[i] = llm_gbuild_rule(j->b, "kv");
+            llm_gseq_clear(q);
+            llm_gseq_bytes(j->b, q, lit, strlen(lit));
+            free(lit);
+            llm_gseq_bytes(j->b, q, ":", 1);
+            llm_gseq_ref(q, sp);
+            if (v < 0 || kv[i] < 0 || llm_gseq_ref(q, v) < 0 || llm_gbuild_define(j->b, kv[i], q) < 0) {
+                jfail(j, "%s", "out of memory");
+                goto out;
+            }
         }
     }
-    /*
-     * with_i: properties i.. after one was written (each prefixed by ","),
-     * none_i: properties i.. when none was written yet.
-     *   with_i ::= "," sp kv_i with_{i+1} [| with_{i+1} if optional]
-     *   none_i ::= kv_i with_{i+1}        [| none_{i+1} if optional]
-     */
-    for (i = n + 1; i-- > 0; ) {
-        with[i] = llm_gbuild_rule(j->b, "props");
-        none[i] = llm_gbuild_rule(j->b, "props0");
-        if (with[i] < 0 || none[i] < 0) { jfail(j, "%s", "out of memory"); goto out; }
+    {
+        int sep = st ? llm_gbuild_literal(j->b, st->sep, strlen(st->sep)) : named(j, "jcomma", ", ?");
+        int members = member_chain(j, kv, required, n, sep);
+        if (members < 0) goto out;
+        if (st) { r = members; goto out; }
         llm_gseq_clear(q);
-        if (i < n) {
-            llm_gseq_bytes(j->b, q, ",", 1); llm_gseq_ref(q, sp); llm_gseq_ref(q, kv[i]);
-            llm_gseq_ref(q, with[i + 1]);
-            if (!required[i]) { llm_gseq_alt(q); llm_gseq_ref(q, with[i + 1]); }
-        }
-        llm_gbuild_define(j->b, with[i], q);
-        llm_gseq_clear(q);
-        if (i < n) {
-            llm_gseq_ref(q, kv[i]); llm_gseq_ref(q, with[i + 1]);
-            if (!required[i]) { llm_gseq_alt(q); llm_gseq_ref(q, none[i + 1]); }
-        }
-        llm_gbuild_define(j->b, none[i], q);
+        r = llm_gbuild_rule(j->b, "obj");
+        llm_gseq_bytes(j->b, q, "{", 1);
+        llm_gseq_ref(q, members);
+        llm_gseq_bytes(j->b, q, "}", 1);
+        if (r < 0 || llm_gbuild_define(j->b, r, q) < 0) r = jfail(j, "%s", "out of memory");
     }
-    llm_gseq_clear(q);
-    r = llm_gbuild_rule(j->b, "obj");
-    llm_gseq_bytes(j->b, q, "{", 1);
-    llm_gseq_ref(q, none[0]);
-    llm_gseq_bytes(j->b, q, "}", 1);
-    if (r < 0 || llm_gbuild_define(j->b, r, q) < 0) r = jfail(j, "%s", "out of memory");
 out:
-    free(names); free(schemas); free(required); free(kv); free(with); free(none);
+    free(names); free(schemas); free(required); free(kv);
     llm_gseq_free(q);
     return j->failed ? -1 : r;
 }
 
-/* ---- dispatch ---- */
-
-static const char *const annotations[] = {
-    "title", "description", "default", "examples", "example", "$schema", "$id", "$comment",
-    "deprecated", "readOnly", "writeOnly", "$defs", "definitions", "contentMediaType",
-    "contentEncoding", "markdownDescription", "$anchor", NULL
-};
-
-static const char *const supported[] = {
-    "type", "enum", "const", "properties", "required", "additionalProperties",
-    "items", "prefixItems", "additionalItems", "minItems", "maxItems",
-    "minLength", "maxLength", "pattern", "format",
-    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-    "anyOf", "oneOf", "allOf", "$ref", "nullable", "uniqueItems", NULL
-};
-
 static int
-in_list(const char *const *l, const char *k)
+r_object(js *j, const json_t *s)
 {
-    for ( ; *l; l++) if (strcmp(*l, k) == 0) return 1;
+    return r_object_as(j, s, NULL);
+}
+
+/* ---- tool-call arguments written as text (llm_gbuild_json_args) ---- */
+
+/* one code point of text: printable, tab, newline; not '<' */
+static int
+r_text_char(js *j)
+{
+    static const uint32_t ranges[6] = { 9, 10, 0x20, 0x3B, 0x3D, 0x10FFFF };
+    int r = llm_gbuild_find(j->b, "text-char");
+    if (r >= 0) return r;
+    r = llm_gbuild_codepoints(j->b, ranges, 3, 0);
+    return r < 0 ? jfail(j, "%s", "out of memory") : r;
+}
+
+/* text of any length where '<' is only followed by a character that cannot
+ * continue a marker ('/', a letter, '<' cannot): text ::= (c | "<" after)* */
+static int
+r_text(js *j)
+{
+    static const uint32_t after[12] = { 9, 10, 0x20, 0x2E, 0x30, 0x3B, 0x3D, 0x40, 0x5B, 0x60, 0x7B, 0x10FFFF };
+    int r = llm_gbuild_find(j->b, "text"), c, a, unit;
+    llm_gseq *q;
+
+    if (r >= 0) return r;
+    c = r_text_char(j);
+    a = llm_gbuild_codepoints(j->b, after, 6, 0);
+    q = llm_gseq_new();
+    unit = llm_gbuild_rule(j->b, "text-unit");
+    if (c < 0 || a < 0 || q == NULL || unit < 0) { llm_gseq_free(q); return jfail(j, "%s", "out of memory"); }
+    llm_gseq_ref(q, c);
+    llm_gseq_alt(q);
+    llm_gseq_bytes(j->b, q, "<", 1);
+    llm_gseq_ref(q, a);
+    if (llm_gbuild_define(j->b, unit, q) < 0) unit = -1;
+    llm_gseq_free(q);
+    r = unit < 0 ? -1 : llm_gbuild_repeat(j->b, unit, 0, -1);
+    if (r < 0) return jfail(j, "%s", "out of memory");
+    /* alias under the name for later lookups */
+    q = llm_gseq_new();
+    unit = llm_gbuild_rule(j->b, "text");
+    if (q == NULL || unit < 0 || llm_gseq_ref(q, r) < 0 || llm_gbuild_define(j->b, unit, q) < 0) unit = -1;
+    llm_gseq_free(q);
+    return unit < 0 ? jfail(j, "%s", "out of memory") : unit;
+}
+
+/* '<' followed by what could start a marker */
+static int
+text_has_marker(const char *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i + 1 < n; i++) {
+        char c = p[i + 1];
+        if (p[i] == '<' && (c == '/' || c == '<' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')))
+            return 1;
+    }
     return 0;
 }
+
+/* 1 unless the pattern surely never matches a '<' (conservative: '.',
+ * negated classes, \W \S \D, numeric escapes and ranges over '<' count). */
+static int
+pattern_may_write_lt(const char *p)
+{
+    int in_class = 0;
+    for ( ; *p; p++) {
+        if (*p == '\\') {
+            p++;
+            if (*p == 0) return 1;
+            if (strchr("WSDxuU", *p)) return 1;
+            continue;
+        }
+        if (*p == '<') return 1;
+        if (!in_class) {
+            if (*p == '.') return 1;
+            if (*p == '[') {
+                in_class = 1;
+                if (p[1] == '^') return 1;
+            }
+            continue;
+        }
+        if (*p == ']') { in_class = 0; continue; }
+        if (p[1] == '-' && p[2] && p[2] != ']' && p[2] != '\\'
+            && (unsigned char) *p <= '<' && (unsigned char) p[2] >= '<') return 1;
+    }
+    return 0;
+}
+
+/* A string schema as the string itself (no quotes, no escapes): what a
+ * format's parser reads as a string value. */
+static int
+r_text_string(js *j, const char *name, const json_t *s)
+{
+    static const char *const ok_keys[] = {
+        "type", "enum", "const", "pattern", "format", "minLength", "maxLength", "nullable", NULL };
+    const json_t *en = json_object_get(s, "enum"), *cn = json_object_get(s, "const");
+    const json_t *fmt = json_object_get(s, "format"), *pat = json_object_get(s, "pattern");
+    const json_t *mn = json_object_get(s, "minLength"), *mx = json_object_get(s, "maxLength");
+    const char *key;
+    json_t *val;
+    char msg[320];
+
+    json_object_foreach((json_t *) s, key, val) {
+        if (!in_list(ok_keys, key) && !in_list(annotations, key)) {
+            snprintf(msg, sizeof(msg), "parameter '%s': '%%s' cannot be enforced on a text value in this tool-call format", name);
+            return jfail(j, msg, key);
+        }
+    }
+    if (en || cn) {
+        /* the string members, as alternatives */
+        const json_t *list = en ? en : cn;
+        json_t *one = NULL;
+        llm_gseq *q = llm_gseq_new();
+        size_t i, n = 0;
+        int r = llm_gbuild_rule(j->b, "text-enum");
+        if (cn) { one = json_array(); json_array_append((json_t *) one, (json_t *) cn); list = one; }
+        if (!json_is_array(list) || q == NULL || r < 0) {
+            json_decref(one); llm_gseq_free(q);
+            return jfail(j, "JSON Schema: '%s' must be a non-empty array", "enum");
+        }
+        for (i = 0; i < json_array_size(list); i++) {
+            const json_t *e = json_array_get(list, i);
+            if (!json_is_string(e) || text_has_marker(json_string_value(e), json_string_length(e))) continue;
+            if (n++ > 0) llm_gseq_alt(q);
+            llm_gseq_bytes(j->b, q, json_string_value(e), json_string_length(e));
+        }
+        json_decref(one);
+        if (n == 0) {
+            llm_gseq_free(q);
+            snprintf(msg, sizeof(msg), "parameter '%s': no member of '%%s' can be written as text in this tool-call format", name);
+            return jfail(j, msg, en ? "enum" : "const");
+        }
+        if (llm_gbuild_define(j->b, r, q) < 0) r = -1;
+        llm_gseq_free(q);
+        return r < 0 ? jfail(j, "%s", "out of memory") : r;
+    }
+    if ((fmt || pat) && (mn || mx)) {
+        snprintf(msg, sizeof(msg), "JSON Schema: '%%s' together with '%s' is not supported", fmt ? "format" : "pattern");
+        return jfail(j, msg, mn ? "minLength" : "maxLength");
+    }
+    if (fmt) {
+        size_t i;
+        if (!json_is_string(fmt)) return jfail(j, "JSON Schema: '%s' must be a string", "format");
+        if (pat) return jfail(j, "JSON Schema: '%s' together with 'format' is not supported", "pattern");
+        for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+            if (strcmp(json_string_value(fmt), formats[i].name) == 0) {
+                int r = llm_gregex_rule(j->b, formats[i].re, strlen(formats[i].re), 0, j->err, j->errlen);
+                if (r < 0) j->failed = 1;
+                return r;
+            }
+        }
+        return jfail(j, "JSON Schema: format '%s' is not supported (date-time, date, time, uuid, email are)",
+                     json_string_value(fmt));
+    }
+    if (pat) {
+        const char *p;
+        if (!json_is_string(pat)) return jfail(j, "JSON Schema: '%s' must be a string", "pattern");
+        p = json_string_value(pat);
+        /* the text must not run into a marker: patterns that can write '<' are refused */
+        if (pattern_may_write_lt(p)) {
+            snprintf(msg, sizeof(msg), "parameter '%s': a '%%s' that allows '<' cannot be enforced on a text value in this tool-call format", name);
+            return jfail(j, msg, "pattern");
+        }
+        return pattern_rule(j, p, json_string_length(pat), 0);
+    }
+    if (mn || mx) {
+        long min = 0, max = -1;
+        int c = r_text_char(j), r;
+        if (mn && (!json_is_integer(mn) || json_integer_value(mn) < 0 || json_integer_value(mn) > MAX_LEN_GEN))
+            return jfail(j, "JSON Schema: '%s' must be an integer from 0 to 1024", "minLength");
+        if (mx && (!json_is_integer(mx) || json_integer_value(mx) < 0))
+            return jfail(j, "JSON Schema: '%s' must be a non-negative integer", "maxLength");
+        if (mn) min = (long) json_integer_value(mn);
+        if (mx) {
+            json_int_t m = json_integer_value(mx);
+            if (m < min) return jfail(j, "JSON Schema: no string satisfies '%s'", "maxLength");
+            max = m > MAX_LEN_GEN ? (min > MAX_LEN_GEN ? min : MAX_LEN_GEN) : (long) m;
+        }
+        r = c < 0 ? -1 : llm_gbuild_repeat(j->b, c, min, max);
+        return r < 0 ? jfail(j, "%s", "out of memory") : r;
+    }
+    return r_text(j);
+}
+
+/* a schema restricted to one of its listed types (and null when listed) */
+static const json_t *
+only_type(js *j, const json_t *s, const char *type)
+{
+    const json_t *t = json_object_get(s, "type");
+    json_t *copy, *list;
+    size_t i;
+    int with_null = 0;
+
+    if (type == NULL || !json_is_array(t)) return s;
+    for (i = 0; i < json_array_size(t); i++) {
+        const char *v = json_string_value(json_array_get(t, i));
+        if (v && strcmp(v, "null") == 0) with_null = 1;
+    }
+    copy = json_copy((json_t *) s);
+    list = json_array();
+    if (copy == NULL || list == NULL) { json_decref(copy); json_decref(list); return NULL; }
+    json_array_append_new(list, json_string(type));
+    if (with_null) json_array_append_new(list, json_string("null"));
+    json_object_set_new(copy, "type", list);
+    json_array_append_new(j->owned, copy);
+    return copy;
+}
+
+/* kv ::= key_pre NAME key_post value val_post */
+static int
+kv_args(js *j, const char *name, const json_t *schema, const llm_gargs_style *st)
+{
+    const char *type = NULL;
+    const char *p;
+    char msg[320];
+    int v, r;
+    llm_gseq *q;
+
+    for (p = name; *p; p++) {
+        int bad = st->ident_keys
+            ? !((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' || (p > name && *p >= '0' && *p <= '9'))
+            : (strchr("<>\n", *p) != NULL);
+        if (bad || !*name) {
+            snprintf(msg, sizeof(msg), "parameter name '%s' cannot be written in the %%s tool-call format", name);
+            return jfail(j, msg, st->format);
+        }
+    }
+    if (*name == 0) return jfail(j, "an empty parameter name cannot be written in the %s tool-call format", st->format);
+    if (schema != NULL && st->reads && st->reads(schema, &type) == 1) {
+        if (!json_is_object(schema)) return jfail(j, "JSON Schema: %s must be an object", "a schema");
+        v = r_text_string(j, name, schema);
+    } else if (schema != NULL) {
+        const json_t *s = only_type(j, schema, type);
+        v = s ? schema_rule(j, s) : jfail(j, "%s", "out of memory");
+    } else {
+        v = r_value(j);
+    }
+    if (v < 0) return -1;
+    q = llm_gseq_new();
+    r = llm_gbuild_rule(j->b, "arg");
+    if (q == NULL || r < 0) { llm_gseq_free(q); return jfail(j, "%s", "out of memory"); }
+    llm_gseq_bytes(j->b, q, st->key_pre, strlen(st->key_pre));
+    llm_gseq_bytes(j->b, q, name, strlen(name));
+    llm_gseq_bytes(j->b, q, st->key_post, strlen(st->key_post));
+    llm_gseq_ref(q, v);
+    llm_gseq_bytes(j->b, q, st->val_post, strlen(st->val_post));
+    if (llm_gbuild_define(j->b, r, q) < 0) r = -1;
+    llm_gseq_free(q);
+    return r < 0 ? jfail(j, "%s", "out of memory") : r;
+}
+
+/* ---- dispatch ---- */
 
 static const json_t *
 resolve_ref(js *j, const char *ref)
@@ -1174,6 +1470,51 @@ llm_gbuild_json_schema_flags(llm_gbuild *b, const json_t *schema, int flags, cha
     j.flags = flags;
     if (j.owned == NULL) { llm_gerr(err, errlen, "out of memory"); return -1; }
     r = schema ? schema_rule(&j, schema) : r_any_object(&j);
+    for (i = 0; i < j.n_refs; i++) free(j.refs[i].ref);
+    free(j.refs);
+    json_decref(j.owned);
+    return j.failed ? -1 : r;
+}
+
+int
+llm_gbuild_json_args(llm_gbuild *b, const json_t *schema, const llm_gargs_style *st, int flags,
+                     char *err, size_t errlen)
+{
+    static const char *const ok_top[] = {
+        "type", "properties", "required", "additionalProperties", NULL };
+    js j = {0};
+    int r = -1;
+    size_t i;
+    const char *key;
+    json_t *val;
+
+    j.b = b;
+    j.root = schema;
+    j.err = err;
+    j.errlen = errlen;
+    j.owned = json_array();
+    j.flags = flags;
+    if (j.owned == NULL) { llm_gerr(err, errlen, "out of memory"); return -1; }
+    if (schema != NULL && !json_is_object(schema)) {
+        jfail(&j, "JSON Schema: %s must be an object", "the parameters schema");
+    } else if (schema != NULL) {
+        const json_t *t = json_object_get(schema, "type");
+        json_object_foreach((json_t *) schema, key, val) {
+            if (!in_list(ok_top, key) && !in_list(annotations, key)) {
+                char msg[200];
+                snprintf(msg, sizeof(msg), "JSON Schema: '%%s' at the top of the parameters cannot be enforced in the %s tool-call format", st->format);
+                jfail(&j, msg, key);
+                break;
+            }
+        }
+        if (!j.failed && t && !(json_is_string(t) && strcmp(json_string_value(t), "object") == 0))
+            jfail(&j, "JSON Schema: the parameters must be of type '%s'", "object");
+    }
+    if (!j.failed) {
+        json_t *empty = schema ? NULL : json_object();
+        r = r_object_as(&j, schema ? schema : empty, st);
+        json_decref(empty);
+    }
     for (i = 0; i < j.n_refs; i++) free(j.refs[i].ref);
     free(j.refs);
     json_decref(j.owned);

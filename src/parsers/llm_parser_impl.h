@@ -108,6 +108,8 @@ void llm_pb_call_end(llm_pbase *b);
  * ["string", "null"] gives LLM_TYPE_STRING_OR_NULL. */
 #define LLM_TYPE_STRING_OR_NULL "string|null"
 const char *llm_pb_param_type(llm_pbase *b, const char *param);
+/* The same for a property's schema (NULL: untyped). */
+const char *llm_param_type(const json_t *prop);
 /* 1 if the name is one of the request's tools. */
 int  llm_pb_known_tool(const llm_pbase *b, const char *name);
 

@@ -230,7 +230,7 @@ llm_pb_call_end(llm_pbase *b)
 const char *
 llm_pb_param_type(llm_pbase *b, const char *param)
 {
-    const json_t *fn, *schema, *props, *p, *type;
+    const json_t *fn, *schema, *props;
 
     if (b->tool == NULL) {
         return NULL;
@@ -241,8 +241,14 @@ llm_pb_param_type(llm_pbase *b, const char *param)
         schema = json_object_get(fn, "input_schema");
     }
     props = json_object_get(schema, "properties");
-    p = json_object_get(props, param);
-    type = json_object_get(p, "type");
+    return llm_param_type(json_object_get(props, param));
+}
+
+const char *
+llm_param_type(const json_t *p)
+{
+    const json_t *type = json_object_get(p, "type");
+
     if (json_is_string(type)) {
         return json_string_value(type);
     }

@@ -9,14 +9,53 @@
  *     calls ::= open call (sep call)* close        (one call: no sep part)
  *     call  ::= name_pre NAME name_post ARGS args_post      for each tool
  * where `open` is the trigger (the text after which, in `auto` mode, the
- * grammar takes over).  JSON argument values write '<' only as \u003c, so
- * a marker can never appear inside a value.
+ * grammar takes over).  ARGS is a JSON object, or for the formats that
+ * write parameters one by one (qwen3_coder, glm4: XML-style tags; pythonic:
+ * keywords) the members in the format's own syntax (llm_gbuild_json_args),
+ * each value typed the way the family's parser reads it (llm_param_type):
+ * text for strings, JSON otherwise.  JSON values write '<' only as \u003c
+ * and text values never put a letter or '/' after '<', so a marker can
+ * never appear inside a value.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "parsers/llm_parser_impl.h"
 #include "parsers/llm_pgrammar.h"
+
+/* How the XML-style parsers read a value: as text (a string) when the
+ * schema's type is a string (llm_param_type), else converted to its type;
+ * an untyped value is text for qwen3_coder and JSON-if-it-parses for glm4. */
+static int
+reads_text(const json_t *prop, const char **type, int untyped_is_text)
+{
+    const char *t = llm_param_type(prop);
+    *type = NULL;
+    if (t == NULL) return untyped_is_text;
+    if (strcmp(t, "string") == 0 || strcmp(t, LLM_TYPE_STRING_OR_NULL) == 0) return 1;
+    *type = t;
+    return 0;
+}
+
+static int
+reads_qwen3_coder(const json_t *prop, const char **type)
+{
+    return reads_text(prop, type, 1);
+}
+
+static int
+reads_glm4(const json_t *prop, const char **type)
+{
+    return reads_text(prop, type, 0);
+}
+
+static const llm_gargs_style qwen3_coder_args = {
+    "qwen3_coder", "<parameter=", ">\n", "\n</parameter>\n", "", 0, reads_qwen3_coder };
+static const llm_gargs_style glm4_args = {
+    "glm4", "<arg_key>", "</arg_key>\n<arg_value>", "</arg_value>\n", "", 0, reads_glm4 };
+static const llm_gargs_style pythonic_args = {
+    "pythonic", "", "=", "", ", ", 1, NULL };
 
 typedef struct {
     const char *id;
@@ -27,21 +66,35 @@ typedef struct {
     const char *sep;         /* between calls */
     const char *close;       /* after the last call */
     int         parallel;    /* the format can carry several calls */
+    const llm_gargs_style *args;   /* arguments one by one; NULL: a JSON object */
+    int         json_flags;  /* LLM_GJSON_* for JSON values */
+    int         lazy;        /* `open` is distinctive enough to start a call in
+                              * free text (tool_choice auto) */
+    const char *name_bad;    /* characters a tool name cannot hold here */
+    int         name_ident;  /* names are identifiers (pythonic) */
 } tool_format;
 
 static const tool_format formats[] = {
     { "hermes", "<tool_call>", "\n{\"name\": \"", "\", \"arguments\": ", "}\n</tool_call>",
-      "\n<tool_call>", "", 1 },
+      "\n<tool_call>", "", 1, NULL, LLM_GJSON_NO_LT, 1, "\"\\", 0 },
     { "llama3_json", "<|python_tag|>", "{\"name\": \"", "\", \"parameters\": ", "}",
-      "; ", "", 1 },
+      "; ", "", 1, NULL, LLM_GJSON_NO_LT, 1, "\"\\", 0 },
     { "mistral", "[TOOL_CALLS]", "{\"name\": \"", "\", \"arguments\": ", "}",
-      ", ", "]", 1 },
+      ", ", "]", 1, NULL, LLM_GJSON_NO_LT, 1, "\"\\", 0 },
     { "deepseek_v3", "<\xef\xbd\x9ctool\xe2\x96\x81" "calls\xe2\x96\x81" "begin\xef\xbd\x9c>",
       "<\xef\xbd\x9ctool\xe2\x96\x81" "call\xe2\x96\x81" "begin\xef\xbd\x9c>function<\xef\xbd\x9ctool\xe2\x96\x81sep\xef\xbd\x9c>",
       "\n```json\n", "\n```<\xef\xbd\x9ctool\xe2\x96\x81" "call\xe2\x96\x81" "end\xef\xbd\x9c>",
-      "\n", "<\xef\xbd\x9ctool\xe2\x96\x81" "calls\xe2\x96\x81" "end\xef\xbd\x9c>", 1 },
+      "\n", "<\xef\xbd\x9ctool\xe2\x96\x81" "calls\xe2\x96\x81" "end\xef\xbd\x9c>", 1, NULL, LLM_GJSON_NO_LT, 1, "\n<", 0 },
     { "harmony", "<|channel|>commentary to=functions.", "", " <|constrain|>json<|message|>", "",
-      "", "", 0 },
+      "", "", 0, NULL, LLM_GJSON_NO_LT, 1, " <\n", 0 },
+    /* <tool_call>\n<function=NAME>\n<parameter=K>\nV\n</parameter>\n</function>\n</tool_call> */
+    { "qwen3_coder", "<tool_call>", "\n<function=", ">\n", "</function>\n</tool_call>",
+      "\n<tool_call>", "", 1, &qwen3_coder_args, LLM_GJSON_NO_LT, 1, "<>\n", 0 },
+    /* <tool_call>NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>\n</tool_call> */
+    { "glm4", "<tool_call>", "", "\n", "</tool_call>",
+      "\n<tool_call>", "", 1, &glm4_args, LLM_GJSON_NO_LT, 1, "<\n{", 0 },
+    /* [NAME(k=V, k2=V2), NAME2()]: only at the start of the output, so never lazy */
+    { "pythonic", "[", "", "(", ")", ", ", "]", 1, &pythonic_args, 0, 0, "", 1 },
 };
 
 /* mistral's list opens with "[" right after the trigger */
@@ -64,6 +117,29 @@ int
 llm_tool_grammar_supported(const char *parser_id)
 {
     return find_format(parser_id) != NULL;
+}
+
+int
+llm_tool_grammar_lazy(const char *parser_id)
+{
+    const tool_format *f = find_format(parser_id);
+    return f != NULL && f->lazy;
+}
+
+/* 1 when the format can write this tool name so its parser reads it back */
+static int
+name_ok(const tool_format *f, const char *name)
+{
+    const char *p;
+    if (*name == 0) return 0;
+    for (p = name; *p; p++) {
+        if (strchr(f->name_bad, *p)) return 0;
+        if (f->name_ident && !((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_'
+                               || (p > name && ((*p >= '0' && *p <= '9') || *p == '.'))))
+            return 0;
+    }
+    /* names are trimmed by some parsers */
+    return name[0] != ' ' && p[-1] != ' ';
 }
 
 static int
@@ -102,8 +178,15 @@ llm_tool_grammar(llm_gbuild *b, const llm_tool_grammar_spec *spec, char *err, si
         int args;
         if (!json_is_string(name)) continue;
         if (spec->only && strcmp(spec->only, json_string_value(name)) != 0) continue;
+        if (!name_ok(f, json_string_value(name))) {
+            snprintf(err, errlen, "tool name '%s' cannot be written in the %s tool-call format",
+                     json_string_value(name), f->id);
+            llm_gseq_free(s);
+            return -1;
+        }
         if (params == NULL) params = empty = json_pack("{s:s}", "type", "object");
-        args = llm_gbuild_json_schema_flags(b, params, LLM_GJSON_NO_LT, err, errlen);
+        args = f->args ? llm_gbuild_json_args(b, params, f->args, f->json_flags, err, errlen)
+                       : llm_gbuild_json_schema_flags(b, params, f->json_flags, err, errlen);
         json_decref(empty);
         if (args < 0) {
             char tmp[256];
@@ -160,11 +243,12 @@ size_t
 llm_tool_grammar_markers(const char *parser_id, const char **out, size_t max)
 {
     const tool_format *f = find_format(parser_id);
-    const char *all[7];
-    size_t n = 0, i;
+    const char *all[9];
+    size_t n = 0, i, k = 0;
     if (f == NULL) return 0;
-    all[0] = f->open; all[1] = f->name_pre; all[2] = f->name_post; all[3] = f->args_post;
-    all[4] = f->sep; all[5] = f->close; all[6] = NULL;
-    for (i = 0; i < 6 && n < max; i++) if (all[i][0]) out[n++] = all[i];
+    all[k++] = f->open; all[k++] = f->name_pre; all[k++] = f->name_post; all[k++] = f->args_post;
+    all[k++] = f->sep; all[k++] = f->close;
+    if (f->args) { all[k++] = f->args->key_pre; all[k++] = f->args->key_post; all[k++] = f->args->val_post; }
+    for (i = 0; i < k && n < max; i++) if (all[i][0]) out[n++] = all[i];
     return n;
 }

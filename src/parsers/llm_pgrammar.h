@@ -18,8 +18,10 @@ typedef struct {
     int           parallel;     /* several calls allowed */
 } llm_tool_grammar_spec;
 
-/* 1 when calls of this parser's format can be enforced. */
+/* 1 when calls of this parser's format can be enforced (tool_choice
+ * required / named); lazy: also in free text from the trigger on (auto). */
 int llm_tool_grammar_supported(const char *parser_id);
+int llm_tool_grammar_lazy(const char *parser_id);
 
 /*
  * Adds rules for a call list in the format, from its trigger marker on

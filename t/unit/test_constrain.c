@@ -73,7 +73,7 @@ test_generations(const llm_tokenizer *tok, llm_gvocab *v)
         json_t *s = json_loads(schemas[si], 0, NULL);
         llm_grammar *g = llm_grammar_from_json_schema(s, err, sizeof(err));
         llm_gindex *x = g ? llm_gindex_create(g, v, &stop, 1, NULL, 0, err, sizeof(err)) : NULL;
-        int run, invalid = 0, finished = 0, refused = 0, jumped = 0;
+        int run, invalid = 0, finished = 0, refused = 0, jumped = 0, peek_differs = 0;
         if (!ok(x != NULL, "schema %d compiles", si)) continue;
         for (run = 0; run < 24; run++) {
             llm_sampler_params p;
@@ -88,7 +88,12 @@ test_generations(const llm_tokenizer *tok, llm_gvocab *v)
             while (n < 600 && !llm_constraint_done(c)) {
                 int32_t t;
                 if (use_jump) {
-                    int nf = llm_constraint_forced(c, forced, 64);
+                    int32_t peeked[64];
+                    int np = llm_constraint_peek_forced(c, peeked, 64), nf;
+                    /* peeking twice changes nothing; forcing takes the same tokens */
+                    if (llm_constraint_peek_forced(c, peeked, 64) != np) peek_differs++;
+                    nf = llm_constraint_forced(c, forced, 64);
+                    if (np != nf || memcmp(peeked, forced, (size_t) nf * sizeof(int32_t)) != 0) peek_differs++;
                     for (k = 0; k < nf && n < 4096; k++) ids[n++] = forced[k];
                     jumped += nf;
                     if (llm_constraint_done(c)) break;
@@ -122,6 +127,7 @@ test_generations(const llm_tokenizer *tok, llm_gvocab *v)
         is_int(refused, 0, "schema %d: the grammar never refuses the constrained pick", si);
         ok(finished >= 12, "schema %d: generations finish within 600 tokens (%d)", si, finished);
         ok(jumped > 0, "schema %d: jump-forward appended %d forced tokens", si, jumped);
+        is_int(peek_differs, 0, "schema %d: peeked forced tokens are the ones forced, the constraint unchanged", si);
         llm_gindex_free(x);
         llm_grammar_free(g);
         json_decref(s);

@@ -303,6 +303,88 @@ test_schema(void)
     schema_err("{\"allOf\":[{\"type\":\"string\"},{\"type\":\"integer\"}]}", "'type'");
 }
 
+/* ---- tool-call arguments in a format's own syntax ---- */
+
+/* read like qwen3_coder: strings (and untyped values) as text */
+static int
+reads_text(const json_t *prop, const char **type)
+{
+    const json_t *t = json_object_get(prop, "type");
+    *type = NULL;
+    if (t == NULL || (json_is_string(t) && strcmp(json_string_value(t), "string") == 0)) return 1;
+    if (json_is_array(t)) *type = json_string_value(json_array_get(t, 0));
+    return 0;
+}
+
+static llm_grammar *
+args_grammar(const char *sch, const llm_gargs_style *st, char *err, size_t errlen)
+{
+    llm_gbuild *b = llm_gbuild_new();
+    json_t *s = js(sch);
+    int r = llm_gbuild_json_args(b, s, st, st->reads ? LLM_GJSON_NO_LT : 0, err, errlen);
+    llm_grammar *g = r >= 0 ? llm_gbuild_finish(b, r, err, errlen) : NULL;
+    llm_gbuild_free(b);
+    json_decref(s);
+    return g;
+}
+
+static void
+test_args(void)
+{
+    static const llm_gargs_style xml = {
+        "xml", "<parameter=", ">\n", "\n</parameter>\n", "", 0, reads_text };
+    static const llm_gargs_style kw = { "kw", "", "=", "", ", ", 1, NULL };
+    const char *sch = "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\",\"maxLength\":8},"
+                      "\"days\":{\"type\":[\"integer\",\"string\"],\"minimum\":1,\"maximum\":7},"
+                      "\"note\":{\"type\":\"string\"},\"unit\":{\"enum\":[\"c\",\"f\",3]}},\"required\":[\"city\"]}";
+    static const char *const xml_yes[] = {
+        "<parameter=city>\nParis\n</parameter>\n",
+        "<parameter=city>\n\n</parameter>\n<parameter=days>\n7\n</parameter>\n",
+        "<parameter=city>\na\"b\\c\n</parameter>\n<parameter=note>\nx < 3 && y<=2\nz\n</parameter>\n",
+        "<parameter=city>\nP\n</parameter>\n<parameter=unit>\nf\n</parameter>\n", NULL };
+    static const char *const xml_no[] = {
+        "",                                                               /* city is required */
+        "<parameter=city>\n\"Paris\"xy\n</parameter>\n",                  /* > 8 characters */
+        "<parameter=days>\n7\n</parameter>\n<parameter=city>\nP\n</parameter>\n",   /* order */
+        "<parameter=city>\nP\n</parameter>\n<parameter=days>\n\"7\"\n</parameter>\n", /* integer only */
+        "<parameter=city>\nP\n</parameter>\n<parameter=note>\na</parameter>\n</parameter>\n",
+        "<parameter=city>\nP\n</parameter>\n<parameter=note>\n<b>\n</parameter>\n",
+        "<parameter=city>\nP\n</parameter>\n<parameter=unit>\n3\n</parameter>\n",   /* text reads as "3" */
+        NULL };
+    static const char *const kw_yes[] = {
+        "city=\"Paris\"", "city=\"P\", days=3", "city=\"P\", unit=3", "city=\"<\", note=\"<b>\"", NULL };
+    static const char *const kw_no[] = {
+        "city='Paris'", "days=3, city=\"P\"", "city=\"P\",days=3", "city=\"P\", days=9", NULL };
+    char err[256] = "";
+    llm_grammar *g = args_grammar(sch, &xml, err, sizeof(err));
+    if (g == NULL) printf("# %s\n", err);
+    check_strings("xml arguments", g, xml_yes, xml_no);
+    llm_grammar_free(g);
+    g = args_grammar(sch, &kw, err, sizeof(err));
+    if (g == NULL) printf("# %s\n", err);
+    check_strings("keyword arguments", g, kw_yes, kw_no);
+    llm_grammar_free(g);
+    g = args_grammar("{\"type\":\"object\",\"properties\":{\"a\":{\"anyOf\":[{\"type\":\"integer\"}]}}}",
+                     &xml, err, sizeof(err));
+    ok(g == NULL && strstr(err, "parameter 'a': 'anyOf' cannot be enforced on a text value"), "text value refuses anyOf (%s)", err);
+    llm_grammar_free(g);
+    g = args_grammar("{\"type\":\"object\",\"properties\":{\"u\":{\"type\":\"string\",\"pattern\":\"^[a-z.]+$\"}}}",
+                     &xml, err, sizeof(err));
+    ok(g != NULL, "a pattern without '<' is enforced on text (%s)", g ? "" : err);
+    llm_grammar_free(g);
+    g = args_grammar("{\"type\":\"object\",\"properties\":{\"u\":{\"type\":\"string\",\"pattern\":\"^h.*$\"}}}",
+                     &xml, err, sizeof(err));
+    ok(g == NULL && strstr(err, "'pattern' that allows '<'"), "a pattern that may write '<' is refused (%s)", err);
+    llm_grammar_free(g);
+    g = args_grammar("{\"type\":\"object\",\"properties\":{\"my-key\":{\"type\":\"integer\"}}}",
+                     &kw, err, sizeof(err));
+    ok(g == NULL && strstr(err, "parameter name 'my-key' cannot be written in the kw"), "keyword names are identifiers (%s)", err);
+    llm_grammar_free(g);
+    g = args_grammar("{\"anyOf\":[{\"type\":\"object\"}]}", &kw, err, sizeof(err));
+    ok(g == NULL && strstr(err, "'anyOf' at the top of the parameters"), "top-level anyOf refused (%s)", err);
+    llm_grammar_free(g);
+}
+
 /* mask == brute force over every token, along a path through the grammar */
 static void
 test_masks(void)
@@ -479,6 +561,7 @@ main(void)
     test_gbnf();
     test_regex();
     test_schema();
+    test_args();
     test_masks();
     test_random_walks();
     llm_gvocab_free(V);
