@@ -3,6 +3,8 @@
  */
 #include "ngx_http_llm_module.h"
 
+#include "api/llm_volatile.h"
+
 
 static void *ngx_http_llm_create_main_conf(ngx_conf_t *cf);
 static char *ngx_http_llm_init_main_conf(ngx_conf_t *cf, void *conf);
@@ -14,6 +16,8 @@ static ngx_int_t ngx_http_llm_init_process(ngx_cycle_t *cycle);
 static void ngx_http_llm_exit_process(ngx_cycle_t *cycle);
 
 static char *ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
+static char *ngx_http_llm_prompt_strip(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_llm_thread_pool(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
@@ -56,6 +60,13 @@ static ngx_command_t  ngx_http_llm_commands[] = {
       ngx_conf_set_off_slot,
       NGX_HTTP_MAIN_CONF_OFFSET,
       offsetof(ngx_http_llm_main_conf_t, memory_limit),
+      NULL },
+
+    { ngx_string("llm_prompt_strip"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_1MORE,
+      ngx_http_llm_prompt_strip,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
       NULL },
 
     { ngx_string("llm_thread_pool"),
@@ -487,6 +498,59 @@ invalid:
     ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                        "invalid llm_model option \"%V\"", &value[i]);
     return NGX_CONF_ERROR;
+}
+
+
+/*
+ * llm_prompt_strip off | <line prefix> ...: the lines removed from system
+ * prompts before they are rendered (api/llm_volatile.h), instead of the
+ * default list.
+ */
+static char *
+ngx_http_llm_prompt_strip(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_llm_main_conf_t *mcf = conf;
+
+    char              **list;
+    ngx_str_t          *value;
+    ngx_uint_t          i;
+    llm_volatile_set   *set;
+
+    if (mcf->prompt_strip) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+
+    set = ngx_pcalloc(cf->pool, sizeof(llm_volatile_set));
+    if (set == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    if (cf->args->nelts == 2 && value[1].len == 3
+        && ngx_strncmp(value[1].data, "off", 3) == 0)
+    {
+        mcf->prompt_strip = set;      /* no prefixes: nothing is removed */
+        return NGX_CONF_OK;
+    }
+
+    list = ngx_pcalloc(cf->pool, (cf->args->nelts - 1) * sizeof(char *));
+    if (list == NULL) {
+        return NGX_CONF_ERROR;
+    }
+
+    for (i = 1; i < cf->args->nelts; i++) {
+        if (value[i].len == 0) {
+            return "takes no empty prefix";
+        }
+        list[i - 1] = (char *) value[i].data;   /* NUL-terminated */
+    }
+
+    set->prefixes = (const char *const *) list;
+    set->n = cf->args->nelts - 1;
+    mcf->prompt_strip = set;
+
+    return NGX_CONF_OK;
 }
 
 

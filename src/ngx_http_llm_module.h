@@ -57,6 +57,8 @@ typedef struct {
     ngx_thread_pool_t         *prepare_pool;
     ngx_int_t                  request_id_index;
     off_t                      memory_limit; /* llm_memory_limit, or unset */
+    /* llm_prompt_strip: volatile system-prompt lines; NULL = the default list */
+    struct llm_volatile_set   *prompt_strip;
 } ngx_http_llm_main_conf_t;
 
 

@@ -16,6 +16,7 @@
 
 #include "api/llm_anthropic.h"
 #include "api/llm_api_route.h"
+#include "api/llm_volatile.h"
 
 
 static void ngx_http_llm_prepare_thread(void *data, ngx_log_t *log);
@@ -269,6 +270,16 @@ ngx_http_llm_prepare_thread(void *data, ngx_log_t *log)
     sm.tok = m->tokenizer;
     sm.reasoning_parser = m->reasoning_parser;
     sm.split_special_tokens = p->split_special_tokens != 0;
+
+    /* lines that change per request would end every prefix match there */
+    if (p->req.messages
+        && llm_volatile_strip_messages(p->mcf->prompt_strip, p->req.messages)
+           < 0)
+    {
+        llm_api_error_set(&p->err, 500, "api_error", "internal_error", NULL,
+                          "out of memory");
+        return;
+    }
 
     llm_session_build_prompt(&sm, &p->req, &p->prompt, &p->err);
 }

@@ -71,7 +71,7 @@ hash_text(llm_prefix_hash *ph, char tag, const char *s, size_t n,
         ph->failed = 1;
         return;
     }
-    n = llm_volatile_strip(s, n, buf);
+    n = llm_volatile_strip(NULL, s, n, buf);
     if (limit && n > limit) {
         n = limit;
     }

@@ -41,39 +41,66 @@ test_volatile(void)
     const char   *t;
     size_t        n;
 
-    ok(llm_volatile_line("x-anthropic-billing-header: cc_version=2.1.1.abc; "
+    ok(llm_volatile_line(NULL, "x-anthropic-billing-header: cc_version=2.1.1.abc; "
                          "cc_entrypoint=cli; cch=36ee5;", 72),
        "the billing header line is volatile");
-    ok(llm_volatile_line("X-Anthropic-Billing-Header: cch=1;", 34),
+    ok(llm_volatile_line(NULL, "X-Anthropic-Billing-Header: cch=1;", 34),
        "header names compare without case");
-    ok(!llm_volatile_line("You are Claude Code.", 20), "other lines are not");
-    ok(!llm_volatile_line("  x-anthropic-billing-header: cch=1;", 36),
+    ok(!llm_volatile_line(NULL, "You are Claude Code.", 20), "other lines are not");
+    ok(!llm_volatile_line(NULL, "  x-anthropic-billing-header: cch=1;", 36),
        "only at the start of a line");
 
     t = "x-anthropic-billing-header: cc_version=2.1.1.abc; cch=36ee5;\n"
         "You are a helpful agent.\nSecond line";
-    n = llm_volatile_strip(t, strlen(t), buf);
+    n = llm_volatile_strip(NULL, t, strlen(t), buf);
     buf[n] = '\0';
     is_str(buf, "You are a helpful agent.\nSecond line",
            "a leading volatile line goes with its newline");
 
     t = "first\nx-anthropic-billing-header: cch=00000;";
-    n = llm_volatile_strip(t, strlen(t), buf);
+    n = llm_volatile_strip(NULL, t, strlen(t), buf);
     buf[n] = '\0';
     is_str(buf, "first\n", "a last volatile line without newline goes too");
 
     t = "x-anthropic-billing-header: cch=1;";
-    is_int(llm_volatile_strip(t, strlen(t), buf), 0,
+    is_int(llm_volatile_strip(NULL, t, strlen(t), buf), 0,
            "a block that is only the header becomes empty");
 
     t = "a\n\nb\n";
-    n = llm_volatile_strip(t, strlen(t), buf);
+    n = llm_volatile_strip(NULL, t, strlen(t), buf);
     ok(n == 5 && memcmp(buf, t, 5) == 0, "other text is copied unchanged");
 
     strcpy(buf, "keep\nx-anthropic-billing-header: cch=2;\nme");
-    n = llm_volatile_strip(buf, strlen(buf), buf);
+    n = llm_volatile_strip(NULL, buf, strlen(buf), buf);
     buf[n] = '\0';
     is_str(buf, "keep\nme", "in place");
+
+    {
+        /* another list (llm_prompt_strip), and none (off) */
+        static const char *const mine[] = { "Date:", "session-id:" };
+        llm_volatile_set  set = { mine, 2 }, off = { NULL, 0 };
+
+        ok(llm_volatile_line(&set, "date: Tue", 9), "a configured prefix, without case");
+        ok(!llm_volatile_line(&set, "x-anthropic-billing-header: cch=1;", 34),
+           "the default one is not in a configured list");
+        ok(!llm_volatile_line(&off, "x-anthropic-billing-header: cch=1;", 34), "off: nothing is volatile");
+        ok(llm_volatile_default()->n == 1, "one default prefix");
+    }
+    {
+        /* a conversation: system messages lose the lines, other roles keep them */
+        json_t *msgs = json_loads("[{\"role\":\"system\",\"content\":"
+            "\"x-anthropic-billing-header: cc_version=2.1.1.abc; cch=36ee5;\\nYou are an agent.\"},"
+            "{\"role\":\"user\",\"content\":\"x-anthropic-billing-header: cch=1;\\nhi\"},"
+            "{\"role\":\"system\",\"content\":[{\"type\":\"text\",\"text\":\"x\"}]}]", 0, NULL);
+
+        is_int(llm_volatile_strip_messages(NULL, msgs), 1, "one system message changed");
+        is_str(json_string_value(json_object_get(json_array_get(msgs, 0), "content")),
+               "You are an agent.", "the billing line is gone before the render");
+        is_str(json_string_value(json_object_get(json_array_get(msgs, 1), "content")),
+               "x-anthropic-billing-header: cch=1;\nhi", "a user message is left as sent");
+        is_int(llm_volatile_strip_messages(NULL, msgs), 0, "stripping again changes nothing");
+        json_decref(msgs);
+    }
 }
 
 /* Claude Code's shape: system blocks (billing header first), tools, and a
