@@ -222,6 +222,7 @@ extern const llm_parser_def llm_parser_llama3_json;
 extern const llm_parser_def llm_parser_mistral;
 extern const llm_parser_def llm_parser_qwen3_coder;
 extern const llm_parser_def llm_parser_glm4;
+extern const llm_parser_def llm_parser_glm4_0414;
 extern const llm_parser_def llm_parser_deepseek_v3;
 extern const llm_parser_def llm_parser_harmony;
 extern const llm_parser_def llm_parser_pythonic;

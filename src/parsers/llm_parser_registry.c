@@ -14,6 +14,7 @@ static const llm_parser_def *const tool_parsers[] = {
     &llm_parser_mistral,
     &llm_parser_qwen3_coder,
     &llm_parser_glm4,
+    &llm_parser_glm4_0414,
     &llm_parser_deepseek_v3,
     &llm_parser_harmony,
     &llm_parser_pythonic,
@@ -60,7 +61,7 @@ const char *
 llm_tool_parser_ids(void)
 {
     return "auto, none, hermes, llama3_json, mistral, qwen3_coder, glm4, "
-           "deepseek_v3, harmony, pythonic, tool_call_list";
+           "glm4_0414, deepseek_v3, harmony, pythonic, tool_call_list";
 }
 
 const char *
@@ -128,6 +129,15 @@ r_glm4(const auto_in *a)
     return in_tmpl(a, "<arg_key>") || has_tok(a, "<arg_key>");
 }
 
+/* GLM-4-0414 / GLM-Z1 / GLM-4-9B-chat: tool results come back as
+ * <|observation|> turns and calls are "name\n{json}" (GLM-4.5, which also
+ * has <|observation|>, is matched by <arg_key> first) */
+static int
+r_glm4_0414(const auto_in *a)
+{
+    return in_tmpl(a, "<|observation|>");
+}
+
 static int
 r_hermes(const auto_in *a)
 {
@@ -180,6 +190,8 @@ static const auto_rule tool_rules[] = {
     { "qwen3_coder", "template uses <function=...><parameter=...>",
       r_qwen3_coder },
     { "glm4",        "template uses <arg_key>/<arg_value>", r_glm4 },
+    { "glm4_0414",   "template uses <|observation|> (GLM-4-0414 name\\n{json} calls)",
+      r_glm4_0414 },
     { "hermes",      "template uses <tool_call>", r_hermes },
     { "mistral",     "template/tokens use [TOOL_CALLS]", r_mistral },
     { "tool_call_list", "template/tokens use <|tool_call|> or <|tool|> (Granite, Phi-4-mini)",

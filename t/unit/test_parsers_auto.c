@@ -127,7 +127,7 @@ family_templates(void)
         { "smollm3", "smollm3", "hermes", "think" },
         { "granite3_3", "granite", "tool_call_list", "think" },
         { "olmo2", "olmo2", "hermes", NULL },
-        { "glm_z1", "glm4", "hermes", "think" },
+        { "glm_z1", "glm4", "glm4_0414", "think" },
     };
     size_t i;
 

@@ -13,7 +13,7 @@ static const char *const pieces[] = {
     "<parameter=", "</parameter>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>",
     "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>",
     "<｜tool▁calls▁end｜>", "<|channel|>", "<|message|>", "<|start|>", "<|end|>", "<|call|>",
-    "<|return|>", "<|constrain|>", "analysis", "final", "commentary to=functions.get_weather ",
+    "<|return|>", "<|constrain|>", "<|assistant|>", "analysis", "final", "commentary to=functions.get_weather ",
     "function", "get_weather", "run_code", "unknown_fn", "city", "days", "code", ">", "\n",
     " ", "{", "}", "[", "]", "(", ")", ",", ":", ";", "=", "\"", "'", "\\", "\\\"", "\\u00e9",
     "\\ud83d\\ude00", "\"name\"", "\"arguments\"", "\"parameters\"", ": ", "\"get_weather\"",
@@ -52,6 +52,7 @@ static const fz_seed_text seeds[] = {
     { "glm4", "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>\xe5\x8c\x97</arg_value>\n"
       "<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call><tool_call>run_code<arg_key>code"
       "</arg_key><arg_value>x</arg_value></tool_call>" },
+    { "glm4_0414", "get_weather\n{\"city\": \"\xe5\x8c\x97\"}<|assistant|>run_code\n{'code': 'x',}" },
     { "deepseek_v3", DSB "function<｜tool▁sep｜>get_weather\n```json\n{\"city\": \"T\"}\n```"
       "<｜tool▁call▁end｜>\n<｜tool▁call▁begin｜>run_code<｜tool▁sep｜>{\"code\": \"z\"}" DSE },
     { "harmony", "<|channel|>analysis<|message|>think<|end|><|start|>assistant<|channel|>commentary "
@@ -96,7 +97,7 @@ int
 main(void)
 {
     const char *tools[] = { "hermes", "llama3_json", "mistral", "qwen3_coder", "glm4",
-                            "deepseek_v3", "harmony", "pythonic", "tool_call_list", NULL };
+                            "glm4_0414", "deepseek_v3", "harmony", "pythonic", "tool_call_list", NULL };
     const size_t npieces = sizeof(pieces) / sizeof(pieces[0]);
     char         text[1024], msg[512];
     int          t, iter, k;

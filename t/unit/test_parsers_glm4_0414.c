@@ -1,0 +1,66 @@
+/* glm4_0414 tool-call parser (GLM-4-0414 / GLM-Z1: "name\n{json}"). */
+#include "test_parsers_harness.h"
+
+static const tp_case cases[] = {
+    { .name = "bare name line and JSON", .tool = "glm4_0414", .tools = TP_TOOLS,
+      .text = "get_weather\n{\"city\": \"Paris\", \"days\": 2}",
+      .n_calls = 1, .call_name = { "get_weather" }, .call_args = { "{\"city\":\"Paris\",\"days\":2}" },
+      .finish = LLM_FINISH_TOOL_CALLS },
+    { .name = "after reasoning", .tool = "glm4_0414", .reasoning = "think",
+      .starts_in_reasoning = 1, .tools = TP_TOOLS,
+      .text = "Need the weather.</think>\nget_weather\n{\"city\": \"Oslo\"}",
+      .reasoning_text = "Need the weather.",
+      .n_calls = 1, .call_name = { "get_weather" }, .call_args = { "{\"city\":\"Oslo\"}" } },
+    { .name = "<|assistant|> turns, two calls", .tool = "glm4_0414", .tools = TP_TOOLS,
+      .text = "<|assistant|>get_weather\n{\"city\": \"A\"}<|assistant|>run_code\n{\"code\": \"print({'a': \\\"}\\\"})\"}",
+      .n_calls = 2, .call_name = { "get_weather", "run_code" },
+      .call_args = { "{\"city\":\"A\"}", "{\"code\":\"print({'a': \\\"}\\\"})\"}" } },
+    { .name = "two bare calls", .tool = "glm4_0414", .tools = TP_TOOLS,
+      .text = "get_weather\n{\"city\": \"A\"}\nget_weather\n{\"city\": \"B\"}",
+      .n_calls = 2, .call_name = { "get_weather", "get_weather" },
+      .call_args = { "{\"city\":\"A\"}", "{\"city\":\"B\"}" } },
+    { .name = "parallel off", .tool = "glm4_0414", .tools = TP_TOOLS, .no_parallel = 1,
+      .text = "get_weather\n{\"city\": \"A\"}\nget_weather\n{\"city\": \"B\"}",
+      .n_calls = 1, .call_name = { "get_weather" }, .call_args = { "{\"city\":\"A\"}" } },
+    { .name = "sloppy JSON, unicode", .tool = "glm4_0414", .tools = TP_TOOLS,
+      .text = "set_config\n{'enabled': True, 'tags': ['x',], 'note': None, 'meta': {\"s\": \"caf\xc3\xa9 \xf0\x9f\x98\x80\"}}",
+      .n_calls = 1, .call_name = { "set_config" },
+      .call_args = { "{\"enabled\":true,\"tags\":[\"x\"],\"note\":null,\"meta\":{\"s\":\"caf\xc3\xa9 \xf0\x9f\x98\x80\"}}" } },
+    { .name = "plain answer", .tool = "glm4_0414", .tools = TP_TOOLS,
+      .text = "get some rest.\n{not json}", .content = "get some rest.\n{not json}" },
+    { .name = "tool name mid-text is content", .tool = "glm4_0414", .tools = TP_TOOLS,
+      .text = "Calling:\nget_weather\n{\"city\": \"A\"}",
+      .content = "Calling:\nget_weather\n{\"city\": \"A\"}" },
+    { .name = "prefix of a tool name is content", .tool = "glm4_0414", .tools = TP_TOOLS,
+      .text = "get\n{\"city\": \"A\"}", .content = "get\n{\"city\": \"A\"}" },
+    { .name = "unknown bare name is content", .tool = "glm4_0414", .tools = TP_TOOLS,
+      .text = "send_mail\n{\"to\": \"a@b\"}", .content = "send_mail\n{\"to\": \"a@b\"}" },
+    { .name = "unknown name after <|assistant|> is content", .tool = "glm4_0414", .tools = TP_TOOLS,
+      .text = "<|assistant|>send_mail\n{\"to\": \"a@b\"}",
+      .content = "<|assistant|>send_mail\n{\"to\": \"a@b\"}" },
+    { .name = "any name after <|assistant|> without tools", .tool = "glm4_0414",
+      .text = "<|assistant|>send_mail\n{\"to\": \"a@b\"}",
+      .n_calls = 1, .call_name = { "send_mail" }, .call_args = { "{\"to\":\"a@b\"}" } },
+    { .name = "bare line without tools is content", .tool = "glm4_0414",
+      .text = "send_mail\n{\"to\": \"a@b\"}", .content = "send_mail\n{\"to\": \"a@b\"}" },
+    { .name = "name line not followed by JSON", .tool = "glm4_0414", .tools = TP_TOOLS,
+      .text = "get_weather\nis sunny", .content = "get_weather\nis sunny" },
+    { .name = "name line at end of output", .tool = "glm4_0414", .tools = TP_TOOLS,
+      .text = "get_weather\n", .content = "get_weather" },
+    { .name = "plain <|assistant|> turn", .tool = "glm4_0414", .tools = TP_TOOLS,
+      .text = "<|assistant|>\nHello", .content = "<|assistant|>\nHello" },
+    { .name = "cut off call", .tool = "glm4_0414", .tools = TP_TOOLS,
+      .text = "get_weather\n{\"city\": \"Li", .reason = LLM_FINISH_LENGTH,
+      .n_calls = 1, .call_name = { "get_weather" }, .call_args = { "{\"city\":\"Li\"}" } },
+    { .name = "broken JSON ends the call", .tool = "glm4_0414", .tools = TP_TOOLS,
+      .text = "get_weather\n{\"city\": \"A\" ] done",
+      .n_calls = 1, .call_name = { "get_weather" }, .call_args = { "{\"city\":\"A\"}" },
+      .content = "] done" },
+};
+
+int
+main(void)
+{
+    tp_check_all(cases, sizeof(cases) / sizeof(cases[0]));
+    return done_testing();
+}
