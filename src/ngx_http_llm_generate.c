@@ -1,38 +1,26 @@
 /*
- * Generation requests: IR -> prompt tokens -> scheduler sequences, and the
- * output pipeline of every choice:
- *
- *   token -> detokenizer (complete UTF-8 only) -> stream processor
- *         (reasoning + tool-call parsers, stop strings) -> events
- *         -> protocol formatter -> SSE bytes -> ngx_http_output_filter
- *
- * Non-streaming requests run the same pipeline and send one JSON body built
- * from the stream processor's result.  OpenAI chat, OpenAI completions and
- * Anthropic messages differ only in their formatter.
+ * Generation requests (chat, completions, messages) the nginx way: the
+ * prepared prompt becomes one scheduler sequence per choice; their tokens
+ * go through the session's reply (src/chat/llm_reply.h: detokenizer ->
+ * stream processor -> the protocol's formatter) and its bytes through
+ * ngx_http_output_filter, with backpressure on the connection.  What a
+ * request may generate and how it samples are the session's
+ * (src/chat/llm_session.h); nothing here depends on the protocol.
  */
 #include "ngx_http_llm_generate.h"
 
-#include "api/llm_formatter.h"
-#include "api/llm_response_budget.h"
+#include "chat/llm_reply.h"
 #include "chat/llm_structured.h"
 #include "engine/llm_constrain.h"
-#include "engine/llm_detok.h"
-#include "parsers/llm_stream.h"
 
 
 typedef struct ngx_http_llm_gen_s  ngx_http_llm_gen_t;
 
+/* A choice: the scheduler's sequence that generates it. */
 typedef struct {
     ngx_http_llm_gen_t             *gen;
     llm_seq                        *seq;
     ngx_uint_t                      index;
-    llm_detok                       detok;
-    llm_stream                     *stream;
-    llm_result                      result;
-    llm_token_logprobs             *lps;        /* not yet streamed, or all */
-    size_t                          n_lps;
-    size_t                          lps_cap;
-    ngx_uint_t                      done;
 } ngx_http_llm_choice_t;
 
 
@@ -41,30 +29,17 @@ struct ngx_http_llm_gen_s {
     ngx_http_llm_ctx_t             *ctx;
     ngx_http_llm_model_t           *model;
     llm_request                    *req;
-    const llm_tokenizer            *tok;
+    llm_reply                      *reply;          /* the response's bytes */
 
     ngx_uint_t                      n_choices;
-    ngx_uint_t                      n_done;
     ngx_http_llm_choice_t          *choices;
-
-    char                           *prompt_text;    /* completions echo */
-    size_t                          prompt_len;
-    size_t                          n_prompt;
     size_t                          n_cached;
 
-    char                            id[64];
-    llm_formatter                  *fmt;            /* the protocol's bytes */
-
-    llm_buf                         out;            /* pending stream bytes */
-    ngx_int_t                       sent;           /* an early error's rc */
     ngx_chain_t                    *free;           /* recycled output bufs */
     ngx_chain_t                    *busy;           /* not yet sent */
-    size_t                          held;           /* response bytes kept */
-    size_t                          held_max;       /* llm_max_response_size */
     ngx_event_t                     keepalive;      /* until the first token */
     ngx_uint_t                      finished:1;
     ngx_uint_t                      paused:1;       /* backpressure */
-    ngx_uint_t                      over:1;         /* held_max reached */
 };
 
 
@@ -78,6 +53,9 @@ struct ngx_http_llm_gen_s {
  */
 #define NGX_HTTP_LLM_BACKLOG  (64 * 1024)
 
+/* The smallest output buffer allocated (a stream's chunks are small). */
+#define NGX_HTTP_LLM_OUT_BUF  4096
+
 
 static void ngx_http_llm_gen_cleanup(void *data);
 static void ngx_http_llm_on_token(void *owner, llm_seq *seq, int32_t token,
@@ -90,19 +68,10 @@ static const llm_seq_events  ngx_http_llm_gen_events = {
     ngx_http_llm_on_token, ngx_http_llm_on_done, ngx_http_llm_on_flush
 };
 static void ngx_http_llm_writer(ngx_http_request_t *r);
-static ngx_int_t ngx_http_llm_hold(ngx_http_llm_gen_t *g, size_t text_len,
-    const llm_token_logprobs *lp);
 static void ngx_http_llm_end_choices(ngx_http_llm_gen_t *g, llm_finish reason,
     const char *error);
 static ngx_int_t ngx_http_llm_pace(ngx_http_llm_gen_t *g, ngx_uint_t wrote);
 static void ngx_http_llm_keepalive(ngx_event_t *ev);
-
-
-static int
-ngx_http_llm_token_bytes(void *ctx, int32_t id, char *out, size_t cap)
-{
-    return llm_tokenizer_token_bytes(ctx, id, out, cap);
-}
 
 
 /*
@@ -117,9 +86,10 @@ ngx_http_llm_send_pending(ngx_http_llm_gen_t *g, ngx_uint_t last)
     ngx_int_t            rc;
     ngx_buf_t           *b;
     ngx_chain_t         *cl;
+    llm_buf             *out = llm_reply_out(g->reply);
     ngx_http_request_t  *r = g->r;
 
-    if (g->out.len == 0 && !last) {
+    if (out->len == 0 && !last) {
         return NGX_OK;
     }
 
@@ -129,8 +99,8 @@ ngx_http_llm_send_pending(ngx_http_llm_gen_t *g, ngx_uint_t last)
     }
     b = cl->buf;
 
-    if ((size_t) (b->end - b->start) < g->out.len) {
-        size = ngx_max(g->out.len, 4096);
+    if ((size_t) (b->end - b->start) < out->len) {
+        size = ngx_max(out->len, NGX_HTTP_LLM_OUT_BUF);
         b->start = ngx_palloc(r->pool, size);
         if (b->start == NULL) {
             return NGX_ERROR;
@@ -140,15 +110,15 @@ ngx_http_llm_send_pending(ngx_http_llm_gen_t *g, ngx_uint_t last)
 
     b->pos = b->start;
     b->last = b->start;
-    if (g->out.len) {
-        b->last = ngx_cpymem(b->start, g->out.data, g->out.len);
+    if (out->len) {
+        b->last = ngx_cpymem(b->start, out->data, out->len);
         b->temporary = 1;
     }
     b->tag = (ngx_buf_tag_t) &ngx_http_llm_module;
     b->flush = 1;
     b->last_buf = last;
     b->last_in_chain = 1;
-    llm_buf_reset(&g->out);
+    llm_buf_reset(out);
 
     rc = ngx_http_output_filter(r, cl);
 
@@ -264,76 +234,6 @@ ngx_http_llm_send_stream_header(ngx_http_llm_gen_t *g)
 }
 
 
-/* ---- events from the stream processor to the formatter ---- */
-
-static void
-ngx_http_llm_emit(void *data, const llm_event *ev)
-{
-    ngx_http_llm_choice_t *ch = data;
-
-    ngx_http_llm_gen_t  *g = ch->gen;
-    llm_logprobs_list    lpl, *lp;
-
-    if (!g->req->stream) {
-        return;    /* the result is built by the stream processor */
-    }
-
-    /* the logprobs of the tokens behind this text go out with it */
-    lp = NULL;
-    if (g->req->sampling.logprobs && ev->type == LLM_EV_CONTENT) {
-        lpl.tokens = ch->lps;
-        lpl.n = ch->n_lps;
-        lp = &lpl;
-    }
-
-    if (llm_formatter_event(g->fmt, &g->out, ch->index, ev, lp) != 0) {
-        ngx_log_error(NGX_LOG_ALERT, g->r->connection->log, 0,
-                      "llm: out of memory formatting a stream event");
-    }
-
-    if (lp) {
-        ch->n_lps = 0;    /* formatted: a stream keeps none of them */
-    }
-}
-
-
-
-static void
-ngx_http_llm_sampler_params(llm_request *req, ngx_uint_t index,
-    llm_sampler_params *sp, llm_logit_bias *bias, int *n_bias)
-{
-    const char  *key;
-    json_t      *v;
-
-    llm_sampler_params_default(sp);
-
-    sp->temperature = (float) req->sampling.temperature;
-    sp->top_p = (float) req->sampling.top_p;
-    sp->top_k = req->sampling.top_k;
-    sp->min_p = (float) req->sampling.min_p;
-    sp->presence_penalty = (float) req->sampling.presence_penalty;
-    sp->frequency_penalty = (float) req->sampling.frequency_penalty;
-    sp->repetition_penalty = (float) req->sampling.repetition_penalty;
-    sp->has_seed = req->sampling.has_seed;
-    sp->seed = req->sampling.seed + index;   /* n > 1: distinct choices */
-
-    *n_bias = 0;
-    if (req->sampling.logit_bias) {
-        json_object_foreach(req->sampling.logit_bias, key, v) {
-            if (*n_bias >= NGX_HTTP_LLM_MAX_BIAS) {
-                break;    /* the protocol layer refused more */
-            }
-            bias[*n_bias].id = (int32_t) strtol(key, NULL, 10);
-            bias[*n_bias].bias = (float) json_number_value(v);
-            (*n_bias)++;
-        }
-    }
-
-    sp->logit_bias = bias;
-    sp->n_logit_bias = *n_bias;
-}
-
-
 /* The model's structured-output state in this worker, built on first use. */
 static llm_structured *
 ngx_http_llm_structured_state(ngx_http_llm_model_t *m, char *err, size_t errlen)
@@ -418,7 +318,7 @@ ngx_http_llm_structured_seq(ngx_http_llm_gen_t *g, llm_seq *seq,
     }
 
     /* the constraint holds its own reference to the compiled grammar */
-    c = llm_constraint_create(plan.index, g->tok, plan.triggers,
+    c = llm_constraint_create(plan.index, g->model->tokenizer, plan.triggers,
                               plan.n_triggers);
     llm_structured_release(st, &plan);
     if (c == NULL) {
@@ -452,23 +352,37 @@ ngx_http_llm_send_busy(ngx_http_request_t *r, ngx_http_llm_model_t *m)
 }
 
 
+/* The location's parsers for model m: "auto" is the model's choice. */
+static void
+ngx_http_llm_parsers(ngx_http_request_t *r, ngx_http_llm_model_t *m,
+    const llm_request *req, const llm_parser_def **tool,
+    const llm_parser_def **reasoning)
+{
+    ngx_http_llm_loc_conf_t  *lcf;
+
+    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
+
+    *tool = lcf->tool.model ? m->tool_def : lcf->tool.def;
+    *reasoning = lcf->reasoning.model ? m->reasoning_def : lcf->reasoning.def;
+
+    llm_reply_parsers(req, tool, reasoning);
+}
+
+
 ngx_int_t
 ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
 {
-    int                       starts_in_reasoning, n_bias;
-    size_t                    n_prompt, max_gen, room, granted, n, fit,
-                              per_token;
-    int32_t                  *ids;
+    int                       starts_in_reasoning;
+    size_t                    n_prompt, max_gen, granted;
     ngx_int_t                 rc;
     ngx_uint_t                i;
     llm_admit                 admit;
-    llm_formatter_config      fc;
-    const llm_formatter_def  *def;
-    llm_logit_bias            bias[NGX_HTTP_LLM_MAX_BIAS];
+    llm_api_error             err;
     llm_request              *req = &p->req;
     ngx_http_llm_model_t     *m = p->model;
-    llm_stream_config         sc;
+    llm_reply_config          rc_cfg;
     llm_sampler_params        sp;
+    llm_session_limits        lim;
     const llm_parser_def     *tool_def, *reasoning_def;
     ngx_pool_cleanup_t       *cln;
     ngx_http_llm_gen_t       *g;
@@ -503,119 +417,21 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
     ctx->gen = g;
     g->model = m;
     g->req = req;
-    g->tok = m->tokenizer;
-    llm_buf_init(&g->out);
 
     /* prepared in a thread (ngx_http_llm_prepare.c): owned by p */
-    ids = p->prompt.ids;
     n_prompt = p->prompt.n_ids;
     starts_in_reasoning = p->prompt.starts_in_reasoning;
-    g->prompt_text = p->prompt.echo;
-    g->prompt_len = p->prompt.echo_len;
-    p->prompt.echo = NULL;
-
-    g->n_prompt = n_prompt;
     ctx->prompt_tokens = n_prompt;
 
-    if (n_prompt == 0) {
-        return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
-                                       "prompt", "invalid_value",
-                                       "The prompt is empty.");
+    lim.n_ctx = llm_sched_n_ctx(m->sched);
+    lim.max_tokens = (size_t) lcf->max_tokens;
+    lim.max_response_size = lcf->max_response_size;
+
+    if (llm_session_max_new_tokens(req, n_prompt, &lim, &max_gen, &err) != 0) {
+        return ngx_http_llm_send_api_error(r, &err);
     }
 
-    if (n_prompt >= llm_sched_n_ctx(m->sched)) {
-        return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
-                                       req->api == LLM_API_COMPLETIONS
-                                       ? "prompt" : "messages",
-                                       "context_length_exceeded",
-                                       "This model's maximum context length "
-                                       "is %ui tokens. However, your prompt "
-                                       "has %uz tokens.",
-                                       llm_sched_n_ctx(m->sched),
-                                       n_prompt);
-    }
-
-    room = llm_sched_n_ctx(m->sched) - n_prompt;
-    max_gen = (size_t) lcf->max_tokens;
-    if (req->max_tokens > 0 && (size_t) req->max_tokens < max_gen) {
-        max_gen = (size_t) req->max_tokens;
-    }
-    if (max_gen > room) {
-        max_gen = room;
-    }
-
-    /*
-     * What the response may keep in memory (llm_max_response_size): a
-     * max_tokens the client asked for that cannot fit is a 400; the
-     * server's own default is lowered to what fits.
-     */
-    n = req->n > 0 ? (size_t) req->n : 1;
-    per_token = llm_response_bytes_per_token(req->stream,
-                                             req->sampling.logprobs,
-                                             req->sampling.top_logprobs);
-    fit = llm_response_tokens_fit(lcf->max_response_size, n, per_token);
-
-    if (max_gen > fit) {
-        if (fit == 0
-            || (req->max_tokens > 0 && (size_t) req->max_tokens == max_gen))
-        {
-            return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL,
-                                  "max_tokens", "invalid_value",
-                                  "n=%uz x max_tokens=%uz%s would keep "
-                                  "about %uz KiB for the response, more "
-                                  "than llm_max_response_size (%uz KiB) "
-                                  "allows: at most %uz tokens per choice "
-                                  "fit; ask for fewer tokens, choices or "
-                                  "top_logprobs, or stream the response.",
-                                  n, max_gen,
-                                  req->sampling.logprobs && !req->stream
-                                  ? " with logprobs" : "",
-                                  n * max_gen * per_token / 1024,
-                                  lcf->max_response_size / 1024, fit);
-        }
-
-        max_gen = fit;
-    }
-
-    g->held_max = lcf->max_response_size;
-
-    g->n_choices = req->n > 0 ? req->n : 1;
-
-    /* response identity and the protocol's formatter */
-    def = llm_formatter_find(req->api);
-    llm_random_id(g->id, sizeof(g->id), def->id_prefix, 24);
-
-    ngx_memzero(&fc, sizeof(fc));
-    fc.id = g->id;
-    fc.created = ngx_time();
-    fc.model = req->model ? req->model : (char *) m->alias.data;
-    fc.fingerprint = NGX_HTTP_LLM_FINGERPRINT;
-    fc.n_choices = g->n_choices;
-    fc.stream = req->stream;
-    fc.include_usage = req->include_usage;
-    fc.logprobs = req->sampling.logprobs;
-    fc.top_logprobs = req->sampling.top_logprobs;
-    fc.token_bytes = ngx_http_llm_token_bytes;
-    fc.token_ctx = (void *) g->tok;
-    fc.echo = req->echo ? g->prompt_text : NULL;
-    fc.echo_len = g->prompt_len;
-    fc.prompt_tokens = (long) n_prompt;
-
-    g->fmt = llm_formatter_create(def, &fc);
-    if (g->fmt == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    g->choices = ngx_pcalloc(r->pool,
-                             g->n_choices * sizeof(ngx_http_llm_choice_t));
-    if (g->choices == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    tool_def = req->api != LLM_API_COMPLETIONS
-               ? ngx_http_llm_tool_parser(r, m, req) : NULL;
-    reasoning_def = req->api != LLM_API_COMPLETIONS
-                    ? ngx_http_llm_reasoning_parser(r, m) : NULL;
+    ngx_http_llm_parsers(r, m, req, &tool_def, &reasoning_def);
 
     rc = ngx_http_llm_structured_check(g, tool_def, reasoning_def,
                                        starts_in_reasoning);
@@ -623,37 +439,44 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
         return rc == NGX_DONE ? NGX_OK : rc;
     }
 
+    /* the response: its choices' pipelines and the protocol's formatter */
+    ngx_memzero(&rc_cfg, sizeof(rc_cfg));
+    rc_cfg.req = req;
+    rc_cfg.tok = m->tokenizer;
+    rc_cfg.tool = tool_def;
+    rc_cfg.reasoning = reasoning_def;
+    rc_cfg.starts_in_reasoning = starts_in_reasoning;
+    rc_cfg.model = req->model ? req->model : (char *) m->alias.data;
+    rc_cfg.fingerprint = NGX_HTTP_LLM_FINGERPRINT;
+    rc_cfg.created = ngx_time();
+    rc_cfg.echo = p->prompt.echo;
+    rc_cfg.echo_len = p->prompt.echo_len;
+    rc_cfg.n_prompt = n_prompt;
+    rc_cfg.max_held = lcf->max_response_size;
+    p->prompt.echo = NULL;
+
+    g->reply = llm_reply_create(&rc_cfg);
+    if (g->reply == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
+    g->n_choices = llm_reply_n_choices(g->reply);
+    g->choices = ngx_pcalloc(r->pool,
+                             g->n_choices * sizeof(ngx_http_llm_choice_t));
+    if (g->choices == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
     for (i = 0; i < g->n_choices; i++) {
         ch = &g->choices[i];
         ch->gen = g;
         ch->index = i;
 
-        ngx_memzero(&sc, sizeof(sc));
-        if (req->api != LLM_API_COMPLETIONS) {
-            sc.tool = ngx_http_llm_tool_parser(r, m, req);
-            sc.reasoning = ngx_http_llm_reasoning_parser(r, m);
-            sc.starts_in_reasoning = starts_in_reasoning;
-        }
-        sc.tools = req->tools;
-        sc.parallel_tool_calls = req->parallel_tool_calls;
-        sc.stop = (const char *const *) req->stop;
-        sc.n_stop = req->n_stop;
+        llm_session_sampler_params(req, llm_model_get_info(m->model), i, &sp);
 
-        ch->stream = llm_stream_create(&sc);
-        if (ch->stream == NULL) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-
-        /* chat keeps special tokens: parsers need markers like <tool_call> */
-        llm_detok_init(&ch->detok, g->tok,
-                       req->api == LLM_API_COMPLETIONS
-                       ? LLM_DETOK_SKIP_SPECIAL | LLM_DETOK_CONTINUATION : 0);
-
-        ngx_http_llm_sampler_params(req, i, &sp, bias, &n_bias);
-
-        ch->seq = llm_seq_create(m->sched, ids, n_prompt, max_gen, &sp,
-                                 req->sampling.logprobs
-                                 ? req->sampling.top_logprobs : -1,
+        ch->seq = llm_seq_create(m->sched, p->prompt.ids, n_prompt, max_gen,
+                                 &sp, req->sampling.logprobs
+                                      ? req->sampling.top_logprobs : -1,
                                  &ngx_http_llm_gen_events, ch, i);
         if (ch->seq == NULL) {
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
@@ -669,7 +492,6 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
     }
-
 
     /* every choice is admitted, or none; nothing is refused half-way */
     admit = llm_sched_reserve(m->sched, g->n_choices, g->n_choices, &granted);
@@ -702,15 +524,10 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
     r->write_event_handler = ngx_http_llm_writer;
 
     if (req->stream) {
-        if (ngx_http_llm_send_stream_header(g) == NGX_ERROR) {
-            return NGX_ERROR;
-        }
-
-        if (llm_formatter_start(g->fmt, &g->out) != 0) {
-            return NGX_ERROR;
-        }
-
-        if (ngx_http_llm_send_pending(g, 0) == NGX_ERROR) {
+        if (ngx_http_llm_send_stream_header(g) == NGX_ERROR
+            || llm_reply_start(g->reply) != 0
+            || ngx_http_llm_send_pending(g, 0) == NGX_ERROR)
+        {
             return NGX_ERROR;
         }
 
@@ -747,7 +564,7 @@ ngx_http_llm_keepalive(ngx_event_t *ev)
 
     c = g->r->connection;
 
-    if (llm_formatter_keepalive(g->fmt, &g->out) != 0
+    if (llm_reply_keepalive(g->reply) != 0
         || ngx_http_llm_send_pending(g, 0) == NGX_ERROR)
     {
         ngx_http_finalize_request(g->r, NGX_ERROR);
@@ -770,9 +587,8 @@ ngx_http_llm_on_token(void *owner, llm_seq *seq, int32_t token,
 {
     ngx_http_llm_choice_t *ch = owner;
 
-    size_t               len;
-    const char          *text;
-    ngx_http_llm_gen_t  *g = ch->gen;
+    ngx_http_llm_gen_t       *g = ch->gen;
+    ngx_http_llm_loc_conf_t  *lcf;
 
     if (g->ctx->ttft_ms < 0) {
         g->ctx->ttft_ms = (ngx_msec_int_t) (ngx_current_msec
@@ -782,85 +598,32 @@ ngx_http_llm_on_token(void *owner, llm_seq *seq, int32_t token,
         }
     }
 
-    if (lp) {
-        if (ch->n_lps == ch->lps_cap) {
-            llm_token_logprobs *n;
-            size_t cap = ch->lps_cap ? 2 * ch->lps_cap : 16;
+    switch (llm_reply_token(g->reply, ch->index, token, lp)) {
 
-            n = realloc(ch->lps, cap * sizeof(llm_token_logprobs));
-            if (n == NULL) {
-                ngx_http_llm_end_choices(g, LLM_FINISH_ERROR,
-                                         "out of memory for logprobs");
-                return;
-            }
-            ch->lps = n;
-            ch->lps_cap = cap;
-        }
-        ch->lps[ch->n_lps++] = *lp;
-    }
-
-    if (llm_detok_push(&ch->detok, token, &text, &len) != 0) {
-        len = 0;
-    }
-
-    if (ngx_http_llm_hold(g, len, g->req->stream ? NULL : lp) != NGX_OK) {
-        return;    /* the response reached llm_max_response_size */
-    }
-
-    if (len == 0) {
+    case LLM_REPLY_MORE:
         return;
-    }
 
-    if (llm_stream_feed(ch->stream, text, len, ngx_http_llm_emit, ch)) {
-        /* a stop sequence matched: it is never emitted */
+    case LLM_REPLY_STOP:
         llm_seq_finish(seq);
         ngx_http_llm_on_done(ch, seq, LLM_FINISH_STOP_SEQ, NULL);
-    }
-}
+        return;
 
-
-/*
- * Counts what a token adds to the response kept in memory (its text and,
- * not streaming, its logprobs); past llm_max_response_size every choice ends
- * as if it had reached max_tokens.  NGX_DECLINED when it did.
- */
-static ngx_int_t
-ngx_http_llm_hold(ngx_http_llm_gen_t *g, size_t text_len,
-    const llm_token_logprobs *lp)
-{
-    int     i, n;
-    char    tb[256];
-    size_t  len[1 + LLM_MAX_TOP_LOGPROBS], n_entries;
-
-    n_entries = 0;
-    if (lp) {
-        n = llm_tokenizer_token_bytes(g->tok, lp->chosen.id, tb, sizeof(tb));
-        len[n_entries++] = n > 0 ? (size_t) n : 0;
-        for (i = 0; i < lp->n_top && i < g->req->sampling.top_logprobs
-                    && i < LLM_MAX_TOP_LOGPROBS; i++)
-        {
-            n = llm_tokenizer_token_bytes(g->tok, lp->top[i].id, tb,
-                                          sizeof(tb));
-            len[n_entries++] = n > 0 ? (size_t) n : 0;
-        }
-    }
-
-    g->held += llm_response_token_bytes(text_len, lp != NULL, len, n_entries);
-
-    if (g->held <= g->held_max) {
-        return NGX_OK;
-    }
-
-    if (!g->over) {
-        g->over = 1;
+    case LLM_REPLY_FULL:
+        lcf = ngx_http_get_module_loc_conf(g->r, ngx_http_llm_module);
         ngx_log_error(NGX_LOG_INFO, g->r->connection->log, 0,
                       "llm: the response reached llm_max_response_size "
                       "(%uz bytes): it ends with finish_reason length",
-                      g->held_max);
+                      lcf->max_response_size);
         ngx_http_llm_end_choices(g, LLM_FINISH_LENGTH, NULL);
-    }
+        return;
 
-    return NGX_DECLINED;
+    case LLM_REPLY_NO_MEMORY:
+        ngx_log_error(NGX_LOG_ALERT, g->r->connection->log, 0,
+                      "llm: out of memory formatting the response");
+        ngx_http_llm_end_choices(g, LLM_FINISH_ERROR,
+                                 "out of memory formatting the response");
+        return;
+    }
 }
 
 
@@ -874,7 +637,7 @@ ngx_http_llm_end_choices(ngx_http_llm_gen_t *g, llm_finish reason,
 
     for (i = 0; i < g->n_choices && !g->finished; i++) {
         ch = &g->choices[i];
-        if (ch->done || ch->seq == NULL) {
+        if (ch->seq == NULL || llm_reply_choice_is_done(g->reply, i)) {
             continue;
         }
         llm_seq_finish(ch->seq);
@@ -883,95 +646,41 @@ ngx_http_llm_end_choices(ngx_http_llm_gen_t *g, llm_finish reason,
 }
 
 
-/* A failure after the stream started: an error event, then the end. */
-static void
-ngx_http_llm_stream_error(ngx_http_llm_gen_t *g, const char *error)
-{
-    llm_api_error  err;
-
-    llm_formatter_generation_error(g->fmt, &err, error);
-    llm_formatter_error(g->fmt, &g->out, &err);
-}
-
-
 static void
 ngx_http_llm_finish_request(ngx_http_llm_gen_t *g, const char *error)
 {
-    ngx_int_t              rc;
-    ngx_uint_t             i;
-    llm_usage              usage;
-    llm_result            *results;
-    llm_logprobs_list     *lpl;
-    ngx_http_request_t    *r = g->r;
-    ngx_http_llm_choice_t *ch;
+    ngx_int_t            rc;
+    llm_buf             *out;
+    llm_api_error        err;
+    ngx_http_request_t  *r = g->r;
 
     g->finished = 1;
-
-    ngx_memzero(&usage, sizeof(usage));
-    usage.prompt_tokens = (long) g->n_prompt;
-    usage.cached_tokens = (long) g->n_cached;
-    for (i = 0; i < g->n_choices; i++) {
-        usage.completion_tokens += g->choices[i].result.usage.completion_tokens;
-    }
-    g->ctx->completion_tokens = usage.completion_tokens;
+    g->ctx->completion_tokens = llm_reply_completion_tokens(g->reply);
 
     if (error && !g->req->stream) {
-        ngx_http_finalize_request(r, ngx_http_llm_send_error(r,
-                                  NGX_HTTP_INTERNAL_SERVER_ERROR, NULL, NULL,
-                                  NULL, "Generation failed: %s", error));
+        llm_reply_failure(g->reply, error, &err);
+        ngx_http_finalize_request(r, ngx_http_llm_send_api_error(r, &err));
         return;
     }
 
-    results = ngx_pcalloc(r->pool, g->n_choices * sizeof(llm_result));
-    lpl = ngx_pcalloc(r->pool, g->n_choices * sizeof(llm_logprobs_list));
-    if (results == NULL || lpl == NULL) {
+    if (llm_reply_finish(g->reply, g->n_cached, error) != 0) {
+        ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
+                      "llm: out of memory ending the response");
         ngx_http_finalize_request(r, g->req->stream
                                      ? NGX_ERROR
                                      : NGX_HTTP_INTERNAL_SERVER_ERROR);
         return;
     }
 
-    for (i = 0; i < g->n_choices; i++) {
-        ch = &g->choices[i];
-        results[i] = ch->result;
-        results[i].usage.prompt_tokens = usage.prompt_tokens;
-        results[i].usage.cached_tokens = usage.cached_tokens;
-        if (g->req->return_token_ids && ch->seq) {
-            results[i].token_ids = llm_seq_generated(ch->seq,
-                                                     &results[i].n_token_ids);
-        }
-        lpl[i].tokens = ch->lps;
-        lpl[i].n = ch->n_lps;
-    }
-
     if (g->req->stream) {
-        if (error) {
-            ngx_http_llm_stream_error(g, error);
-
-        } else if (llm_formatter_finish(g->fmt, &g->out, results, &usage)
-                   != 0)
-        {
-            ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
-                          "llm: out of memory ending a stream");
-        }
-
         rc = ngx_http_llm_send_pending(g, 1);
-        ngx_http_finalize_request(r, rc == NGX_ERROR ? NGX_ERROR : rc);
+        ngx_http_finalize_request(r, rc);
         return;
     }
 
-    llm_buf_reset(&g->out);
-
-    if (llm_formatter_response(g->fmt, &g->out, results,
-                               g->req->sampling.logprobs ? lpl : NULL)
-        != 0)
-    {
-        ngx_http_finalize_request(r, NGX_HTTP_INTERNAL_SERVER_ERROR);
-        return;
-    }
-
+    out = llm_reply_out(g->reply);
     ngx_http_finalize_request(r, ngx_http_llm_send_json(r, NGX_HTTP_OK,
-                                  g->out.data, g->out.len));
+                                                        out->data, out->len));
 }
 
 
@@ -981,14 +690,14 @@ ngx_http_llm_on_done(void *owner, llm_seq *seq, llm_finish reason,
 {
     ngx_http_llm_choice_t *ch = owner;
 
-    size_t               len, n_gen;
-    const char          *text;
+    int                  all;
+    size_t               n_gen;
+    const int32_t       *generated;
     ngx_http_llm_gen_t  *g = ch->gen;
 
-    if (ch->done) {
+    if (g->finished || llm_reply_choice_is_done(g->reply, ch->index)) {
         return;
     }
-    ch->done = 1;
 
     ngx_log_debug3(NGX_LOG_DEBUG_HTTP, g->r->connection->log, 0,
                    "llm done: choice %ui, finish %d%s", ch->index,
@@ -998,24 +707,16 @@ ngx_http_llm_on_done(void *owner, llm_seq *seq, llm_finish reason,
         g->n_cached = llm_seq_n_cached(seq);
     }
 
-    if (llm_detok_flush(&ch->detok, &text, &len) == 0 && len) {
-        llm_stream_feed(ch->stream, text, len, ngx_http_llm_emit, ch);
+    generated = llm_seq_generated(seq, &n_gen);
+    all = llm_reply_choice_done(g->reply, ch->index, reason, generated, n_gen);
+
+    if (all < 0) {
+        ngx_log_error(NGX_LOG_ALERT, g->r->connection->log, 0,
+                      "llm: out of memory ending a choice");
+        error = error ? error : "out of memory ending a choice";
     }
 
-    llm_stream_finish(ch->stream, reason, ngx_http_llm_emit, ch, &ch->result);
-    llm_seq_generated(seq, &n_gen);
-    ch->result.usage.completion_tokens = (long) n_gen;
-
-    if (g->req->stream && !error) {
-        if (llm_formatter_finish_choice(g->fmt, &g->out, ch->index, &ch->result)
-            != 0)
-        {
-            ngx_log_error(NGX_LOG_ALERT, g->r->connection->log, 0,
-                          "llm: out of memory ending a choice");
-        }
-    }
-
-    if (++g->n_done == g->n_choices || error) {
+    if (all != 0 || error) {
         ngx_http_llm_finish_request(g, error);
     }
 }
@@ -1112,64 +813,7 @@ ngx_http_llm_gen_cleanup(void *data)
             llm_seq_release(ch->seq);
             ch->seq = NULL;
         }
-        if (ch->stream) {
-            llm_stream_destroy(ch->stream);
-        }
-        llm_detok_free(&ch->detok);
-        llm_result_free(&ch->result);
-        free(ch->lps);
     }
 
-    llm_formatter_free(g->fmt);
-    free(g->prompt_text);
-    llm_buf_free(&g->out);
-}
-
-
-/* ---- parser choice ---- */
-
-const llm_parser_def *
-ngx_http_llm_tool_parser(ngx_http_request_t *r, ngx_http_llm_model_t *m,
-    const llm_request *req)
-{
-    ngx_http_llm_loc_conf_t  *lcf;
-
-    /* OpenAI returns no tool calls unless tools were offered */
-    if (req->tools == NULL || json_array_size(req->tools) == 0
-        || req->tool_choice == LLM_TOOL_CHOICE_NONE)
-    {
-        return NULL;
-    }
-
-    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
-
-    if (ngx_strcmp(lcf->tool_parser.data, "none") == 0) {
-        return NULL;
-    }
-
-    if (ngx_strcmp(lcf->tool_parser.data, "auto") == 0) {
-        return m->tool_parser ? llm_tool_parser_find(m->tool_parser) : NULL;
-    }
-
-    return llm_tool_parser_find((char *) lcf->tool_parser.data);
-}
-
-
-const llm_parser_def *
-ngx_http_llm_reasoning_parser(ngx_http_request_t *r, ngx_http_llm_model_t *m)
-{
-    ngx_http_llm_loc_conf_t  *lcf;
-
-    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
-
-    if (ngx_strcmp(lcf->reasoning_parser.data, "none") == 0) {
-        return NULL;
-    }
-
-    if (ngx_strcmp(lcf->reasoning_parser.data, "auto") == 0) {
-        return m->reasoning_parser
-               ? llm_reasoning_parser_find(m->reasoning_parser) : NULL;
-    }
-
-    return llm_reasoning_parser_find((char *) lcf->reasoning_parser.data);
+    llm_reply_free(g->reply);
 }

@@ -16,7 +16,6 @@
 #include "parsers/llm_parser.h"
 
 
-#define NGX_HTTP_LLM_MAX_BIAS     LLM_API_DEFAULT_MAX_LOGIT_BIAS
 #define NGX_HTTP_LLM_FINGERPRINT  "fp_ngx_llm"
 
 
@@ -63,11 +62,5 @@ ngx_int_t ngx_http_llm_send_busy(ngx_http_request_t *r,
 /* POST /v1/embeddings (ngx_http_llm_embeddings.c). */
 ngx_int_t ngx_http_llm_embeddings(ngx_http_request_t *r,
     ngx_http_llm_prep_t *p);
-
-/* Parsers for a request: the location's choice, "auto" = the model's. */
-const llm_parser_def *ngx_http_llm_tool_parser(ngx_http_request_t *r,
-    ngx_http_llm_model_t *m, const llm_request *req);
-const llm_parser_def *ngx_http_llm_reasoning_parser(ngx_http_request_t *r,
-    ngx_http_llm_model_t *m);
 
 #endif

@@ -196,8 +196,7 @@ ngx_http_llm_unsupported_media_type(ngx_http_request_t *r)
     llm_api_error_content_type(&err, ct ? (char *) ct->value.data : NULL,
                                ct ? ct->value.len : 0);
 
-    return ngx_http_llm_send_error(r, err.status, err.type, NULL, err.code,
-                                   "%s", err.message);
+    return ngx_http_llm_send_api_error(r, &err);
 }
 
 

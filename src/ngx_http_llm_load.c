@@ -160,6 +160,8 @@ ngx_http_llm_model_load_engine(ngx_conf_t *cf, ngx_http_llm_model_t *m)
                      &tool, &reasoning, why, sizeof(why));
     m->tool_parser = tool;
     m->reasoning_parser = reasoning;
+    m->tool_def = tool ? llm_tool_parser_find(tool) : NULL;
+    m->reasoning_def = reasoning ? llm_reasoning_parser_find(reasoning) : NULL;
 
     ngx_conf_log_error(NGX_LOG_NOTICE, cf, 0,
                        "llm_model \"%V\": %s %s, %uL parameters, %s, "
@@ -207,6 +209,25 @@ ngx_http_llm_parser_known(ngx_uint_t kind, const char *id)
     return kind == NGX_HTTP_LLM_PARSER_TOOL
            ? llm_tool_parser_find(id) != NULL
            : llm_reasoning_parser_find(id) != NULL;
+}
+
+
+void
+ngx_http_llm_parser_resolve(ngx_uint_t kind, ngx_str_t *id,
+    ngx_http_llm_parser_choice_t *choice)
+{
+    choice->model = 0;
+    choice->def = NULL;
+
+    if (id->len == 4 && ngx_strncmp(id->data, "auto", 4) == 0) {
+        choice->model = 1;
+
+    } else if (!(id->len == 4 && ngx_strncmp(id->data, "none", 4) == 0)) {
+        /* NUL-terminated: a directive's argument */
+        choice->def = kind == NGX_HTTP_LLM_PARSER_TOOL
+                      ? llm_tool_parser_find((char *) id->data)
+                      : llm_reasoning_parser_find((char *) id->data);
+    }
 }
 
 

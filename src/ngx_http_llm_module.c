@@ -291,6 +291,10 @@ ngx_http_llm_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_str_value(conf->tool_parser, prev->tool_parser, "auto");
     ngx_conf_merge_str_value(conf->reasoning_parser, prev->reasoning_parser,
                              "auto");
+    ngx_http_llm_parser_resolve(NGX_HTTP_LLM_PARSER_TOOL, &conf->tool_parser,
+                                &conf->tool);
+    ngx_http_llm_parser_resolve(NGX_HTTP_LLM_PARSER_REASONING,
+                                &conf->reasoning_parser, &conf->reasoning);
     ngx_conf_merge_value(conf->max_tokens, prev->max_tokens, 4096);
     ngx_conf_merge_size_value(conf->max_response_size,
                               prev->max_response_size, 16 * 1024 * 1024);

@@ -11,11 +11,20 @@
 
 #include <jansson.h>
 
+#include "api/llm_api.h"
 #include "core/llm_ir.h"
 
 
 typedef struct ngx_http_llm_stepper_s  ngx_http_llm_stepper_t;
 struct llm_sched;
+struct llm_parser_def;
+
+
+/* llm_tool_parser / llm_reasoning_parser, resolved once at merge. */
+typedef struct {
+    ngx_uint_t                   model;   /* "auto": the model's own choice */
+    const struct llm_parser_def *def;     /* else this one; NULL: "none" */
+} ngx_http_llm_parser_choice_t;
 
 
 /* One llm_model line: loaded in the master at configuration time. */
@@ -41,6 +50,8 @@ typedef struct {
     void                      *chat;         /* llm_chat *       (adapter) */
     const char                *tool_parser;      /* auto-selected ids */
     const char                *reasoning_parser;
+    const struct llm_parser_def *tool_def;       /* their definitions */
+    const struct llm_parser_def *reasoning_def;
 
     struct llm_sched          *sched;        /* engine scheduler, per worker */
     struct llm_structured     *structured;   /* compiled grammars, per worker,
@@ -76,6 +87,8 @@ typedef struct {
                                                 (Anthropic) or NGX_CONF_UNSET */
     ngx_str_t                  tool_parser;  /* "auto", "none" or an id */
     ngx_str_t                  reasoning_parser;
+    ngx_http_llm_parser_choice_t  tool;      /* the two, resolved */
+    ngx_http_llm_parser_choice_t  reasoning;
     ngx_int_t                  max_tokens;
     size_t                     max_response_size;  /* llm_max_response_size */
     ngx_int_t                  embeddings_max_tokens;   /* all inputs of a request */
@@ -119,6 +132,9 @@ ngx_int_t ngx_http_llm_send_json(ngx_http_request_t *r, ngx_uint_t status,
     const char *body, size_t len);
 ngx_int_t ngx_http_llm_send_error(ngx_http_request_t *r, ngx_uint_t status,
     const char *type, const char *param, const char *code, const char *fmt, ...);
+/* err (the layers' only error type) in the location's protocol shape. */
+ngx_int_t ngx_http_llm_send_api_error(ngx_http_request_t *r,
+    const llm_api_error *err);
 u_char *ngx_http_llm_error_json(ngx_http_request_t *r, ngx_uint_t status,
     const char *type, const char *param, const char *code, const char *msg,
     size_t *len);
@@ -142,6 +158,9 @@ ngx_http_llm_model_t *ngx_http_llm_find_model_in(
 #define NGX_HTTP_LLM_PARSER_REASONING  1
 
 char *ngx_http_llm_model_load(ngx_conf_t *cf, ngx_http_llm_model_t *m);
+/* "auto", "none" or a parser id (checked by the directive) of kind. */
+void ngx_http_llm_parser_resolve(ngx_uint_t kind, ngx_str_t *id,
+    ngx_http_llm_parser_choice_t *choice);
 ngx_uint_t ngx_http_llm_parser_known(ngx_uint_t kind, const char *id);
 const char *ngx_http_llm_parser_ids(ngx_uint_t kind);
 

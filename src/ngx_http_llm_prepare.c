@@ -334,9 +334,7 @@ ngx_http_llm_prepared(ngx_http_request_t *r)
                           "llm: chat template of \"%V\": %s",
                           &p->model->alias, p->prompt.template_error);
         }
-        rc = ngx_http_llm_send_error(r, err->status, err->type,
-                                     err->param[0] ? err->param : NULL,
-                                     err->code, "%s", err->message);
+        rc = ngx_http_llm_send_api_error(r, err);
 
     } else if (p->api == LLM_API_COUNT_TOKENS) {
         rc = ngx_http_llm_count_tokens(r, p);

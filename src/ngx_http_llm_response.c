@@ -153,6 +153,15 @@ ngx_http_llm_send_error(ngx_http_request_t *r, ngx_uint_t status,
 
 
 ngx_int_t
+ngx_http_llm_send_api_error(ngx_http_request_t *r, const llm_api_error *err)
+{
+    return ngx_http_llm_send_error(r, err->status, err->type,
+                                   err->param[0] ? err->param : NULL,
+                                   err->code, "%s", err->message);
+}
+
+
+ngx_int_t
 ngx_http_llm_add_header(ngx_http_request_t *r, const char *key,
     ngx_str_t *value)
 {

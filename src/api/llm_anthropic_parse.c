@@ -773,6 +773,7 @@ messages_request_in(const json_t *root, const llm_api_limits *lim,
     }
     if (rc) {
         req->sampling.temperature = d;
+        req->sampling.set |= LLM_SAMPLING_SET_TEMPERATURE;
     }
     if ((rc = llm_api_opt_number(root, "top_p", "top_p", 0, 1, 1, 0, &d,
                                  err)) < 0)
@@ -781,6 +782,7 @@ messages_request_in(const json_t *root, const llm_api_limits *lim,
     }
     if (rc) {
         req->sampling.top_p = d;
+        req->sampling.set |= LLM_SAMPLING_SET_TOP_P;
     }
     if ((rc = llm_api_opt_int(root, "top_k", "top_k", 0, INT_ANY_MAX, &i,
                               err)) < 0)
@@ -789,6 +791,7 @@ messages_request_in(const json_t *root, const llm_api_limits *lim,
     }
     if (rc) {
         req->sampling.top_k = (int) (i > 1 << 30 ? 1 << 30 : i);
+        req->sampling.set |= LLM_SAMPLING_SET_TOP_K;
     }
     if (llm_api_opt_speculation(root, req, err) < 0) {
         return -1;

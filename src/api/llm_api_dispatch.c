@@ -94,16 +94,14 @@ int
 llm_api_check_token_ids(const llm_request *req, long n_vocab,
     llm_api_error *err)
 {
-    const char *key;
-    json_t     *v;
     size_t      i;
     long        id;
     char        path[128];
 
-    json_object_foreach(req->sampling.logit_bias, key, v) {
-        id = strtol(key, NULL, 10);    /* 0 .. INT32_MAX: checked at parse */
+    for (i = 0; i < req->sampling.n_logit_bias; i++) {
+        id = req->sampling.logit_bias[i].id;    /* >= 0: checked at parse */
         if (id >= n_vocab) {
-            snprintf(path, sizeof(path), "logit_bias.%.100s", key);
+            snprintf(path, sizeof(path), "logit_bias.%ld", id);
             return llm_api_bad_request(err, "invalid_value", path,
                 "logit_bias token %ld is outside the vocabulary (0..%ld).",
                 id, n_vocab - 1);

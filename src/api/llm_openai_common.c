@@ -185,10 +185,12 @@ parse_logit_bias(const json_t *root, size_t max, llm_request *req,
     llm_api_error *err)
 {
     const json_t *lb = json_object_get(root, "logit_bias");
-    const char   *key, *p;
-    json_t       *val;
-    char          path[128];
-    double        d;
+    const char     *key, *p;
+    json_t         *val;
+    char            path[128];
+    double          d;
+    llm_logit_bias *bias;
+    size_t          n;
 
     if (lb == NULL || json_is_null(lb)) {
         return 0;
@@ -202,6 +204,19 @@ parse_logit_bias(const json_t *root, size_t max, llm_request *req,
             "Invalid 'logit_bias': at most %zu entries are supported, but "
             "got %zu.", max, json_object_size(lb));
     }
+    if (json_object_size(lb) == 0) {
+        return 1;
+    }
+    bias = malloc(json_object_size(lb) * sizeof(*bias));
+    if (bias == NULL) {
+        return llm_api_error_set(err, 500, "api_error", NULL, NULL,
+            "Out of memory while reading the request.");
+    }
+    /* owned by req from here, so an error below frees it with req */
+    free(req->sampling.logit_bias);
+    req->sampling.logit_bias = bias;
+    req->sampling.n_logit_bias = 0;
+    n = 0;
     json_object_foreach((json_t *) lb, key, val) {
         llm_api_path(path, sizeof(path), "logit_bias.%.100s", key);
         for (p = key; *p >= '0' && *p <= '9'; p++) { /* void */ }
@@ -222,13 +237,10 @@ parse_logit_bias(const json_t *root, size_t max, llm_request *req,
                 "Invalid value for '%s': expected a number from -100 to "
                 "100, but got %g.", path, d);
         }
-    }
-    if (json_object_size(lb) > 0) {
-        req->sampling.logit_bias = json_deep_copy(lb);
-        if (req->sampling.logit_bias == NULL) {
-            return llm_api_error_set(err, 500, "api_error", NULL, NULL,
-                "Out of memory while reading the request.");
-        }
+        /* the digits were checked: 0 .. INT32_MAX */
+        bias[n].id = (int32_t) strtol(key, NULL, 10);
+        bias[n].bias = (float) d;
+        req->sampling.n_logit_bias = ++n;
     }
     return 1;
 }
@@ -358,6 +370,7 @@ llm_openai_parse_common(const json_t *root, const llm_api_limits *lim,
     }
     if (rc) {
         req->sampling.temperature = d;
+        req->sampling.set |= LLM_SAMPLING_SET_TEMPERATURE;
     }
     if ((rc = llm_api_opt_number(root, "top_p", "top_p", 0, 1, 1, 0, &d,
                                  err)) < 0)
@@ -366,6 +379,7 @@ llm_openai_parse_common(const json_t *root, const llm_api_limits *lim,
     }
     if (rc) {
         req->sampling.top_p = d;
+        req->sampling.set |= LLM_SAMPLING_SET_TOP_P;
     }
     if ((rc = llm_api_opt_int(root, "n", "n", 1, max_n, &i, err)) < 0) {
         return -1;
@@ -475,6 +489,7 @@ llm_openai_parse_common(const json_t *root, const llm_api_limits *lim,
     }
     if (rc) {
         req->sampling.top_k = i < 0 ? 0 : (int) (i > 1 << 30 ? 1 << 30 : i);
+        req->sampling.set |= LLM_SAMPLING_SET_TOP_K;
     }
     if ((rc = llm_api_opt_number(root, "min_p", "min_p", 0, 0, 1, 0, &d,
                                  err)) < 0)
@@ -492,6 +507,7 @@ llm_openai_parse_common(const json_t *root, const llm_api_limits *lim,
     }
     if (rc) {
         req->sampling.repetition_penalty = d;
+        req->sampling.set |= LLM_SAMPLING_SET_REPETITION_PENALTY;
     }
     if (llm_api_opt_speculation(root, req, err) < 0) {
         return -1;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "chat/llm_session.h"
+#include "api/llm_response_budget.h"
 #include "parsers/llm_parser.h"
 
 
@@ -164,4 +165,105 @@ llm_session_prompt_free(llm_session_prompt *p)
     free(p->echo);
     p->ids = NULL;
     p->echo = NULL;
+}
+
+
+int
+llm_session_max_new_tokens(const llm_request *req, size_t n_prompt,
+    const llm_session_limits *lim, size_t *max_new, llm_api_error *err)
+{
+    size_t  max_gen, n, per_token, fit;
+
+    if (n_prompt == 0) {
+        return llm_api_bad_request(err, "invalid_value", "prompt",
+                                   "The prompt is empty.");
+    }
+
+    if (n_prompt >= lim->n_ctx) {
+        return llm_api_bad_request(err, "context_length_exceeded",
+                                   req->api == LLM_API_COMPLETIONS
+                                   ? "prompt" : "messages",
+                                   "This model's maximum context length is "
+                                   "%zu tokens. However, your prompt has "
+                                   "%zu tokens.", lim->n_ctx, n_prompt);
+    }
+
+    max_gen = lim->max_tokens;
+    if (req->max_tokens > 0 && (size_t) req->max_tokens < max_gen) {
+        max_gen = (size_t) req->max_tokens;
+    }
+    if (max_gen > lim->n_ctx - n_prompt) {
+        max_gen = lim->n_ctx - n_prompt;
+    }
+
+    /*
+     * What the response may keep in memory: a max_tokens the client asked
+     * for that cannot fit is its error; the server's own default is lowered
+     * to what fits.
+     */
+    n = req->n > 0 ? (size_t) req->n : 1;
+    per_token = llm_response_bytes_per_token(req->stream,
+                                             req->sampling.logprobs,
+                                             req->sampling.top_logprobs);
+    fit = llm_response_tokens_fit(lim->max_response_size, n, per_token);
+
+    if (max_gen > fit) {
+        if (fit == 0
+            || (req->max_tokens > 0 && (size_t) req->max_tokens == max_gen))
+        {
+            return llm_api_bad_request(err, "invalid_value", "max_tokens",
+                "n=%zu x max_tokens=%zu%s would keep about %zu KiB for the "
+                "response, more than llm_max_response_size (%zu KiB) "
+                "allows: at most %zu tokens per choice fit; ask for fewer "
+                "tokens, choices or top_logprobs, or stream the response.",
+                n, max_gen,
+                req->sampling.logprobs && !req->stream ? " with logprobs" : "",
+                n * max_gen * per_token / 1024,
+                lim->max_response_size / 1024, fit);
+        }
+        max_gen = fit;
+    }
+
+    *max_new = max_gen;
+    return 0;
+}
+
+
+void
+llm_session_sampler_params(const llm_request *req, const llm_model_info *info,
+    size_t index, llm_sampler_params *sp)
+{
+    const llm_sampling  *s = &req->sampling;
+
+    llm_sampler_params_default(sp);
+
+    sp->temperature = (float) s->temperature;
+    sp->top_p = (float) s->top_p;
+    sp->top_k = s->top_k;
+    sp->repetition_penalty = (float) s->repetition_penalty;
+
+    if (info) {
+        if (!(s->set & LLM_SAMPLING_SET_TEMPERATURE) && info->has_temperature) {
+            sp->temperature = (float) info->temperature;
+        }
+        if (!(s->set & LLM_SAMPLING_SET_TOP_P) && info->has_top_p) {
+            sp->top_p = (float) info->top_p;
+        }
+        if (!(s->set & LLM_SAMPLING_SET_TOP_K) && info->has_top_k) {
+            sp->top_k = info->top_k;
+        }
+        if (!(s->set & LLM_SAMPLING_SET_REPETITION_PENALTY)
+            && info->has_repetition_penalty)
+        {
+            sp->repetition_penalty = (float) info->repetition_penalty;
+        }
+    }
+
+    sp->min_p = (float) s->min_p;
+    sp->presence_penalty = (float) s->presence_penalty;
+    sp->frequency_penalty = (float) s->frequency_penalty;
+    sp->logit_bias = s->logit_bias;
+    sp->n_logit_bias = (int) s->n_logit_bias;
+    sp->has_seed = s->has_seed;
+    sp->seed = s->seed + index;
 }

@@ -8,6 +8,10 @@
  *   completions                    the prompt's ids, or its text tokenized,
  *                                  and the echo text
  *
+ * Once the prompt is known (on the event loop): how many tokens it may
+ * generate (llm_session_max_new_tokens) and each choice's sampler
+ * parameters (llm_session_sampler_params).
+ *
  * count_tokens counts exactly the prompt a message request would run.
  * Errors come back as llm_api_error: 4xx when the request is at fault, 500
  * otherwise.  No nginx; any thread (the model-scoped inputs are read-only).
@@ -20,6 +24,7 @@
 
 #include "api/llm_api.h"
 #include "chat/llm_chat.h"
+#include "engine/llm_engine.h"
 #include "engine/llm_tokenizer.h"
 
 /* What a prompt is built from: the model's, resolved once at load. */
@@ -50,5 +55,32 @@ typedef struct {
 int llm_session_build_prompt(const llm_session_model *sm, llm_request *req,
     llm_session_prompt *out, llm_api_error *err);
 void llm_session_prompt_free(llm_session_prompt *p);
+
+/* The server's limits on one generation. */
+typedef struct {
+    size_t  n_ctx;               /* the model's context per sequence */
+    size_t  max_tokens;          /* llm_max_tokens: the cap of max_tokens */
+    size_t  max_response_size;   /* llm_max_response_size, bytes */
+} llm_session_limits;
+
+/*
+ * How many tokens each choice of req may generate after a prompt of
+ * n_prompt tokens: the request's max_tokens (else the server's) within the
+ * room the context leaves and what llm_max_response_size can hold for n
+ * choices.  0, or -1 with a 400: an empty prompt, a prompt that fills the
+ * context (context_length_exceeded), or a max_tokens the client asked for
+ * that the response size limit cannot hold (a server default is lowered).
+ */
+int llm_session_max_new_tokens(const llm_request *req, size_t n_prompt,
+    const llm_session_limits *lim, size_t *max_new, llm_api_error *err);
+
+/*
+ * Choice `index`'s sampler parameters: what the request set, else the
+ * model's generation_config.json defaults (info; NULL: none), else the
+ * protocol's (llm_request_init).  logit_bias points into req.  Choices of one
+ * request get distinct seeds (seed + index) so n > 1 gives n samples.
+ */
+void llm_session_sampler_params(const llm_request *req,
+    const llm_model_info *info, size_t index, llm_sampler_params *sp);
 
 #endif

@@ -37,7 +37,7 @@ llm_request_free(llm_request *r)
     json_decref(r->template_kwargs);
     free(r->prompt);
     free(r->prompt_ids);
-    json_decref(r->sampling.logit_bias);
+    free(r->sampling.logit_bias);
     for (i = 0; i < r->n_stop; i++) {
         free(r->stop[i]);
     }

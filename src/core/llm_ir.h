@@ -30,7 +30,23 @@ typedef enum {
     LLM_TOOL_CHOICE_NAMED       /* a specific function; see tool_choice_name */
 } llm_tool_choice;
 
+/* One logit_bias entry: added to the token's logit before sampling. */
 typedef struct {
+    int32_t id;
+    float   bias;
+} llm_logit_bias;
+
+/*
+ * The sampling fields a request set (llm_sampling.set).  A field it left
+ * out takes the model's generation_config.json default, then the protocol's.
+ */
+#define LLM_SAMPLING_SET_TEMPERATURE         (1u << 0)
+#define LLM_SAMPLING_SET_TOP_P               (1u << 1)
+#define LLM_SAMPLING_SET_TOP_K               (1u << 2)
+#define LLM_SAMPLING_SET_REPETITION_PENALTY  (1u << 3)
+
+typedef struct {
+    unsigned set;                /* LLM_SAMPLING_SET_* */
     double   temperature;        /* 0 = greedy */
     double   top_p;              /* 1 = off */
     int      top_k;              /* 0 = off */
@@ -40,7 +56,8 @@ typedef struct {
     double   repetition_penalty; /* 1 = off */
     int      has_seed;
     uint64_t seed;
-    json_t  *logit_bias;         /* object {"token id": bias} or NULL */
+    llm_logit_bias *logit_bias;  /* parsed and range-checked; malloc'd */
+    size_t   n_logit_bias;
     int      logprobs;           /* return logprobs of chosen tokens */
     int      top_logprobs;       /* and of the N most likely */
 } llm_sampling;

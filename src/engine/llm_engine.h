@@ -249,10 +249,7 @@ const char *llm_forward_item_error(const llm_runtime *rt, int item_index);
 
 /* ---- sampler (per request) ---- */
 
-typedef struct {
-    int32_t id;
-    float   bias;
-} llm_logit_bias;
+/* llm_logit_bias: core/llm_ir.h (the request's parsed logit_bias). */
 
 typedef struct {
     float    temperature;         /* 0 = greedy */

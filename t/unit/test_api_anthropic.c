@@ -205,6 +205,8 @@ test_good(void)
     is_near(req.sampling.temperature, 0.3, 1e-9, "temperature");
     is_near(req.sampling.top_p, 0.8, 1e-9, "top_p");
     is_int(req.sampling.top_k, 20, "top_k");
+    is_int(req.sampling.set, LLM_SAMPLING_SET_TEMPERATURE | LLM_SAMPLING_SET_TOP_P | LLM_SAMPLING_SET_TOP_K,
+           "temperature, top_p and top_k recorded as set");
     is_str(GETS(req.metadata, "user_id"), "u1", "metadata");
     is_int(req.reasoning, 1, "thinking enabled");
     is_int(req.stream, 1, "stream");
@@ -221,7 +223,7 @@ test_good(void)
        "tool_result without content");
     ok(json_array_size(req.messages) == 2 && strcmp(GETS(msg(&req, 1), "role"), "tool") == 0
        && strcmp(GETS(msg(&req, 1), "content"), "") == 0, "only a tool message, empty content");
-    ok(req.reasoning == 0 && req.sampling.temperature == 1.0, "defaults: no thinking unless enabled, temperature 1");
+    ok(req.reasoning == 0 && req.sampling.temperature == 1.0 && req.sampling.set == 0, "defaults: no thinking unless enabled, temperature 1");
     llm_request_free(&req);
 
     /* adaptive thinking: reasoning on; output_config.effort checked */

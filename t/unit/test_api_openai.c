@@ -276,13 +276,16 @@ test_good(void)
     ok(req.sampling.has_seed && req.sampling.seed == (uint64_t) -1, "seed");
     is_near(req.sampling.presence_penalty, 0.5, 1e-9, "presence_penalty");
     is_near(req.sampling.frequency_penalty, -0.5, 1e-9, "frequency_penalty");
-    is_int(json_integer_value(json_object_get(req.sampling.logit_bias, "42")), -100, "logit_bias");
+    ok(req.sampling.n_logit_bias == 1 && req.sampling.logit_bias[0].id == 42
+       && req.sampling.logit_bias[0].bias == -100, "logit_bias parsed into token id and bias");
     ok(req.sampling.logprobs == 1 && req.sampling.top_logprobs == 5, "logprobs");
     ok(req.stream == 1 && req.include_usage == 1, "stream with usage");
     is_str(json_string_value(json_object_get(req.response_format, "type")), "json_object", "response_format");
     is_int(req.sampling.top_k, 40, "top_k");
     is_near(req.sampling.min_p, 0.05, 1e-9, "min_p");
     is_near(req.sampling.repetition_penalty, 1.1, 1e-9, "repetition_penalty");
+    is_int(req.sampling.set, LLM_SAMPLING_SET_TEMPERATURE | LLM_SAMPLING_SET_TOP_P | LLM_SAMPLING_SET_TOP_K
+           | LLM_SAMPLING_SET_REPETITION_PENALTY, "the sampling fields the request set are recorded");
     is_int(req.reasoning, 0, "enable_thinking false beats reasoning_effort");
     ok(json_is_false(json_object_get(req.template_kwargs, "enable_thinking")), "template kwargs kept");
     llm_request_free(&req);
@@ -290,7 +293,7 @@ test_good(void)
     ok(parse("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}", &req, &err) == 0, "minimal request");
     ok(req.model == NULL && req.max_tokens == -1 && req.n == 1 && req.stream == 0
        && req.reasoning == -1 && req.tools == NULL && req.n_stop == 0
-       && req.sampling.temperature == 1.0, "defaults");
+       && req.sampling.temperature == 1.0 && req.sampling.set == 0, "defaults, no sampling field set");
     llm_request_free(&req);
 
     ok(parse("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"stop\":\"\\n\",\"reasoning_effort\":\"minimal\","
@@ -301,6 +304,7 @@ test_good(void)
     ok(req.tools == NULL && req.tool_choice == LLM_TOOL_CHOICE_NONE, "empty tools is no tools");
     ok(req.sampling.temperature == 1.0 && req.max_tokens == -1, "null means absent");
     is_int(req.sampling.top_k, 0, "top_k -1 means off");
+    is_int(req.sampling.set, LLM_SAMPLING_SET_TOP_K, "a null temperature is not set; top_k -1 is (off, not the model's)");
     llm_request_free(&req);
 
     ok(parse("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"chat_template_kwargs\":{\"enable_thinking\":true},"
@@ -336,7 +340,8 @@ test_logit_bias(void)
 
     p = strrchr(body, ',');
     strcpy(p, "}}");    /* 300 entries */
-    ok(parse(body, &req, &err) == 0 && json_object_size(req.sampling.logit_bias) == 300, "300 entries are accepted");
+    ok(parse(body, &req, &err) == 0 && req.sampling.n_logit_bias == 300
+       && req.sampling.logit_bias[299].id == 299, "300 entries are accepted");
     llm_request_free(&req);
 
     ok(parse("{" MSG ",\"logit_bias\":{\"2147483647\":1,\"255\":-1}}", &req, &err) == 0, "2147483647 parses");
