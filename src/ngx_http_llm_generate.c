@@ -334,6 +334,7 @@ ngx_int_t
 ngx_http_llm_send_busy(ngx_http_request_t *r, ngx_http_llm_model_t *m)
 {
     ngx_str_t                 retry;
+    llm_api_error             err;
     ngx_http_llm_loc_conf_t  *lcf;
 
     lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
@@ -343,12 +344,9 @@ ngx_http_llm_send_busy(ngx_http_request_t *r, ngx_http_llm_model_t *m)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    return ngx_http_llm_send_error(r, lcf->api == LLM_API_MESSAGES
-                                      ? 529 : NGX_HTTP_TOO_MANY_REQUESTS,
-                                   NULL, NULL, "server_busy",
-                                   "Model '%V' is busy: %ui sequences run "
-                                   "and the wait queue is full; retry "
-                                   "later.", &m->alias, m->parallel);
+    llm_api_error_overloaded(&err, lcf->api, (char *) m->alias.data,
+                             m->parallel);
+    return ngx_http_llm_send_api_error(r, &err);
 }
 
 

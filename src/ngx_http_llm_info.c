@@ -80,8 +80,10 @@ ngx_http_llm_send_json_value(ngx_http_request_t *r, ngx_uint_t status,
 ngx_int_t
 ngx_http_llm_models_handler(ngx_http_request_t *r)
 {
+    u_char                    *name;
     ngx_str_t                  id;
     ngx_uint_t                 i, anthropic;
+    llm_api_error              err;
     llm_api_route              route;
     llm_api_model_card        *cards;
     ngx_http_llm_model_t      *m;
@@ -121,9 +123,15 @@ ngx_http_llm_models_handler(ngx_http_request_t *r)
             }
         }
 
-        return ngx_http_llm_send_error(r, NGX_HTTP_NOT_FOUND, NULL, "model",
-                                       "model_not_found",
-                                       "The model '%V' does not exist.", &id);
+        /* the id is part of the URI: a NUL-terminated copy for the words */
+        name = ngx_pnalloc(r->pool, id.len + 1);
+        if (name == NULL) {
+            return NGX_HTTP_INTERNAL_SERVER_ERROR;
+        }
+        *ngx_cpymem(name, id.data, id.len) = '\0';
+
+        llm_api_error_model_not_found(&err, (char *) name);
+        return ngx_http_llm_send_api_error(r, &err);
     }
 
     return ngx_http_llm_send_json_value(r, NGX_HTTP_OK,

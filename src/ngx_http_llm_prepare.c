@@ -141,9 +141,7 @@ ngx_http_llm_prep_model(ngx_http_llm_prep_t *p, const char *name)
 
     m = ngx_http_llm_find_model_in(p->mcf, name);
     if (m == NULL) {
-        llm_api_error_set(&p->err, 404, NULL, "model_not_found", "model",
-                          "The model '%.200s' does not exist.",
-                          name ? name : "");
+        llm_api_error_model_not_found(&p->err, name);
     }
 
     return m;

@@ -55,10 +55,10 @@ ngx_http_llm_error_json(ngx_http_request_t *r, ngx_uint_t status,
     }
 
     llm_buf_init(&b);
-    rc = ngx_http_llm_error_api(lcf) == LLM_API_MESSAGES
-         || (ctx && ctx->anthropic_shape)
-         ? llm_anthropic_error_json(&b, &err, rid[0] ? rid : NULL)
-         : llm_openai_error_json(&b, &err, rid[0] ? rid : NULL);
+    rc = llm_api_error_body(ctx && ctx->anthropic_shape
+                            ? LLM_API_MESSAGES
+                            : (llm_api_kind) ngx_http_llm_error_api(lcf),
+                            &b, &err, rid[0] ? rid : NULL);
 
     out = NULL;
     if (rc == 0) {

@@ -97,13 +97,13 @@ int llm_api_error_body(llm_api_kind api, llm_buf *b, const llm_api_error *err,
     const char *request_id);
 
 /* Common errors, worded once: 404 model_not_found; 400
- * context_length_exceeded with the counts; 429 (OpenAI) / 529 (Anthropic)
- * when the queue is full; 500 for internal failures.  All return -1. */
+ * context_length_exceeded on param ("messages" or "prompt"); 429 (OpenAI) /
+ * 529 (Anthropic) when the model's queue is full.  All return -1. */
 int llm_api_error_model_not_found(llm_api_error *err, const char *model);
-int llm_api_error_context_length(llm_api_error *err, long prompt_tokens,
-    long max_tokens, long context);
-int llm_api_error_overloaded(llm_api_error *err, llm_api_kind api);
-int llm_api_error_internal(llm_api_error *err, const char *what);
+int llm_api_error_context_length(llm_api_error *err, const char *param,
+    size_t prompt_tokens, size_t context);
+int llm_api_error_overloaded(llm_api_error *err, llm_api_kind api,
+    const char *model, size_t parallel);
 
 /*
  * Token ids a request names (logit_bias keys, /v1/completions prompt ids)

@@ -47,47 +47,30 @@ int
 llm_api_error_model_not_found(llm_api_error *err, const char *model)
 {
     return llm_api_error_set(err, 404, "invalid_request_error",
-        "model_not_found", "model",
-        "The model '%.200s' does not exist on this server; GET /v1/models "
-        "lists the ones it serves.", model ? model : "");
+        "model_not_found", "model", "The model '%.200s' does not exist.",
+        model ? model : "");
 }
 
 int
-llm_api_error_context_length(llm_api_error *err, long prompt_tokens,
-    long max_tokens, long context)
+llm_api_error_context_length(llm_api_error *err, const char *param,
+    size_t prompt_tokens, size_t context)
 {
-    if (max_tokens > 0) {
-        return llm_api_error_set(err, 400, "invalid_request_error",
-            "context_length_exceeded", "messages",
-            "The prompt is %ld tokens and max_tokens asks for %ld more "
-            "(%ld in all), but this model's context holds %ld tokens; "
-            "shorten the prompt or lower max_tokens.", prompt_tokens,
-            max_tokens, prompt_tokens + max_tokens, context);
-    }
     return llm_api_error_set(err, 400, "invalid_request_error",
-        "context_length_exceeded", "messages",
-        "The prompt is %ld tokens, but this model's context holds %ld "
-        "tokens; shorten the prompt.", prompt_tokens, context);
+        "context_length_exceeded", param,
+        "This model's maximum context length is %zu tokens. However, your "
+        "prompt has %zu tokens.", context, prompt_tokens);
 }
 
 int
-llm_api_error_overloaded(llm_api_error *err, llm_api_kind api)
+llm_api_error_overloaded(llm_api_error *err, llm_api_kind api,
+    const char *model, size_t parallel)
 {
-    if (is_anthropic(api)) {
-        return llm_api_error_set(err, 529, "overloaded_error", NULL, NULL,
-            "The server is overloaded: every generation slot is busy and "
-            "the queue is full. Retry after a short wait.");
-    }
-    return llm_api_error_set(err, 429, "rate_limit_error", "server_busy",
-        NULL, "The server is busy: every generation slot is taken and the "
-        "queue is full. Retry after a short wait.");
-}
-
-int
-llm_api_error_internal(llm_api_error *err, const char *what)
-{
-    return llm_api_error_set(err, 500, "api_error", "internal_error", NULL,
-        "The server failed while %.400s.", what ? what : "handling the request");
+    /* Anthropic's clients retry 529 overloaded_error, OpenAI's 429 */
+    return llm_api_error_set(err, is_anthropic(api) ? 529 : 429,
+        is_anthropic(api) ? "overloaded_error" : "rate_limit_error",
+        "server_busy", NULL,
+        "Model '%.200s' is busy: %zu sequences run and the wait queue is "
+        "full; retry later.", model, parallel);
 }
 
 int

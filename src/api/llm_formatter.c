@@ -292,13 +292,6 @@ llm_formatter_free(llm_formatter *f)
 }
 
 
-const llm_formatter_config *
-llm_formatter_get_config(const llm_formatter *f)
-{
-    return &f->cfg;
-}
-
-
 int
 llm_formatter_start(llm_formatter *f, llm_buf *b)
 {

@@ -61,7 +61,6 @@ const llm_formatter_def *llm_formatter_find(llm_api_kind api);
 llm_formatter *llm_formatter_create(const llm_formatter_def *def,
     const llm_formatter_config *cfg);
 void llm_formatter_free(llm_formatter *f);
-const llm_formatter_config *llm_formatter_get_config(const llm_formatter *f);
 
 /* Each returns 0, or -1 when out of memory (the output is then incomplete). */
 int llm_formatter_start(llm_formatter *f, llm_buf *b);

@@ -104,15 +104,4 @@ int llm_openai_completion_stream_text(llm_openai_completion_stream *s,
 int llm_openai_completion_stream_finish(llm_openai_completion_stream *s,
     llm_buf *b, llm_finish finish);
 
-/* ---- /v1/models ---- */
-typedef struct {
-    const char *id;
-    long long   created;
-    const char *owned_by;         /* NULL -> "ngx_llm" */
-    long        context_length;   /* 0 -> left out */
-} llm_api_model_entry;
-
-int llm_openai_models_json(llm_buf *b, const llm_api_model_entry *models,
-    size_t n);
-
 #endif

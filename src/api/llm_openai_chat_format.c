@@ -289,32 +289,3 @@ llm_openai_stream_done(llm_buf *b)
 {
     return llm_buf_puts(b, "data: [DONE]\n\n");
 }
-
-int
-llm_openai_models_json(llm_buf *b, const llm_api_model_entry *models, size_t n)
-{
-    json_t *root, *data, *o;
-    size_t  i;
-    int     rc;
-
-    data = json_array();
-    for (i = 0; i < n; i++) {
-        o = json_object();
-        json_object_set_new(o, "id", llm_api_jstr_or_null(models[i].id));
-        json_object_set_new(o, "object", json_string("model"));
-        json_object_set_new(o, "created", json_integer(models[i].created));
-        json_object_set_new(o, "owned_by", llm_api_jstr_or_null(
-            models[i].owned_by ? models[i].owned_by : "ngx_llm"));
-        if (models[i].context_length > 0) {
-            json_object_set_new(o, "context_length",
-                                json_integer(models[i].context_length));
-        }
-        json_array_append_new(data, o);
-    }
-    root = json_object();
-    json_object_set_new(root, "object", json_string("list"));
-    json_object_set_new(root, "data", data);
-    rc = llm_api_dump(b, root);
-    json_decref(root);
-    return rc;
-}

@@ -192,8 +192,6 @@ llm_chat_free(llm_chat *c)
 }
 
 const char *llm_chat_source(const llm_chat *c) { return c->source; }
-const char *llm_chat_bos(const llm_chat *c) { return c->bos; }
-const char *llm_chat_eos(const llm_chat *c) { return c->eos; }
 int llm_chat_template_has_tools(const llm_chat *c) { return c->uses_tools; }
 void llm_chat_set_tool_prompt(llm_chat *c, int on) { c->tool_prompt = on; }
 void llm_chat_set_arguments_retry(llm_chat *c, int on) { c->args_retry = on; }
@@ -571,23 +569,4 @@ llm_chat_render_prompt(const llm_chat *c, const llm_tokenizer *tok, const llm_re
     ERR("%s", e);
     if (rc == LLM_JINJA_ERROR && strstr(e, "out of memory")) return LLM_CHAT_ERR_INTERNAL;
     return LLM_CHAT_ERR_REQUEST;
-}
-
-int
-llm_chat_prompt_opens_think(const char *prompt, size_t len)
-{
-    size_t i, last_open = (size_t) -1;
-
-    if (len < 7) return 0;
-    for (i = len - 7 + 1; i-- > 0; ) {
-        if (memcmp(prompt + i, "<think>", 7) == 0) {
-            last_open = i;
-            break;
-        }
-    }
-    if (last_open == (size_t) -1) return 0;
-    for (i = last_open + 7; i + 8 <= len; i++) {
-        if (memcmp(prompt + i, "</think>", 8) == 0) return 0;
-    }
-    return 1;
 }

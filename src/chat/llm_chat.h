@@ -114,17 +114,7 @@ void llm_chat_set_arguments_retry(llm_chat *chat, int on);
 /* Template text (the default one), for parser auto-selection. */
 const char *llm_chat_source(const llm_chat *chat);
 
-/* bos/eos token strings the template sees ("" when unset). */
-const char *llm_chat_bos(const llm_chat *chat);
-const char *llm_chat_eos(const llm_chat *chat);
-
 /* 1 if the template mentions `tools` (so tools are delivered by the template). */
 int llm_chat_template_has_tools(const llm_chat *chat);
-
-/*
- * 1 when the prompt ends inside an opened <think> block (the last "<think>"
- * is not followed by "</think>"), so the model's output starts as reasoning.
- */
-int llm_chat_prompt_opens_think(const char *prompt, size_t len);
 
 #endif

@@ -163,7 +163,6 @@ long    llm_jv_strlen(json_t *s);                          /* characters */
 const char *llm_jv_type(json_t *v);                        /* Python type name for messages */
 int     llm_jv_is_number(json_t *v);
 double  llm_jv_num(json_t *v);
-json_t *llm_jv_str_n(const char *s, size_t n);
 
 /* evaluation (llm_jinja_eval.c) */
 json_t *llm_jeval(llm_jstate *st, llm_jnode *e);

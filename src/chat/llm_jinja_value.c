@@ -42,12 +42,6 @@ addz(llm_jbuf *b, const char *s)
     return llm_jbuf_add(b, s, strlen(s));
 }
 
-json_t *
-llm_jv_str_n(const char *s, size_t n)
-{
-    return json_stringn_nocheck(s, n);
-}
-
 int
 llm_jv_truthy(json_t *v)
 {

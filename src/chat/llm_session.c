@@ -180,12 +180,9 @@ llm_session_max_new_tokens(const llm_request *req, size_t n_prompt,
     }
 
     if (n_prompt >= lim->n_ctx) {
-        return llm_api_bad_request(err, "context_length_exceeded",
-                                   req->api == LLM_API_COMPLETIONS
-                                   ? "prompt" : "messages",
-                                   "This model's maximum context length is "
-                                   "%zu tokens. However, your prompt has "
-                                   "%zu tokens.", lim->n_ctx, n_prompt);
+        return llm_api_error_context_length(err, req->api == LLM_API_COMPLETIONS
+                                                 ? "prompt" : "messages",
+                                            n_prompt, lim->n_ctx);
     }
 
     max_gen = lim->max_tokens;

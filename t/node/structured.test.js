@@ -9,7 +9,8 @@ const path = require('node:path');
 const t = require('./lib/harness');
 
 t.run(async () => {
-  const Ajv = require('ajv');
+  // prefixItems (tuples) are draft 2020-12, the draft the grammar compiles
+  const Ajv = require('ajv/dist/2020');
   const addFormats = require('ajv-formats');
   const ajv = new Ajv({ strict: false, allErrors: true });
   addFormats(ajv);

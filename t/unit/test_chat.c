@@ -12,6 +12,7 @@
 
 #include "tap.h"
 #include "chat/llm_chat.h"
+#include "parsers/llm_parser.h"
 
 static const char *QWENISH =
     "{%- if tools %}<tools>{% for t in tools %}{{ t.function.name }};{% endfor %}</tools>\n{% endif %}"
@@ -56,7 +57,7 @@ tools_and_kwargs(void)
     r.tools = json_loads("[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"parameters\":{}}}]", 0, NULL);
     out = render(q, &r, &rc, err, sizeof(err));
     ok(rc == LLM_CHAT_OK && strncmp(out, "<tools>get_weather;</tools>\n", 28) == 0, "tools delivered to the template");
-    ok(out && llm_chat_prompt_opens_think(out, strlen(out)), "generation prompt opens <think>");
+    ok(out && llm_reasoning_starts_open("think", out, strlen(out)), "generation prompt opens <think>");
     free(out);
 
     r.tool_choice = LLM_TOOL_CHOICE_NONE;
@@ -91,13 +92,13 @@ tools_and_kwargs(void)
     free(out);
     r.reasoning = 0;
     out = render(q, &r, &rc, err, sizeof(err));
-    ok(out && strstr(out, "<think>\n\n</think>\n\n") && !llm_chat_prompt_opens_think(out, strlen(out)),
+    ok(out && strstr(out, "<think>\n\n</think>\n\n") && !llm_reasoning_starts_open("think", out, strlen(out)),
        "reasoning off sets enable_thinking=false");
     free(out);
     json_decref(r.template_kwargs);
     r.template_kwargs = json_loads("{\"enable_thinking\":true}", 0, NULL);
     out = render(q, &r, &rc, err, sizeof(err));
-    ok(out && llm_chat_prompt_opens_think(out, strlen(out)), "chat_template_kwargs win over reasoning");
+    ok(out && llm_reasoning_starts_open("think", out, strlen(out)), "chat_template_kwargs win over reasoning");
     free(out);
     llm_request_free(&r);
     llm_chat_free(q);
@@ -163,9 +164,9 @@ errors(void)
     c = llm_chat_from_template("ok\n{% for m in messages %}{% include 'x' %}{% endfor %}", NULL, NULL, err, sizeof(err));
     ok(c == NULL && strstr(err, "line 2") && strstr(err, "include"), "unsupported template fails at load: %s", err);
 
-    ok(llm_chat_prompt_opens_think("a<think>b</think>c<think>\n", 26), "opens_think: last <think> open");
-    ok(!llm_chat_prompt_opens_think("a<think>b</think>c", 18), "opens_think: closed");
-    ok(!llm_chat_prompt_opens_think("", 0), "opens_think: empty");
+    ok(llm_reasoning_starts_open("think", "a<think>b</think>c<think>\n", 26), "opens_think: last <think> open");
+    ok(!llm_reasoning_starts_open("think", "a<think>b</think>c", 18), "opens_think: closed");
+    ok(!llm_reasoning_starts_open("think", "", 0), "opens_think: empty");
 }
 
 static int
