@@ -11,7 +11,6 @@
 
 #include "chat/llm_jinja_int.h"
 
-json_t *llm_jnamespace_new(llm_jstate *st);
 
 static const char *const FILTERS[] = {
     "abs", "attr", "capitalize", "count", "d", "default", "dictsort", "e", "escape", "first",

@@ -185,6 +185,11 @@ json_t *llm_jglobal_call(llm_jstate *st, int line, const char *name, json_t **ar
 json_t *llm_jpyformat(llm_jstate *st, int line, json_t *fmt, json_t **args, size_t nargs);
 json_t *llm_jgetattr(llm_jstate *st, int line, json_t *obj, const char *name);
 int     llm_jis_ours(llm_jstate *st, json_t *o);
+/* render state (llm_jinja_state.c): an object the renderer made, kept with
+ * its node (a macro's, else NULL); its index, or -1 */
+int     llm_jstate_keep(llm_jstate *st, json_t *o, llm_jnode *n);
+long    llm_jstate_find(llm_jstate *st, json_t *o);
+json_t *llm_jnamespace_new(llm_jstate *st);       /* namespace(...): a mutable object */
 json_t *llm_jgetitem(llm_jstate *st, int line, json_t *obj, json_t *key);
 
 #endif
