@@ -68,7 +68,7 @@ deps:
 deps-test: deps
 	$(call install_missing,$(DEPS_TEST))
 
-.PHONY: deps-test-real check-config test-nginx-real
+.PHONY: deps-test-real check-config check-cycles test-nginx-real
 
 deps-test-real: deps-test
 	$(call install_missing,$(DEPS_REAL))
@@ -142,11 +142,16 @@ stop:
 
 # ---- tests ----
 test: deps-test
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all check-cycles
 	@bash t/run-all.sh
 
 test-unit: unit
 	prove -e '' $(UNIT_BINS)
+
+# No dependency cycles between files, below the glue and in it
+# (t/check-cycles.pl reads what each object uses and defines).
+check-cycles: $(CORE_LIB) $(MODULE)
+	@perl t/check-cycles.pl $(CORE_OBJS) $(BUILD)/nginx/objs/addon/src/ngx_http_llm_*.o
 
 # The .t files under the runner in t/lib (LLM_TESTS="t/011-chat.t ..." for some).
 test-nginx: module

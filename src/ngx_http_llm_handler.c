@@ -1,6 +1,6 @@
 /*
- * Content handler of llm_api locations: request context, request id, method
- * checks, body reading and dispatch to the endpoint.
+ * Content handler of llm_api locations: method checks, body reading and
+ * dispatch to the endpoint.
  */
 #include "ngx_http_llm_generate.h"
 
@@ -20,103 +20,6 @@
 
 
 static void ngx_http_llm_body_handler(ngx_http_request_t *r);
-
-
-/* A client-sent X-Request-ID is kept when it is short and printable. */
-static ngx_uint_t
-ngx_http_llm_valid_request_id(ngx_str_t *id)
-{
-    size_t  i;
-    u_char  c;
-
-    if (id->len == 0 || id->len > 128) {
-        return 0;
-    }
-
-    for (i = 0; i < id->len; i++) {
-        c = id->data[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-              || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'
-              || c == ':'))
-        {
-            return 0;
-        }
-    }
-
-    return 1;
-}
-
-
-ngx_table_elt_t *
-ngx_http_llm_find_header(ngx_http_request_t *r, const char *name, size_t len)
-{
-    ngx_uint_t        i;
-    ngx_list_part_t  *part;
-    ngx_table_elt_t  *h;
-
-    part = &r->headers_in.headers.part;
-    h = part->elts;
-
-    for (i = 0; /* void */; i++) {
-        if (i >= part->nelts) {
-            if (part->next == NULL) {
-                break;
-            }
-            part = part->next;
-            h = part->elts;
-            i = 0;
-        }
-
-        if (h[i].key.len == len
-            && ngx_strncasecmp(h[i].key.data, (u_char *) name, len) == 0)
-        {
-            return &h[i];
-        }
-    }
-
-    return NULL;
-}
-
-
-ngx_http_llm_ctx_t *
-ngx_http_llm_get_ctx(ngx_http_request_t *r)
-{
-    ngx_table_elt_t            *h;
-    ngx_http_llm_ctx_t         *ctx;
-    ngx_http_variable_value_t  *vv;
-    ngx_http_llm_main_conf_t   *mcf;
-
-    ctx = ngx_http_get_module_ctx(r, ngx_http_llm_module);
-    if (ctx) {
-        return ctx;
-    }
-
-    ctx = ngx_pcalloc(r->pool, sizeof(ngx_http_llm_ctx_t));
-    if (ctx == NULL) {
-        return NULL;
-    }
-
-    ctx->ttft_ms = -1;
-    ctx->start_ms = ngx_current_msec;
-
-    h = ngx_http_llm_find_header(r, "X-Request-ID", sizeof("X-Request-ID") - 1);
-    if (h && ngx_http_llm_valid_request_id(&h->value)) {
-        ctx->request_id = h->value;
-
-    } else {
-        mcf = ngx_http_get_module_main_conf(r, ngx_http_llm_module);
-        vv = ngx_http_get_indexed_variable(r, mcf->request_id_index);
-        if (vv == NULL || vv->not_found) {
-            return NULL;
-        }
-        ctx->request_id.data = vv->data;
-        ctx->request_id.len = vv->len;
-    }
-
-    ngx_http_set_ctx(r, ctx, ngx_http_llm_module);
-
-    return ctx;
-}
 
 
 /* 405 with Allow; the body, if any, is discarded. */

@@ -30,6 +30,10 @@ add_block_preprocessor(sub {
         unless defined $block->config;
     $block->set_value("no_error_log", "[alert]\n[crit]\n[emerg]")
         unless defined $block->no_error_log or defined $block->error_log;
+    # the model's generation_config.json top_k/top_p apply to requests that
+    # set only a temperature: some answers run to a few hundred tokens, which
+    # takes seconds on a loaded 2-core machine (and under ASan)
+    $block->set_value("timeout", "30") unless defined $block->timeout;
 });
 
 run_tests();

@@ -36,6 +36,54 @@ llm_api_parse_request(llm_api_kind api, const char *body, size_t len,
 }
 
 int
+llm_openai_error_json(llm_buf *b, const llm_api_error *err,
+    const char *request_id)
+{
+    json_t *e, *root;
+    int     rc;
+
+    e = json_object();
+    json_object_set_new(e, "message", llm_api_jstr_or_null(err->message));
+    json_object_set_new(e, "type", json_string(
+        err->type ? err->type : "invalid_request_error"));
+    json_object_set_new(e, "param", err->param[0]
+        ? llm_api_jstr_or_null(err->param) : json_null());
+    json_object_set_new(e, "code", llm_api_jstr_or_null(err->code));
+    if (request_id) {
+        json_object_set_new(e, "request_id", llm_api_jstr_or_null(request_id));
+    }
+    root = json_object();
+    json_object_set_new(root, "error", e);
+    rc = llm_api_dump(b, root);
+    json_decref(root);
+    return rc;
+}
+
+int
+llm_anthropic_error_json(llm_buf *b, const llm_api_error *err,
+    const char *request_id)
+{
+    json_t *e, *root;
+    int     rc;
+
+    e = json_object();
+    json_object_set_new(e, "type",
+        json_string(llm_anthropic_error_type(err->status)));
+    /* messages already name the offending field's path */
+    json_object_set_new(e, "message", llm_api_jstr_or_null(err->message));
+    root = json_object();
+    json_object_set_new(root, "type", json_string("error"));
+    json_object_set_new(root, "error", e);
+    if (request_id) {
+        json_object_set_new(root, "request_id",
+            llm_api_jstr_or_null(request_id));
+    }
+    rc = llm_api_dump(b, root);
+    json_decref(root);
+    return rc;
+}
+
+int
 llm_api_error_body(llm_api_kind api, llm_buf *b, const llm_api_error *err,
     const char *request_id)
 {

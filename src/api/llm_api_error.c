@@ -1,5 +1,8 @@
-/* Error values and their OpenAI / Anthropic JSON shapes. */
-#include "api/llm_api_json.h"
+/*
+ * Error values and the status -> type maps of both protocols.  Their JSON
+ * bodies are written by llm_api_dispatch.c, which picks the shape.
+ */
+#include "api/llm_api.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -56,30 +59,6 @@ llm_api_bad_request(llm_api_error *err, const char *code, const char *param,
     return -1;
 }
 
-int
-llm_openai_error_json(llm_buf *b, const llm_api_error *err,
-    const char *request_id)
-{
-    json_t *e, *root;
-    int     rc;
-
-    e = json_object();
-    json_object_set_new(e, "message", llm_api_jstr_or_null(err->message));
-    json_object_set_new(e, "type", json_string(
-        err->type ? err->type : "invalid_request_error"));
-    json_object_set_new(e, "param", err->param[0]
-        ? llm_api_jstr_or_null(err->param) : json_null());
-    json_object_set_new(e, "code", llm_api_jstr_or_null(err->code));
-    if (request_id) {
-        json_object_set_new(e, "request_id", llm_api_jstr_or_null(request_id));
-    }
-    root = json_object();
-    json_object_set_new(root, "error", e);
-    rc = llm_api_dump(b, root);
-    json_decref(root);
-    return rc;
-}
-
 const char *
 llm_anthropic_error_type(int status)
 {
@@ -106,28 +85,4 @@ llm_openai_error_type(int status)
     case 429: return "rate_limit_error";
     default:  return status < 500 ? "invalid_request_error" : "server_error";
     }
-}
-
-int
-llm_anthropic_error_json(llm_buf *b, const llm_api_error *err,
-    const char *request_id)
-{
-    json_t *e, *root;
-    int     rc;
-
-    e = json_object();
-    json_object_set_new(e, "type",
-        json_string(llm_anthropic_error_type(err->status)));
-    /* messages already name the offending field's path */
-    json_object_set_new(e, "message", llm_api_jstr_or_null(err->message));
-    root = json_object();
-    json_object_set_new(root, "type", json_string("error"));
-    json_object_set_new(root, "error", e);
-    if (request_id) {
-        json_object_set_new(root, "request_id",
-            llm_api_jstr_or_null(request_id));
-    }
-    rc = llm_api_dump(b, root);
-    json_decref(root);
-    return rc;
 }
