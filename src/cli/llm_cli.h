@@ -9,5 +9,6 @@ int llm_cmd_synth(int argc, char **argv);
 int llm_cmd_tokenize(int argc, char **argv);
 int llm_cmd_detokenize(int argc, char **argv);
 int llm_cmd_render(int argc, char **argv);
+int llm_cmd_chat(int argc, char **argv);
 
 #endif

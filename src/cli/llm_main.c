@@ -16,6 +16,7 @@ static const struct {
     { "tokenize",   llm_cmd_tokenize,   "--model DIR [--text T] [--special]" },
     { "detokenize", llm_cmd_detokenize, "--model DIR   (JSON id arrays on stdin)" },
     { "render",     llm_cmd_render,     "--model DIR --request FILE.json" },
+    { "chat",       llm_cmd_chat,       "--model DIR --request FILE.json [--api chat|completions|messages] [--stream]" },
 };
 
 int
