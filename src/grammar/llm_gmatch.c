@@ -678,7 +678,7 @@ cut_walk(llm_gindex *x, int32_t c)
     g->n_dep = (uint32_t) x->n_tmp_dep;
     if (x->n_tmp_acc < x->words) {
         g->acc = malloc((x->n_tmp_acc + 1) * sizeof(int32_t));
-        if (g->acc) memcpy(g->acc, x->tmp, x->n_tmp_acc * sizeof(int32_t));
+        if (g->acc && x->n_tmp_acc > 0) memcpy(g->acc, x->tmp, x->n_tmp_acc * sizeof(int32_t));
         x->cut_bytes += x->n_tmp_acc * sizeof(int32_t);
     } else {
         g->acc_bits = calloc(x->words, sizeof(uint64_t));
@@ -687,7 +687,7 @@ cut_walk(llm_gindex *x, int32_t c)
         x->cut_bytes += x->words * sizeof(uint64_t);
     }
     g->dep = malloc((x->n_tmp_dep + 1) * sizeof(int32_t));
-    if (g->dep) memcpy(g->dep, x->tmp_dep, x->n_tmp_dep * sizeof(int32_t));
+    if (g->dep && x->n_tmp_dep > 0) memcpy(g->dep, x->tmp_dep, x->n_tmp_dep * sizeof(int32_t));
     x->cut_bytes += x->n_tmp_dep * sizeof(int32_t) + sizeof(*g);
     if ((g->acc == NULL && g->acc_bits == NULL) || g->dep == NULL) { cut_free(g); return NULL; }
     return g;
