@@ -19,6 +19,10 @@ done
 [ -n "$py" ] || { echo "make-gguf-models: no python3 with numpy (Debian: python3-numpy)" >&2; exit 1; }
 
 mkdir -p "$out"
+# t/080-gguf.t and t/081-mlx.t both call this script, at once under prove -j:
+# one runs it while the other waits, then finds the files made
+exec 9>"$out/.lock"
+flock 9
 for t in Q8_0 Q4_K_M; do
     f="$out/ngxllm-tiny-$t.gguf"
     if [ -s "$f" ] && [ "$f" -nt "$gen/make_gguf.py" ] && [ "$f" -nt "$gen/gguf_writer.py" ] \
