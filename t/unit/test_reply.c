@@ -82,13 +82,16 @@ test_sampler_params(void)
 static void
 test_max_new_tokens(void)
 {
-    size_t              max_new;
+    size_t              max_new = 0;
+    int                 rc;
     llm_request         req;
     llm_api_error       err;
     llm_session_limits  lim = { 100, 50, 16 * 1024 * 1024 };
 
     parse(LLM_API_CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":30}", &req);
-    ok(llm_session_max_new_tokens(&req, 10, &lim, &max_new, &err) == 0 && max_new == 30,
+    /* called before ok(): its arguments, max_new among them, are read in no set order */
+    rc = llm_session_max_new_tokens(&req, 10, &lim, &max_new, &err);
+    ok(rc == 0 && max_new == 30,
        "max_tokens under the server's cap and the room: as asked (%zu)", max_new);
     ok(llm_session_max_new_tokens(&req, 80, &lim, &max_new, &err) == 0 && max_new == 20,
        "capped by the room the context leaves");
