@@ -3,11 +3,9 @@
  * bounds-checked; tensors renamed to the Hugging Face names the loader
  * binds.  The metadata -> JSON documents live in llm_gguf_meta.c.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "engine/llm_gguf.h"
@@ -199,29 +197,8 @@ open_one(llm_st_file *f, const char *path, json_t *meta, char *err, size_t errle
     const unsigned char *base, *data;
     rd r;
     json_t *al;
-    int fd;
 
-    memset(f, 0, sizeof(*f));
-    f->fd = -1;
-    f->path = strdup(path);
-    if (f->path == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    fd = llm_file_open_regular(path, &f->stamp, err, errlen);
-    if (fd < 0) return -1;
-    f->fd = fd;
-    f->size = (size_t) f->stamp.size;
-    if (f->size < 24) {
-        snprintf(err, errlen, "%s: not a GGUF file (too short)", path);
-        return -1;
-    }
-    f->map = mmap(NULL, f->size, PROT_READ, MAP_SHARED, fd, 0);
-    if (f->map == MAP_FAILED) {
-        f->map = NULL;
-        snprintf(err, errlen, "cannot mmap %s: %s", path, strerror(errno));
-        return -1;
-    }
+    if (llm_st_map(f, path, 24, "GGUF", err, errlen) != 0) return -1;
     base = f->map;
     r.p = base;
     r.end = base + f->size;

@@ -100,14 +100,10 @@ parse_tensor(llm_st_file *f, llm_st_tensor *t, const char *name, json_t *v,
 }
 
 int
-llm_st_open(llm_st_file *f, const char *path, char *err, size_t errlen)
+llm_st_map(llm_st_file *f, const char *path, size_t min_size, const char *kind,
+    char *err, size_t errlen)
 {
-    uint64_t hlen = 0;
-    const unsigned char *base;
-    json_t *hdr = NULL, *v;
-    json_error_t jerr;
-    const char *key;
-    int fd, i, rc = -1;
+    int fd;
 
     memset(f, 0, sizeof(*f));
     f->fd = -1;
@@ -121,8 +117,8 @@ llm_st_open(llm_st_file *f, const char *path, char *err, size_t errlen)
         return -1;
     }
     f->fd = fd;
-    if (f->stamp.size < 8) {
-        snprintf(err, errlen, "%s: not a safetensors file (too short)", path);
+    if (f->stamp.size < (uint64_t) min_size) {
+        snprintf(err, errlen, "%s: not a %s file (too short)", path, kind);
         return -1;
     }
     f->size = (size_t) f->stamp.size;
@@ -130,6 +126,22 @@ llm_st_open(llm_st_file *f, const char *path, char *err, size_t errlen)
     if (f->map == MAP_FAILED) {
         f->map = NULL;
         snprintf(err, errlen, "cannot mmap %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int
+llm_st_open(llm_st_file *f, const char *path, char *err, size_t errlen)
+{
+    uint64_t hlen = 0;
+    const unsigned char *base;
+    json_t *hdr = NULL, *v;
+    json_error_t jerr;
+    const char *key;
+    int i, rc = -1;
+
+    if (llm_st_map(f, path, 8, "safetensors", err, errlen) != 0) {
         return -1;
     }
     base = f->map;

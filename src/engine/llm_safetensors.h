@@ -39,6 +39,13 @@ typedef struct {
 /* A regular file only (a FIFO or device in its place is refused, never waited on). */
 int llm_st_open(llm_st_file *f, const char *path, char *err, size_t errlen);
 /*
+ * The first half of every open: f reset, path kept, the regular file opened
+ * and mapped whole.  A file under min_size bytes is "not a <kind> file (too
+ * short)".  On failure f holds what was set up; llm_st_close releases it.
+ */
+int llm_st_map(llm_st_file *f, const char *path, size_t min_size, const char *kind,
+    char *err, size_t errlen);
+/*
  * 0 while the mapped file is as it was opened; 1 when it has been truncated
  * or rewritten in place since (err names the file and the change): its
  * mapping may then fault (SIGBUS) or hold other weights, so it must not be
