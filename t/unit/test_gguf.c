@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "weights_check.h"
 #include "chat/llm_chat.h"
 #include "engine/llm_engine.h"
 #include "engine/llm_model_impl.h"
@@ -31,76 +32,6 @@
 #include "kernels/cpu/llm_quant.h"
 
 #define FIX "t/fixtures/gguf"
-
-static uint64_t
-fnv(const float *v, size_t n, uint64_t h)
-{
-    const unsigned char *p = (const unsigned char *) v;
-    size_t i;
-    for (i = 0; i < n * 4; i++) h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
-}
-
-typedef struct {
-    json_t *want;
-    int     checked, bad;
-    char    first_bad[160];
-} hash_ctx;
-
-static int
-check_tensor(void *arg, const llm_tensor_spec *s)
-{
-    hash_ctx *c = arg;
-    const char *w = json_string_value(json_object_get(c->want, s->name));
-    uint64_t h = 0xcbf29ce484222325ull;
-    char got[17];
-    int i, r;
-
-    if (w == NULL) return 0;         /* optional tensors the file does not have */
-    if (s->cols == 0) {
-        if (*s->vec == NULL) return 0;
-        h = fnv(*s->vec, (size_t) s->rows, h);
-    } else {
-        float *row = malloc((size_t) s->cols * sizeof(float));
-        for (i = 0; i < s->n_parts; i++) {
-            const llm_mat *m = s->part[i];
-            size_t rb = llm_wtype_row_bytes(m->type, m->cols);
-            for (r = 0; r < m->rows; r++) {
-                llm_dequant_row(m->type, (const char *) m->data + (size_t) r * rb, row, m->cols);
-                h = fnv(row, (size_t) m->cols, h);
-            }
-        }
-        free(row);
-    }
-    snprintf(got, sizeof(got), "%016llx", (unsigned long long) h);
-    c->checked++;
-    if (strcmp(got, w) != 0) {
-        if (c->bad++ == 0) snprintf(c->first_bad, sizeof(c->first_bad), "%s", s->name);
-    }
-    return 0;
-}
-
-/* logits of every position of a prompt, fed one token per forward call */
-static int
-prompt_logits(llm_model *m, const int32_t *ids, int n, float *out, int vocab)
-{
-    char err[256];
-    llm_runtime *rt = llm_runtime_create(m, 1, 64, 1, err, sizeof(err));
-    int slot, i;
-
-    if (rt == NULL) return -1;
-    slot = llm_seq_open(rt);
-    for (i = 0; i < n; i++) {
-        llm_batch_item it = { slot, &ids[i], 1, 1, 0 };
-        if (llm_forward(rt, &it, 1, err, sizeof(err)) != 0) {
-            llm_runtime_free(rt);
-            return -1;
-        }
-        memcpy(out + (size_t) i * vocab, llm_forward_logits(rt, 0), (size_t) vocab * sizeof(float));
-    }
-    llm_runtime_free(rt);
-    return 0;
-}
 
 /*
  * max |ours - ref| / max |ref| allowed per type: float types exact up to
@@ -156,45 +87,10 @@ test_files(void)
            "%s: %d of %d tensors dequantize to the writer's values%s%s", file, c.checked - c.bad,
            (int) json_object_size(v), c.bad ? ", first differing: " : "", c.first_bad);
         if (files && lf) {
-            size_t fi, pi;
-            json_t *fv;
-            json_array_foreach(files, fi, fv) {
-                if (strcmp(json_string_value(fv), file) != 0) continue;
-                {
-                    double worst = 0;
-                    long off = 0;
-                    size_t k;
-                    for (k = 0; k < fi; k++) {
-                        for (pi = 0; pi < json_array_size(prompts); pi++) {
-                            off += (long) json_array_size(json_array_get(prompts, pi)) * vocab * 4;
-                        }
-                    }
-                    for (pi = 0; pi < json_array_size(prompts); pi++) {
-                        json_t *p = json_array_get(prompts, pi);
-                        int n = (int) json_array_size(p), i;
-                        int32_t ids[64];
-                        float *want = malloc((size_t) n * vocab * 4), *got = malloc((size_t) n * vocab * 4);
-                        double mx = 0, md = 0;
-                        for (i = 0; i < n; i++) ids[i] = (int32_t) json_integer_value(json_array_get(p, (size_t) i));
-                        fseek(lf, off, SEEK_SET);
-                        if (fread(want, 4, (size_t) n * vocab, lf) != (size_t) n * vocab
-                            || prompt_logits(m, ids, n, got, vocab) != 0)
-                        {
-                            worst = INFINITY;
-                        } else {
-                            for (i = 0; i < n * vocab; i++) {
-                                if (fabs(want[i]) > mx) mx = fabs(want[i]);
-                                if (fabs(got[i] - want[i]) > md) md = fabs(got[i] - want[i]);
-                            }
-                            if (md / mx > worst) worst = md / mx;
-                        }
-                        off += (long) n * vocab * 4;
-                        free(want);
-                        free(got);
-                    }
-                    ok(worst <= tolerance(file), "%s: logits within %.3g of transformers on the dequantized "
-                       "weights (max |diff| / max |logit| = %.3g)", file, tolerance(file), worst);
-                }
+            double worst = reference_error(m, files, prompts, lf, file, vocab);
+            if (worst >= 0) {
+                ok(worst <= tolerance(file), "%s: logits within %.3g of transformers on the dequantized "
+                   "weights (max |diff| / max |logit| = %.3g)", file, tolerance(file), worst);
             }
         }
         n_ok++;
