@@ -369,6 +369,31 @@ system_in(const json_t *root, llm_request *req, llm_api_error *err)
     return rc;
 }
 
+/*
+ * A final assistant message with text and no tool call is a prefill: the
+ * answer continues it (and does not repeat it), as Anthropic's does.  Its
+ * trailing white space is dropped (Anthropic refuses it; the chat
+ * template would not keep it).
+ */
+static void
+prefill_in(llm_request *req)
+{
+    json_t     *last;
+    const char *role, *c;
+
+    last = json_array_get(req->messages, json_array_size(req->messages) - 1);
+    role = json_string_value(json_object_get(last, "role"));
+    c = json_string_value(json_object_get(last, "content"));
+    if (role == NULL || strcmp(role, "assistant") != 0 || c == NULL
+        || json_object_get(last, "tool_calls") != NULL
+        || c[strspn(c, " \t\r\n")] == '\0')
+    {
+        return;
+    }
+    req->continue_final_message = 1;
+    req->add_generation_prompt = 0;
+}
+
 static int
 messages_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
     llm_api_error *err)
@@ -432,6 +457,7 @@ messages_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
                 "'system', but got '%.64s'.", path, r);
         }
     }
+    prefill_in(req);
     return 0;
 }
 

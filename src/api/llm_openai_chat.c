@@ -536,6 +536,53 @@ reasoning_in(const json_t *root, llm_request *req, llm_api_error *err)
     return req->template_kwargs ? 0 : OOM(err);
 }
 
+/*
+ * vLLM's extensions: continue_final_message (the final assistant message is
+ * continued, not closed) and add_generation_prompt; both true is a 400, as
+ * there.
+ */
+static int
+continue_in(const json_t *root, llm_request *req, llm_api_error *err)
+{
+    const json_t *last;
+    const char   *role;
+    int           b, rc, agp = -1;
+
+    if ((rc = llm_api_opt_bool(root, "add_generation_prompt",
+                               "add_generation_prompt", &b, err)) < 0)
+    {
+        return -1;
+    }
+    if (rc) {
+        req->add_generation_prompt = agp = b;
+    }
+    if ((rc = llm_api_opt_bool(root, "continue_final_message",
+                               "continue_final_message", &b, err)) < 0)
+    {
+        return -1;
+    }
+    if (!rc || !b) {
+        return 0;
+    }
+    if (agp == 1) {
+        return llm_api_bad_request(err, "invalid_value",
+            "continue_final_message",
+            "Invalid value for 'continue_final_message': it cannot be true "
+            "together with 'add_generation_prompt': true.");
+    }
+    last = json_array_get(req->messages, json_array_size(req->messages) - 1);
+    role = json_string_value(json_object_get(last, "role"));
+    if (role == NULL || strcmp(role, "assistant") != 0) {
+        return llm_api_bad_request(err, "invalid_value",
+            "continue_final_message",
+            "Invalid value for 'continue_final_message': the last message "
+            "must be an assistant message to continue.");
+    }
+    req->continue_final_message = 1;
+    req->add_generation_prompt = 0;
+    return 0;
+}
+
 static int
 chat_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
     llm_api_error *err)
@@ -577,6 +624,9 @@ chat_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
                 "to be true.");
         }
         req->sampling.top_logprobs = (int) i;
+    }
+    if (continue_in(root, req, err) < 0) {
+        return -1;
     }
     return reasoning_in(root, req, err);
 }

@@ -483,6 +483,49 @@ llm_chat_render(const llm_chat *c, const llm_request *req, char **prompt, size_t
     return rc;
 }
 
+/*
+ * continue_final_message: the prompt is cut where the final assistant
+ * message's text (without surrounding white space) last appears, as
+ * transformers does, so that the model goes on with that text instead of
+ * ending the turn and opening a new one.
+ */
+static int
+cut_after_final_message(llm_chat_prompt *p, const llm_request *req,
+                        char *err, size_t errlen)
+{
+    json_t     *last;
+    const char *c, *role;
+    size_t      b, e, n, i;
+
+    last = json_array_get(req->messages, json_array_size(req->messages) - 1);
+    role = json_string_value(json_object_get(last, "role"));
+    c = json_string_value(json_object_get(last, "content"));
+    if (role == NULL || strcmp(role, "assistant") != 0) {
+        ERR("the final message must be an assistant message to be continued");
+        return LLM_CHAT_ERR_REQUEST;
+    }
+    n = c ? strlen(c) : 0;
+    for (b = 0; b < n && strchr(" \t\r\n", c[b]); b++) { }
+    for (e = n; e > b && strchr(" \t\r\n", c[e - 1]); e--) { }
+    if (e == b) {
+        ERR("the final assistant message to continue has no text");
+        return LLM_CHAT_ERR_REQUEST;
+    }
+    for (i = p->len >= e - b ? p->len - (e - b) + 1 : 0; i-- > 0; ) {
+        if (memcmp(p->text + i, c + b, e - b) == 0) {
+            p->len = i + (e - b);
+            p->text[p->len] = '\0';
+            while (p->n_plain_at && p->plain_at[p->n_plain_at - 1] >= p->len) {
+                p->n_plain_at--;
+            }
+            return LLM_CHAT_OK;
+        }
+    }
+    ERR("the final assistant message does not appear in the prompt the chat "
+        "template renders, so it cannot be continued");
+    return LLM_CHAT_ERR_REQUEST;
+}
+
 int
 llm_chat_render_prompt(const llm_chat *c, const llm_tokenizer *tok, const llm_request *req,
                        llm_chat_prompt *p, char *err, size_t errlen)
@@ -519,7 +562,8 @@ llm_chat_render_prompt(const llm_chat *c, const llm_tokenizer *tok, const llm_re
     if (json_object_get(ctx, "tools") == NULL) json_object_set_new(ctx, "tools", json_null());
     json_object_set_new(ctx, "documents", json_null());
     json_object_set(ctx, "messages", msgs);
-    json_object_set_new(ctx, "add_generation_prompt", json_boolean(req->add_generation_prompt));
+    json_object_set_new(ctx, "add_generation_prompt",
+                        json_boolean(req->add_generation_prompt && !req->continue_final_message));
     /* like transformers' special_tokens_map: only tokens that are set */
     if (*c->bos) json_object_set_new(ctx, "bos_token", json_string(c->bos));
     if (*c->eos) json_object_set_new(ctx, "eos_token", json_string(c->eos));
@@ -563,6 +607,11 @@ llm_chat_render_prompt(const llm_chat *c, const llm_tokenizer *tok, const llm_re
             llm_chat_prompt_free(p);
             ERR("out of memory");
             return LLM_CHAT_ERR_INTERNAL;
+        }
+        if (req->continue_final_message) {
+            rc = cut_after_final_message(p, req, err, errlen);
+            if (rc != LLM_CHAT_OK) llm_chat_prompt_free(p);
+            return rc;
         }
         return LLM_CHAT_OK;
     }

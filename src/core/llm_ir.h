@@ -85,6 +85,12 @@ typedef struct {
     int            reasoning;             /* -1 model default, 0 off, 1 on */
     long           thinking_budget;       /* Anthropic thinking.budget_tokens; -1 none */
     int            add_generation_prompt; /* default 1 */
+    /*
+     * The last message is a partial assistant turn to continue (Anthropic
+     * prefill, vLLM's continue_final_message): the prompt ends with its
+     * text, with no end of turn and no new generation prompt.
+     */
+    int            continue_final_message;
 
     /* /v1/completions: raw prompt text or token ids (no template). */
     char          *prompt;

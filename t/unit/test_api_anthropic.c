@@ -273,6 +273,16 @@ test_good(void)
        && strcmp(GETS(msg(&req, 3), "role"), "user") == 0, "mapped to a system message in place");
     llm_request_free(&req);
 
+    /* a final assistant message with text is a prefill to continue */
+    ok(parse("{" MT "\"messages\":[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"{\\\"x\\\":\"}]}]}", &req, &err) == 0
+       && req.continue_final_message == 1 && req.add_generation_prompt == 0, "assistant prefill is continued: %s", err.message);
+    llm_request_free(&req);
+    ok(parse("{" MT "\"messages\":[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":\" \"}]}", &req, &err) == 0
+       && req.continue_final_message == 0 && req.add_generation_prompt == 1, "a blank final assistant message is not a prefill");
+    llm_request_free(&req);
+    ok(parse("{" MT MSG "}", &req, &err) == 0 && req.continue_final_message == 0, "a final user message: a new turn");
+    llm_request_free(&req);
+
     body = "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"count me\"}],\"thinking\":{\"type\":\"enabled\",\"budget_tokens\":4096}}";
     ok(llm_anthropic_parse_count_tokens(body, strlen(body), &lim, &req, &err) == 0, "count_tokens needs no max_tokens");
     ok(req.api == LLM_API_COUNT_TOKENS && req.max_tokens == -1 && req.reasoning == 1, "count_tokens request");

@@ -104,6 +104,11 @@ static const struct {
     { "{" MSG ",\"chat_template_kwargs\":[]}", "chat_template_kwargs", "expected an object" },
     { "{" MSG ",\"chat_template_kwargs\":{\"enable_thinking\":\"no\"}}", "chat_template_kwargs.enable_thinking", "expected a boolean" },
     { "{" MSG ",\"reasoning_effort\":\"max\"}", "reasoning_effort", "but got 'max'" },
+    { "{" MSG ",\"continue_final_message\":true}", "continue_final_message", "must be an assistant message" },
+    { "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":\"b\"}],\"continue_final_message\":true,\"add_generation_prompt\":true}",
+      "continue_final_message", "cannot be true together with 'add_generation_prompt'" },
+    { "{" MSG ",\"continue_final_message\":1}", "continue_final_message", "expected a boolean" },
+    { "{" MSG ",\"add_generation_prompt\":\"yes\"}", "add_generation_prompt", "expected a boolean" },
     { "{" MSG ",\"parallel_tool_calls\":\"no\"}", "parallel_tool_calls", "expected a boolean" },
     { "{" MSG ",\"tools\":{}}", "tools", "expected an array" },
     { "{" MSG ",\"tools\":[{\"type\":\"retrieval\"}]}", "tools[0].type", "expected 'function'" },
@@ -288,6 +293,13 @@ test_good(void)
            | LLM_SAMPLING_SET_REPETITION_PENALTY, "the sampling fields the request set are recorded");
     is_int(req.reasoning, 0, "enable_thinking false beats reasoning_effort");
     ok(json_is_false(json_object_get(req.template_kwargs, "enable_thinking")), "template kwargs kept");
+    llm_request_free(&req);
+
+    ok(parse("{\"messages\":[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":\"b\"}],\"continue_final_message\":true}", &req, &err) == 0
+       && req.continue_final_message == 1 && req.add_generation_prompt == 0, "continue_final_message: %s", err.message);
+    llm_request_free(&req);
+    ok(parse("{" MSG ",\"add_generation_prompt\":false}", &req, &err) == 0
+       && req.continue_final_message == 0 && req.add_generation_prompt == 0, "add_generation_prompt false");
     llm_request_free(&req);
 
     ok(parse("{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}", &req, &err) == 0, "minimal request");

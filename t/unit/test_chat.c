@@ -282,10 +282,51 @@ project_template(void)
     fclose(cf);
 }
 
+/* continue_final_message: the prompt ends with the final assistant text */
+static void
+continue_final(void)
+{
+    char        err[512];
+    llm_chat   *q = llm_chat_from_template(QWENISH, "", "<|im_end|>", err, sizeof(err));
+    llm_request r;
+    char       *out;
+    int         rc;
+
+    if (!ok(q != NULL, "template compiles")) return;
+    req_init(&r, "[{\"role\":\"user\",\"content\":\"Name a colour\"},"
+                 "{\"role\":\"assistant\",\"content\":\"The colour is \"}]");
+    out = render(q, &r, &rc, err, sizeof(err));
+    ok(out && strstr(out, "The colour is <|im_end|>") && llm_reasoning_starts_open("think", out, strlen(out)),
+       "without it the partial turn is closed and a new one opened");
+    free(out);
+    r.continue_final_message = 1;
+    out = render(q, &r, &rc, err, sizeof(err));
+    is_str(out, "<|im_start|>user\nName a colour<|im_end|>\n<|im_start|>assistant\nThe colour is",
+           "with it the prompt ends with the partial text (trailing space dropped)");
+    free(out);
+    llm_request_free(&r);
+
+    req_init(&r, "[{\"role\":\"user\",\"content\":\"hi\"}]");
+    r.continue_final_message = 1;
+    out = render(q, &r, &rc, err, sizeof(err));
+    ok(rc == LLM_CHAT_ERR_REQUEST && strstr(err, "assistant"), "a final user message cannot be continued: %s", err);
+    free(out);
+    llm_request_free(&r);
+
+    req_init(&r, "[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":\" \\n\"}]");
+    r.continue_final_message = 1;
+    out = render(q, &r, &rc, err, sizeof(err));
+    ok(rc == LLM_CHAT_ERR_REQUEST && strstr(err, "no text"), "an empty final message cannot be continued: %s", err);
+    free(out);
+    llm_request_free(&r);
+    llm_chat_free(q);
+}
+
 int
 main(void)
 {
     tools_and_kwargs();
+    continue_final();
     defined_vars();
     errors();
     loading();
