@@ -422,8 +422,10 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
     ctx->prompt_tokens = n_prompt;
 
     lim.n_ctx = llm_sched_n_ctx(m->sched);
-    lim.max_tokens = (size_t) lcf->max_tokens;
+    lim.max_tokens = lcf->max_tokens == NGX_CONF_UNSET
+                     ? 0 : (size_t) lcf->max_tokens;
     lim.max_response_size = lcf->max_response_size;
+    lim.model = (char *) m->alias.data;
 
     if (llm_session_max_new_tokens(req, n_prompt, &lim, &max_gen, &err) != 0) {
         return ngx_http_llm_send_api_error(r, &err);

@@ -43,13 +43,18 @@ ngx_http_llm_find_model_in(ngx_http_llm_main_conf_t *mcf, const char *name)
 }
 
 
+/* max_tokens: the llm_max_tokens of the models location, or NGX_CONF_UNSET */
 static void
-ngx_http_llm_model_card(ngx_http_llm_model_t *m, llm_api_model_card *card)
+ngx_http_llm_model_card(ngx_http_llm_model_t *m, ngx_int_t max_tokens,
+    llm_api_model_card *card)
 {
     card->id = (char *) m->alias.data;
     card->id_len = m->alias.len;
     card->created = (long long) m->created;
     card->context_length = (long) m->context_length;
+    card->max_output_tokens = max_tokens != NGX_CONF_UNSET
+                              && (ngx_uint_t) max_tokens < m->context_length
+                              ? (long) max_tokens : (long) m->context_length;
 }
 
 
@@ -88,8 +93,10 @@ ngx_http_llm_models_handler(ngx_http_request_t *r)
     llm_api_model_card        *cards;
     ngx_http_llm_model_t      *m;
     ngx_http_llm_main_conf_t  *mcf;
+    ngx_http_llm_loc_conf_t   *lcf;
 
     mcf = ngx_http_get_module_main_conf(r, ngx_http_llm_module);
+    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
     m = mcf->models.elts;
 
     /* Anthropic clients send anthropic-version: answer (errors too) in
@@ -103,7 +110,7 @@ ngx_http_llm_models_handler(ngx_http_request_t *r)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
     for (i = 0; i < mcf->models.nelts; i++) {
-        ngx_http_llm_model_card(&m[i], &cards[i]);
+        ngx_http_llm_model_card(&m[i], lcf->max_tokens, &cards[i]);
     }
 
     /* the handler answered paths other than /models[/{id}] with a 404 */

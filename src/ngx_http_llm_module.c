@@ -295,7 +295,8 @@ ngx_http_llm_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
                                 &conf->tool);
     ngx_http_llm_parser_resolve(NGX_HTTP_LLM_PARSER_REASONING,
                                 &conf->reasoning_parser, &conf->reasoning);
-    ngx_conf_merge_value(conf->max_tokens, prev->max_tokens, 4096);
+    /* unset: up to the room left in the context */
+    ngx_conf_merge_value(conf->max_tokens, prev->max_tokens, NGX_CONF_UNSET);
     ngx_conf_merge_size_value(conf->max_response_size,
                               prev->max_response_size, 16 * 1024 * 1024);
     ngx_conf_merge_value(conf->embeddings_max_tokens,

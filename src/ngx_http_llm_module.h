@@ -89,7 +89,7 @@ typedef struct {
     ngx_str_t                  reasoning_parser;
     ngx_http_llm_parser_choice_t  tool;      /* the two, resolved */
     ngx_http_llm_parser_choice_t  reasoning;
-    ngx_int_t                  max_tokens;
+    ngx_int_t                  max_tokens;   /* llm_max_tokens, NGX_CONF_UNSET: none */
     size_t                     max_response_size;  /* llm_max_response_size */
     ngx_int_t                  embeddings_max_tokens;   /* all inputs of a request */
     ngx_flag_t                 split_special_tokens;    /* request text: no control tokens */

@@ -27,7 +27,7 @@ GET /v1/models
 --- error_code: 200
 --- response_headers
 Content-Type: application/json
---- response_body_like: ^\{"object":"list","data":\[\{"id":"tiny","object":"model","created":\d+,"owned_by":"ngx_llm","context_length":256\}\]\}$
+--- response_body_like: ^\{"object":"list","data":\[\{"id":"tiny","object":"model","created":\d+,"owned_by":"ngx_llm","context_length":256,"max_output_tokens":256\}\]\}$
 
 
 

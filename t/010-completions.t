@@ -156,15 +156,18 @@ POST /v1/completions
 
 
 
-=== TEST 11: llm_max_tokens caps max_tokens
+=== TEST 11: llm_max_tokens lowers the protocol's default (16), and max_tokens above it is a 400 naming it
 --- config
 llm_max_tokens 3;
 location = /v1/completions { llm_api completions; }
---- request
-POST /v1/completions
-{"prompt": "abc", "max_tokens": 50, "temperature": 0}
---- error_code: 200
---- response_body_like: "completion_tokens":3,
+--- request eval
+["POST /v1/completions\n{\"prompt\": \"abc\", \"temperature\": 0, \"logit_bias\": {\"2\": -100}}",
+ "POST /v1/completions\n{\"prompt\": \"abc\", \"max_tokens\": 50, \"temperature\": 0}"]
+--- error_code eval
+[200, 400]
+--- response_body_like eval
+['"completion_tokens":3,',
+ '"message":"max_tokens is 50, more than this server allows for model \'tiny\' \\(llm_max_tokens 3\\)\.","type":"invalid_request_error","param":"max_tokens","code":"invalid_value"']
 
 
 

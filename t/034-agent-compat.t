@@ -167,7 +167,7 @@ anthropic-version: 2023-06-01
 --- request
 GET /v1/models
 --- error_code: 200
---- response_body_like: ^\{"data":\[\{"type":"model","id":"tiny","display_name":"tiny","created_at":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ","context_length":\d+\}\],"has_more":false,"first_id":"tiny","last_id":"tiny"\}$
+--- response_body_like: ^\{"data":\[\{"type":"model","id":"tiny","display_name":"tiny","created_at":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ","context_length":\d+,"max_output_tokens":\d+\}\],"has_more":false,"first_id":"tiny","last_id":"tiny"\}$
 
 
 
@@ -188,7 +188,7 @@ anthropic-version: 2023-06-01
 --- request
 GET /v1/models
 --- error_code: 200
---- response_body_like: ^\{"object":"list","data":\[\{"id":"tiny","object":"model","created":\d+,"owned_by":"ngx_llm","context_length":\d+\}\]\}$
+--- response_body_like: ^\{"object":"list","data":\[\{"id":"tiny","object":"model","created":\d+,"owned_by":"ngx_llm","context_length":\d+,"max_output_tokens":\d+\}\]\}$
 
 
 
@@ -201,3 +201,28 @@ my $b = '{"model": "tiny", "max_tokens": 2, "stream": true, "system": "You are a
 --- response_body_like eval
 ['event: message_delta\ndata: \{"type":"message_delta","delta":\{[^}]*\},"usage":\{"input_tokens":\d+,"cache_creation_input_tokens":0,"cache_read_input_tokens":\d+,"output_tokens":2\}\}',
  'event: message_delta\ndata: \{"type":"message_delta","delta":\{[^}]*\},"usage":\{"input_tokens":\d+,"cache_creation_input_tokens":0,"cache_read_input_tokens":[1-9]\d*,"output_tokens":2\}\}']
+
+
+
+=== TEST 19: without llm_max_tokens, max_tokens may ask for all the context left (200, not a 400)
+--- request
+POST /v1/messages
+{"model": "tiny", "max_tokens": 32000, "temperature": 0, "messages": [{"role": "user", "content": "hi"}]}
+--- error_code: 200
+--- response_body_like: "type":"message"
+
+
+
+=== TEST 20: above an explicit llm_max_tokens: a 400 naming it, in Anthropic's shape; /v1/models advertises the cap
+--- config
+llm_max_tokens 64;
+location /v1/messages { llm_api messages; }
+location /v1/models { llm_api models; }
+--- request eval
+["POST /v1/messages\n{\"model\": \"tiny\", \"max_tokens\": 32000, \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}",
+ "GET /v1/models"]
+--- error_code eval
+[400, 200]
+--- response_body_like eval
+['^\{"type":"error","error":\{"type":"invalid_request_error","message":"max_tokens is 32000, more than this server allows for model \'tiny\' \(llm_max_tokens 64\)\."\}',
+ '"context_length":\d+,"max_output_tokens":64\}']

@@ -39,6 +39,8 @@ llm_api_model_object(const llm_api_model_card *m, int anthropic)
         json_object_set_new(o, "owned_by", json_string("ngx_llm"));
     }
     json_object_set_new(o, "context_length", json_integer(m->context_length));
+    json_object_set_new(o, "max_output_tokens",
+                        json_integer(m->max_output_tokens));
     return o;
 }
 

@@ -18,6 +18,7 @@ typedef struct {
     size_t      id_len;
     long long   created;         /* Unix seconds */
     long        context_length;
+    long        max_output_tokens;  /* llm_max_tokens, or context_length */
 } llm_api_model_card;
 
 /* One model object; NULL when out of memory. */

@@ -111,7 +111,7 @@ completions_in(const json_t *root, const llm_api_limits *lim,
     if (prompt_in(root, req, err) < 0) {
         return -1;
     }
-    req->max_tokens = 16;                 /* OpenAI's default here */
+    req->default_max_tokens = 16;         /* OpenAI's default here */
     if (llm_openai_parse_common(root, lim, req, err) < 0) {
         return -1;
     }

@@ -27,6 +27,7 @@ typedef struct {
     llm_token_logprobs  *lps;          /* streaming: not yet sent; else all */
     size_t               n_lps;
     size_t               lps_cap;
+    size_t               n_lps_content;  /* of lps: those of the content */
     const int32_t       *generated;    /* borrowed at choice_done */
     size_t               n_generated;
     int                  done;
@@ -228,6 +229,17 @@ llm_reply_emit(void *data, const llm_event *ev)
     llm_reply          *r = ch->reply;
     llm_logprobs_list   lpl, *lp;
 
+    /*
+     * logprobs describe the content: the tokens behind reasoning and tool
+     * calls, which the content excludes, are dropped (those of tokens that
+     * produced no text yet stay with the next event)
+     */
+    if (ev->type == LLM_EV_CONTENT) {
+        ch->n_lps_content = ch->n_lps;
+    } else {
+        ch->n_lps = ch->n_lps_content;
+    }
+
     if (!r->req->stream) {
         return;    /* the result is built by the stream processor */
     }
@@ -246,6 +258,7 @@ llm_reply_emit(void *data, const llm_event *ev)
 
     if (lp) {
         ch->n_lps = 0;    /* formatted: a stream keeps none of them */
+        ch->n_lps_content = 0;
     }
 }
 

@@ -185,9 +185,24 @@ llm_session_max_new_tokens(const llm_request *req, size_t n_prompt,
                                             n_prompt, lim->n_ctx);
     }
 
-    max_gen = lim->max_tokens;
-    if (req->max_tokens > 0 && (size_t) req->max_tokens < max_gen) {
+    if (lim->max_tokens > 0 && req->max_tokens > 0
+        && (size_t) req->max_tokens > lim->max_tokens)
+    {
+        return llm_api_bad_request(err, "invalid_value", "max_tokens",
+            "max_tokens is %ld, more than this server allows for model "
+            "'%s' (llm_max_tokens %zu).", req->max_tokens,
+            lim->model ? lim->model : "", lim->max_tokens);
+    }
+
+    if (req->max_tokens > 0) {
         max_gen = (size_t) req->max_tokens;
+    } else {
+        max_gen = lim->max_tokens > 0 ? lim->max_tokens : lim->n_ctx;
+        if (req->default_max_tokens > 0
+            && (size_t) req->default_max_tokens < max_gen)
+        {
+            max_gen = (size_t) req->default_max_tokens;
+        }
     }
     if (max_gen > lim->n_ctx - n_prompt) {
         max_gen = lim->n_ctx - n_prompt;

@@ -59,17 +59,22 @@ void llm_session_prompt_free(llm_session_prompt *p);
 /* The server's limits on one generation. */
 typedef struct {
     size_t  n_ctx;               /* the model's context per sequence */
-    size_t  max_tokens;          /* llm_max_tokens: the cap of max_tokens */
+    size_t  max_tokens;          /* llm_max_tokens: the cap of max_tokens;
+                                    0: none (up to the room in the context) */
     size_t  max_response_size;   /* llm_max_response_size, bytes */
+    const char *model;           /* the model's name, for the cap's error */
 } llm_session_limits;
 
 /*
  * How many tokens each choice of req may generate after a prompt of
- * n_prompt tokens: the request's max_tokens (else the server's) within the
+ * n_prompt tokens: the request's max_tokens (else the server's cap, else the
+ * protocol's default lowered to that cap, else all the room) within the
  * room the context leaves and what llm_max_response_size can hold for n
  * choices.  0, or -1 with a 400: an empty prompt, a prompt that fills the
- * context (context_length_exceeded), or a max_tokens the client asked for
- * that the response size limit cannot hold (a server default is lowered).
+ * context (context_length_exceeded), a max_tokens above the server's cap
+ * (named in the message: a silent clamp reported as an ordinary length stop
+ * misleads agents), or a max_tokens the client asked for that the response
+ * size limit cannot hold (a server default is lowered).
  */
 int llm_session_max_new_tokens(const llm_request *req, size_t n_prompt,
     const llm_session_limits *lim, size_t *max_new, llm_api_error *err);

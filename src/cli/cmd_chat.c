@@ -24,8 +24,7 @@
 #include "engine/llm_sched.h"
 #include "parsers/llm_parser.h"
 
-/* The server's defaults: llm_max_tokens, llm_max_response_size, ctx. */
-#define CHAT_MAX_TOKENS         4096
+/* The server's defaults: llm_max_response_size, ctx (no llm_max_tokens). */
 #define CHAT_MAX_RESPONSE_SIZE  (16 * 1024 * 1024)
 #define CHAT_DEFAULT_CTX        4096
 
@@ -272,8 +271,9 @@ llm_cmd_chat(int argc, char **argv)
     }
 
     sl.n_ctx = llm_sched_n_ctx(sched);
-    sl.max_tokens = CHAT_MAX_TOKENS;
+    sl.max_tokens = 0;
     sl.max_response_size = CHAT_MAX_RESPONSE_SIZE;
+    sl.model = req.model;
     if (llm_session_max_new_tokens(&req, prompt.n_ids, &sl, &max_new, &e) != 0) {
         rc = fail(api, &e);
         goto done;

@@ -18,6 +18,7 @@ llm_request_init(llm_request *r)
     r->reasoning = -1;
     r->add_generation_prompt = 1;
     r->max_tokens = -1;
+    r->default_max_tokens = -1;
     r->thinking_budget = -1;
     r->n = 1;
     r->speculation = -1;

@@ -103,6 +103,8 @@ typedef struct {
     char         **stop;           /* stop strings, never emitted */
     size_t         n_stop;
     long           max_tokens;     /* -1 = not given */
+    long           default_max_tokens;  /* the protocol's when not given
+                                           (completions: 16); -1 = none */
     int            n;              /* choices; default 1 */
     int            stream;
     int            include_usage;  /* stream_options.include_usage */

@@ -63,7 +63,8 @@ test_parse(void)
     is_int(req.api, LLM_API_COMPLETIONS, "api kind");
     ok(req.prompt && strcmp(req.prompt, "Once upon") == 0 && req.prompt_len == 9, "prompt text");
     ok(req.echo == 1 && req.sampling.logprobs == 1 && req.sampling.top_logprobs == 2, "echo and logprobs");
-    is_int(req.max_tokens, 16, "max_tokens defaults to 16");
+    is_int(req.max_tokens, -1, "max_tokens not given");
+    is_int(req.default_max_tokens, 16, "the protocol's default is 16");
     ok(req.stream && req.include_usage && req.n_stop == 1 && req.sampling.temperature == 0, "stream, stop, temperature");
     ok(req.messages == NULL, "no messages for completions");
     llm_request_free(&req);

@@ -99,13 +99,16 @@ main(void)
     }
     /* model list in either protocol's shape */
     {
-        llm_api_model_card cards[2] = { { "tiny", 4, 0, 4096 }, { "big", 3, 86400, 8192 } };
+        llm_api_model_card cards[2] = { { "tiny", 4, 0, 4096, 4096 }, { "big", 3, 86400, 8192, 1000 } };
         json_t *o, *l;
 
         o = llm_api_model_object(&cards[1], 0);
         ok(strcmp(GETS(o, "id"), "big") == 0 && strcmp(GETS(o, "object"), "model") == 0
            && json_integer_value(json_object_get(o, "created")) == 86400
            && json_object_get(o, "type") == NULL, "OpenAI model object");
+        ok(json_integer_value(json_object_get(o, "max_output_tokens")) == 1000
+           && json_integer_value(json_object_get(o, "context_length")) == 8192,
+           "the output cap is advertised next to the context");
         json_decref(o);
         o = llm_api_model_object(&cards[1], 1);
         ok(strcmp(GETS(o, "type"), "model") == 0 && strcmp(GETS(o, "id"), "big") == 0

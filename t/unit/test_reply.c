@@ -86,7 +86,7 @@ test_max_new_tokens(void)
     int                 rc;
     llm_request         req;
     llm_api_error       err;
-    llm_session_limits  lim = { 100, 50, 16 * 1024 * 1024 };
+    llm_session_limits  lim = { 100, 50, 16 * 1024 * 1024, NULL };
 
     parse(LLM_API_CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":30}", &req);
     /* called before ok(): its arguments, max_new among them, are read in no set order */
@@ -120,8 +120,36 @@ test_max_new_tokens(void)
        "a max_tokens the client asked for that cannot be held is its 400: %s", err.message);
     llm_request_free(&req);
 
-    parse(LLM_API_COMPLETIONS, "{\"model\":\"m\",\"prompt\":\"x\"}", &req);
+    /* issue 21 item 7: above an explicit cap a 400 naming it, never a clamp */
+    parse(LLM_API_CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}],\"max_tokens\":51}", &req);
     lim.max_response_size = 16 * 1024 * 1024;
+    lim.model = "tiny";
+    memset(&err, 0, sizeof(err));
+    ok(llm_session_max_new_tokens(&req, 10, &lim, &max_new, &err) == -1 && err.status == 400
+       && strcmp(err.param, "max_tokens") == 0
+       && strcmp(err.message, "max_tokens is 51, more than this server allows for model "
+                 "'tiny' (llm_max_tokens 50).") == 0,
+       "max_tokens above llm_max_tokens: a 400 naming the cap: %s", err.message);
+    lim.max_tokens = 0;
+    max_new = 0;
+    rc = llm_session_max_new_tokens(&req, 10, &lim, &max_new, &err);
+    ok(rc == 0 && max_new == 51, "no llm_max_tokens: as asked (%zu)", max_new);
+    rc = llm_session_max_new_tokens(&req, 80, &lim, &max_new, &err);
+    ok(rc == 0 && max_new == 20, "no llm_max_tokens: lowered to the room (%zu)", max_new);
+    llm_request_free(&req);
+
+    parse(LLM_API_CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}", &req);
+    rc = llm_session_max_new_tokens(&req, 10, &lim, &max_new, &err);
+    ok(rc == 0 && max_new == 90, "neither max_tokens nor llm_max_tokens: all the room (%zu)", max_new);
+    llm_request_free(&req);
+
+    parse(LLM_API_COMPLETIONS, "{\"model\":\"m\",\"prompt\":\"x\"}", &req);
+    rc = llm_session_max_new_tokens(&req, 10, &lim, &max_new, &err);
+    ok(rc == 0 && max_new == 16, "completions without max_tokens: the protocol's 16 (%zu)", max_new);
+    lim.max_tokens = 3;
+    rc = llm_session_max_new_tokens(&req, 10, &lim, &max_new, &err);
+    ok(rc == 0 && max_new == 3, "an llm_max_tokens under 16 lowers that default (%zu)", max_new);
+    lim.max_tokens = 50;
     ok(llm_session_max_new_tokens(&req, 100, &lim, &max_new, &err) == -1
        && strcmp(err.param, "prompt") == 0, "completions: context_length_exceeded names prompt");
     llm_request_free(&req);
