@@ -32,6 +32,7 @@ typedef struct {
     size_t                     len;
     ngx_http_llm_main_conf_t  *mcf;
     ngx_flag_t                 split_special_tokens;
+    ngx_flag_t                 any_model;       /* llm_any_model */
     size_t                     embeddings_max_tokens;
 
     /* the task's results */

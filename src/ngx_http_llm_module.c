@@ -139,6 +139,13 @@ static ngx_command_t  ngx_http_llm_commands[] = {
       offsetof(ngx_http_llm_loc_conf_t, embeddings_max_tokens),
       &ngx_http_llm_embeddings_max_tokens_bounds },
 
+    { ngx_string("llm_any_model"),
+      NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_FLAG,
+      ngx_conf_set_flag_slot,
+      NGX_HTTP_LOC_CONF_OFFSET,
+      offsetof(ngx_http_llm_loc_conf_t, any_model),
+      NULL },
+
     { ngx_string("llm_stream_keepalive"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_conf_set_msec_slot,
@@ -276,6 +283,7 @@ ngx_http_llm_create_loc_conf(ngx_conf_t *cf)
     lcf->embeddings_max_tokens = NGX_CONF_UNSET;
     lcf->split_special_tokens = NGX_CONF_UNSET;
     lcf->stream_keepalive = NGX_CONF_UNSET_MSEC;
+    lcf->any_model = NGX_CONF_UNSET;
     lcf->speculation = NGX_CONF_UNSET_UINT;
 
     return lcf;
@@ -305,6 +313,7 @@ ngx_http_llm_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
                          prev->split_special_tokens, 1);
     ngx_conf_merge_msec_value(conf->stream_keepalive, prev->stream_keepalive,
                               10000);
+    ngx_conf_merge_value(conf->any_model, prev->any_model, 0);
     ngx_conf_merge_uint_value(conf->speculation, prev->speculation,
                               LLM_SPECULATION_AUTO);
 

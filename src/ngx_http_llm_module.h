@@ -94,6 +94,8 @@ typedef struct {
     ngx_int_t                  embeddings_max_tokens;   /* all inputs of a request */
     ngx_flag_t                 split_special_tokens;    /* request text: no control tokens */
     ngx_msec_t                 stream_keepalive;  /* llm_stream_keepalive; 0 = off */
+    ngx_flag_t                 any_model;    /* llm_any_model: the only model
+                                                answers every model name */
     ngx_uint_t                 speculation;  /* llm_speculation: LLM_SPECULATION_* */
 } ngx_http_llm_loc_conf_t;
 

@@ -87,6 +87,7 @@ ngx_http_llm_prepare(ngx_http_request_t *r, u_char *body, size_t len)
     p->len = len;
     p->mcf = mcf;
     p->split_special_tokens = lcf->split_special_tokens;
+    p->any_model = lcf->any_model;
     p->embeddings_max_tokens = (size_t) lcf->embeddings_max_tokens;
 
     task->handler = ngx_http_llm_prepare_thread;
@@ -140,6 +141,15 @@ ngx_http_llm_prep_model(ngx_http_llm_prep_t *p, const char *name)
     ngx_http_llm_model_t  *m;
 
     m = ngx_http_llm_find_model_in(p->mcf, name);
+
+    /*
+     * llm_any_model: agents send their own model names (and some rewrite
+     * one they do not know); a single-model server may answer them all
+     */
+    if (m == NULL && p->any_model && p->mcf->models.nelts == 1) {
+        m = p->mcf->models.elts;
+    }
+
     if (m == NULL) {
         llm_api_error_model_not_found(&p->err, name);
     }

@@ -226,3 +226,43 @@ location /v1/models { llm_api models; }
 --- response_body_like eval
 ['^\{"type":"error","error":\{"type":"invalid_request_error","message":"max_tokens is 32000, more than this server allows for model \'tiny\' \(llm_max_tokens 64\)\."\}',
  '"context_length":\d+,"max_output_tokens":64\}']
+
+
+
+=== TEST 21: llm_any_model on: the only model answers a model name it does not have
+--- config
+llm_any_model on;
+location = /v1/chat/completions { llm_api chat; }
+location /v1/messages { llm_api messages; }
+--- request eval
+["POST /v1/messages\n{\"model\": \"claude-sonnet-4-5\", \"max_tokens\": 2, \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}",
+ "POST /v1/chat/completions\n{\"model\": \"default\", \"max_tokens\": 2, \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}"]
+--- error_code eval
+[200, 200]
+--- response_body_like eval
+['"model":"claude-sonnet-4-5"', '"model":"default"']
+
+
+
+=== TEST 22: without it, an unknown model name is a 404
+--- request
+POST /v1/messages
+{"model": "claude-sonnet-4-5", "max_tokens": 2, "messages": [{"role": "user", "content": "hi"}]}
+--- error_code: 404
+--- response_body_like: "type":"not_found_error"
+
+
+
+=== TEST 23: with two models llm_any_model changes nothing: unknown names are a 404
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32;
+llm_model other $TEST_NGINX_FIXTURES/models/qwen3_f32;
+llm_thread_pool llm;
+--- config
+llm_any_model on;
+location = /v1/chat/completions { llm_api chat; }
+--- request
+POST /v1/chat/completions
+{"model": "gpt-4o", "max_tokens": 2, "messages": [{"role": "user", "content": "hi"}]}
+--- error_code: 404
+--- response_body_like: "code":"model_not_found"
