@@ -194,7 +194,7 @@ GET /v1/models
 
 === TEST 18: streamed usage reports cache reads in message_delta, as the message does
 --- request eval
-my $b = '{"model": "tiny", "max_tokens": 2, "stream": true, "system": "You are a careful assistant for a long agent session.", "messages": [{"role": "user", "content": "the same prompt twice"}]}';
+my $b = '{"model": "tiny", "max_tokens": 2, "temperature": 0, "stream": true, "system": "You are a careful assistant for a long agent session.", "messages": [{"role": "user", "content": "the same prompt twice"}]}';
 ["POST /v1/messages\n$b", "POST /v1/messages\n$b"]
 --- error_code eval
 [200, 200]
