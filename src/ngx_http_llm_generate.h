@@ -8,6 +8,7 @@
 #include "ngx_http_llm_module.h"
 #include "ngx_http_llm_sched.h"
 
+#include "api/llm_api_tokenize.h"
 #include "api/llm_openai.h"
 #include "api/llm_openai_embeddings.h"
 #include "chat/llm_chat.h"
@@ -41,6 +42,9 @@ typedef struct {
     ngx_http_llm_model_t      *model;
     llm_request                req;             /* chat, completions, messages */
     llm_session_prompt         prompt;          /* its ids (chat/session.h) */
+    llm_tokenize_opts          tokenize;        /* tokenize */
+    llm_buf                    answer;          /* tokenize, detokenize: the
+                                                   200's JSON body */
     llm_embed_request          ereq;            /* embeddings */
     size_t                     n_inputs;
     int32_t                  **input_ids;       /* tokenized text inputs, else NULL */

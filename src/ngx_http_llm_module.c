@@ -203,6 +203,8 @@ static ngx_str_t  ngx_http_llm_api_names[] = {
     ngx_string("embeddings"),      /* LLM_API_EMBEDDINGS */
     ngx_string("models"),          /* LLM_API_MODELS */
     ngx_string("health"),          /* LLM_API_HEALTH */
+    ngx_string("tokenize"),        /* LLM_API_TOKENIZE */
+    ngx_string("detokenize"),      /* LLM_API_DETOKENIZE */
 };
 
 

@@ -34,6 +34,7 @@ ngx_http_llm_prep_cleanup(void *data)
     llm_request_free(&p->req);
     llm_embed_request_free(&p->ereq);
     llm_session_prompt_free(&p->prompt);
+    llm_buf_free(&p->answer);
     for (i = 0; p->input_ids && i < p->n_inputs; i++) {
         free(p->input_ids[i]);
     }
@@ -216,6 +217,47 @@ ngx_http_llm_prep_embeddings(ngx_http_llm_prep_t *p, ngx_http_llm_model_t *m)
 }
 
 
+static int
+ngx_http_llm_token_bytes(void *ctx, int32_t id, char *out, size_t cap)
+{
+    return llm_tokenizer_token_bytes(ctx, id, out, cap);
+}
+
+
+/* /tokenize, /detokenize: the answer, written here off the event loop. */
+static void
+ngx_http_llm_prep_tokens(ngx_http_llm_prep_t *p, ngx_http_llm_model_t *m,
+    const llm_session_model *sm)
+{
+    int     rc;
+    char   *text;
+    size_t  len;
+
+    if (p->api == LLM_API_DETOKENIZE) {
+        if (llm_session_detokenize(sm, &p->req, &text, &len, &p->err) != 0) {
+            return;
+        }
+        rc = llm_api_detokenize_json(&p->answer, text, len);
+        free(text);
+
+    } else {
+        if (llm_session_tokenize(sm, &p->req, &p->tokenize, &p->prompt,
+                                 &p->err)
+            != 0)
+        {
+            return;
+        }
+        rc = llm_api_tokenize_json(&p->answer, &p->tokenize, p->prompt.ids,
+                                   p->prompt.n_ids, (long) m->context_length,
+                                   ngx_http_llm_token_bytes, m->tokenizer);
+    }
+
+    if (rc != 0) {
+        p->internal = "out of memory";
+    }
+}
+
+
 static void
 ngx_http_llm_prepare_thread(void *data, ngx_log_t *log)
 {
@@ -245,10 +287,19 @@ ngx_http_llm_prepare_thread(void *data, ngx_log_t *log)
         return;
     }
 
-    if (llm_api_parse_request(p->api, (char *) p->body, p->len, &lim, &p->req,
-                              &p->err)
-        != 0)
-    {
+    if (p->api == LLM_API_TOKENIZE) {
+        rc = llm_api_parse_tokenize((char *) p->body, p->len, &lim, &p->req,
+                                    &p->tokenize, &p->err);
+
+    } else if (p->api == LLM_API_DETOKENIZE) {
+        rc = llm_api_parse_detokenize((char *) p->body, p->len, &lim, &p->req,
+                                      &p->err);
+
+    } else {
+        rc = llm_api_parse_request(p->api, (char *) p->body, p->len, &lim,
+                                   &p->req, &p->err);
+    }
+    if (rc != 0) {
         return;
     }
 
@@ -266,9 +317,12 @@ ngx_http_llm_prepare_thread(void *data, ngx_log_t *log)
     }
     p->model = m;
 
-    if (llm_api_check_token_ids(&p->req, llm_model_get_info(m->model)->n_vocab,
-                                &p->err)
-        != 0)
+    /* /detokenize names its ids "tokens": the session checks them */
+    if (p->api != LLM_API_DETOKENIZE
+        && llm_api_check_token_ids(&p->req,
+                                   llm_model_get_info(m->model)->n_vocab,
+                                   &p->err)
+           != 0)
     {
         return;
     }
@@ -286,6 +340,11 @@ ngx_http_llm_prepare_thread(void *data, ngx_log_t *log)
     {
         llm_api_error_set(&p->err, 500, "api_error", "internal_error", NULL,
                           "out of memory");
+        return;
+    }
+
+    if (p->api == LLM_API_TOKENIZE || p->api == LLM_API_DETOKENIZE) {
+        ngx_http_llm_prep_tokens(p, m, &sm);
         return;
     }
 
@@ -346,6 +405,10 @@ ngx_http_llm_prepared(ngx_http_request_t *r)
 
     } else if (p->api == LLM_API_COUNT_TOKENS) {
         rc = ngx_http_llm_count_tokens(r, p);
+
+    } else if (p->api == LLM_API_TOKENIZE || p->api == LLM_API_DETOKENIZE) {
+        rc = ngx_http_llm_send_json(r, NGX_HTTP_OK, p->answer.data,
+                                    p->answer.len);
 
     } else if (p->api == LLM_API_EMBEDDINGS) {
         rc = ngx_http_llm_embeddings(r, p);

@@ -460,10 +460,12 @@ llm_chat_prompt_free(llm_chat_prompt *p)
 }
 
 int
-llm_chat_prompt_encode(const llm_chat_prompt *p, const llm_tokenizer *tok, int32_t **ids, size_t *n_ids)
+llm_chat_prompt_encode(const llm_chat_prompt *p, const llm_tokenizer *tok, int add_special,
+                       int32_t **ids, size_t *n_ids)
 {
     llm_tok_encode_opts o = { 0 };
 
+    o.add_special = add_special;
     o.parse_special = 1;
     o.plain_at = p->plain_at;
     o.n_plain_at = p->n_plain_at;

@@ -92,9 +92,13 @@ int llm_chat_render_prompt(const llm_chat *chat, const llm_tokenizer *tok,
                            char *err, size_t errlen);
 void llm_chat_prompt_free(llm_chat_prompt *p);
 
-/* The prompt's token ids (llm_tokenizer_encode_opts with its plain_at). */
+/*
+ * The prompt's token ids (llm_tokenizer_encode_opts with its plain_at).
+ * add_special: the tokenizer's BOS/EOS on top of what the template wrote
+ * (0 to run it; /tokenize's add_special_tokens may ask for them).
+ */
 int llm_chat_prompt_encode(const llm_chat_prompt *p, const llm_tokenizer *tok,
-                           int32_t **ids, size_t *n_ids);
+                           int add_special, int32_t **ids, size_t *n_ids);
 
 /*
  * on (default 1): describe tools in a system prompt when the template does

@@ -51,7 +51,7 @@ llm_session_named_tool(llm_request *req)
 /* Chat, messages, count_tokens: the template's prompt as token ids. */
 static int
 llm_session_chat_prompt(const llm_session_model *sm, llm_request *req,
-    llm_session_prompt *out, llm_api_error *err)
+    int add_special, llm_session_prompt *out, llm_api_error *err)
 {
     int              rc, counting = req->api == LLM_API_COUNT_TOKENS;
     char             msg[512];
@@ -92,7 +92,8 @@ llm_session_chat_prompt(const llm_session_model *sm, llm_request *req,
                                       sm->reasoning_parser, prompt.text,
                                       prompt.len);
 
-    rc = llm_chat_prompt_encode(&prompt, sm->tok, &out->ids, &out->n_ids);
+    rc = llm_chat_prompt_encode(&prompt, sm->tok, add_special, &out->ids,
+                                &out->n_ids);
     llm_chat_prompt_free(&prompt);
 
     return rc == 0 ? 0 : llm_session_out_of_memory(err);
@@ -154,7 +155,63 @@ llm_session_build_prompt(const llm_session_model *sm, llm_request *req,
         return llm_session_completion_prompt(sm, req, out, err);
     }
 
-    return llm_session_chat_prompt(sm, req, out, err);
+    return llm_session_chat_prompt(sm, req, 0, out, err);
+}
+
+
+int
+llm_session_tokenize(const llm_session_model *sm, llm_request *req,
+    const llm_tokenize_opts *opts, llm_session_prompt *out,
+    llm_api_error *err)
+{
+    llm_tok_encode_opts  o;
+
+    memset(out, 0, sizeof(*out));
+
+    if (req->api == LLM_API_CHAT) {
+        return llm_session_chat_prompt(sm, req, opts->add_special, out, err);
+    }
+
+    memset(&o, 0, sizeof(o));
+    o.add_special = opts->add_special;
+    o.parse_special = opts->parse_special;
+    if (llm_tokenizer_encode_opts(sm->tok, req->prompt, req->prompt_len, &o,
+                                  &out->ids, &out->n_ids)
+        != 0)
+    {
+        return llm_session_out_of_memory(err);
+    }
+
+    return 0;
+}
+
+
+int
+llm_session_detokenize(const llm_session_model *sm, const llm_request *req,
+    char **text, size_t *len, llm_api_error *err)
+{
+    size_t  i;
+
+    *text = NULL;
+
+    /* every id must be one the tokenizer knows (decoding skips the rest) */
+    for (i = 0; i < req->n_prompt_ids; i++) {
+        if (llm_tokenizer_piece(sm->tok, req->prompt_ids[i]) == NULL) {
+            return llm_api_error_set(err, 400, NULL, "invalid_value",
+                "tokens", "tokens[%zu]: token %ld is outside the vocabulary "
+                "(0..%zu).", i, (long) req->prompt_ids[i],
+                llm_tokenizer_n_vocab(sm->tok) - 1);
+        }
+    }
+
+    if (llm_tokenizer_decode(sm->tok, req->prompt_ids, req->n_prompt_ids, 0,
+                             text, len)
+        != 0)
+    {
+        return llm_session_out_of_memory(err);
+    }
+
+    return 0;
 }
 
 

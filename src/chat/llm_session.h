@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "api/llm_api.h"
+#include "api/llm_api_tokenize.h"
 #include "chat/llm_chat.h"
 #include "engine/llm_engine.h"
 #include "engine/llm_tokenizer.h"
@@ -55,6 +56,23 @@ typedef struct {
 int llm_session_build_prompt(const llm_session_model *sm, llm_request *req,
     llm_session_prompt *out, llm_api_error *err);
 void llm_session_prompt_free(llm_session_prompt *p);
+
+/*
+ * /tokenize: req from llm_api_parse_tokenize (api CHAT: the prompt chat
+ * would run, plus BOS/EOS when opts->add_special; else req->prompt as opts
+ * say).  0, or -1 with err set; free *out with llm_session_prompt_free.
+ */
+int llm_session_tokenize(const llm_session_model *sm, llm_request *req,
+    const llm_tokenize_opts *opts, llm_session_prompt *out,
+    llm_api_error *err);
+
+/*
+ * /detokenize: req->prompt_ids as text, special tokens included.  A 400
+ * naming `tokens` for an id the tokenizer does not know.  *text is
+ * malloc'd (NULL on error).
+ */
+int llm_session_detokenize(const llm_session_model *sm,
+    const llm_request *req, char **text, size_t *len, llm_api_error *err);
 
 /* The server's limits on one generation. */
 typedef struct {

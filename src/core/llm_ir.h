@@ -20,7 +20,9 @@ typedef enum {
     LLM_API_COUNT_TOKENS,    /* Anthropic /v1/messages/count_tokens */
     LLM_API_EMBEDDINGS,
     LLM_API_MODELS,
-    LLM_API_HEALTH
+    LLM_API_HEALTH,
+    LLM_API_TOKENIZE,        /* /tokenize (vLLM, llama-server shapes) */
+    LLM_API_DETOKENIZE       /* /detokenize */
 } llm_api_kind;
 
 typedef enum {

@@ -49,7 +49,7 @@ prompt_ids(const llm_request *req, int split, int32_t **ids, size_t *n, char **t
         llm_chat_prompt_free(&p);
         return -1;
     }
-    rc = llm_chat_prompt_encode(&p, tok, ids, n);
+    rc = llm_chat_prompt_encode(&p, tok, 0, ids, n);
     if (text) *text = strdup(p.text);
     llm_chat_prompt_free(&p);
     return rc;
@@ -205,7 +205,7 @@ template_ops(void)
         int32_t        *ids = NULL;
         if (c == NULL) { ok(0, "compiles: %s", err); continue; }
         ok(llm_chat_render_prompt(c, tok, &req, &p, err, sizeof(err)) == LLM_CHAT_OK
-           && llm_chat_prompt_encode(&p, tok, &ids, &n) == 0
+           && llm_chat_prompt_encode(&p, tok, 0, &ids, &n) == 0
            && count(ids, n, im_end) == 0 && count(ids, n, im_start) == 0
            && strchr(p.text, (char) 0xFF) == NULL,
            "no control token from request text after %s", tmpls[i]);
