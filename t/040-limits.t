@@ -170,6 +170,7 @@ POST /v1/chat/completions
 {"model": "loopy", "max_tokens": 1, "messages": [{"role": "user", "content": "hi"}], "chat_template_kwargs": {"mode": "loop"}}
 --- error_code: 400
 --- response_body_like: "message":"line 1: template render exceeds 1000000 steps","type":"invalid_request_error","param":"messages"
+--- timeout: 120
 
 
 
