@@ -435,7 +435,7 @@ eval_call(llm_jstate *st, llm_jnode *e)
             return NULL;
         }
         if (eval_args(st, e, &a) == 0) {
-            r = llm_jmethod(st, e->line, obj, e->a->name, a.args, a.nargs, e->kwnames, a.kwv, a.nkw);
+            r = llm_jmethod_apply(e->builtin.method, st, e->line, obj, a.args, a.nargs, e->kwnames, a.kwv, a.nkw);
             if (llm_jcharge(st, e->line, r, obj, NULL)) {
                 json_decref(r);
                 r = NULL;
@@ -464,9 +464,9 @@ eval_call(llm_jstate *st, llm_jnode *e)
             free_args(&a);
             return r;
         }
-        if (llm_jinja_known_global(e->a->name)) {
+        if (e->builtin.global) {
             if (eval_args(st, e, &a) == 0) {
-                r = llm_jglobal_call(st, e->line, e->a->name, a.args, a.nargs, e->kwnames, a.kwv, a.nkw);
+                r = llm_jglobal_apply(e->builtin.global, st, e->line, a.args, a.nargs, e->kwnames, a.kwv, a.nkw);
                 if (llm_jcharge(st, e->line, r, NULL, NULL)) {
                     json_decref(r);
                     r = NULL;
@@ -539,7 +539,7 @@ llm_jeval(llm_jstate *st, llm_jnode *e)
         a = e->a ? llm_jeval(st, e->a) : NULL;
         r = NULL;
         if (!st->failed && eval_args(st, e, &fa) == 0) {
-            r = llm_jfilter(st, e->line, e->name, a, fa.args, fa.nargs, e->kwnames, fa.kwv, fa.nkw);
+            r = llm_jfilter_apply(e->builtin.filter, st, e->line, a, fa.args, fa.nargs, e->kwnames, fa.kwv, fa.nkw);
             if (llm_jcharge(st, e->line, r, a, NULL)) {
                 json_decref(r);
                 r = NULL;
@@ -555,7 +555,7 @@ llm_jeval(llm_jstate *st, llm_jnode *e)
         memset(&ta, 0, sizeof(ta));
         a = llm_jeval(st, e->a);
         if (!st->failed && eval_args(st, e, &ta) == 0) {
-            t = llm_jtest(st, e->line, e->name, a, ta.args, ta.nargs);
+            t = llm_jtest_apply(e->builtin.test, st, e->line, a, ta.args, ta.nargs);
         }
         free_args(&ta);
         json_decref(a);
@@ -834,7 +834,7 @@ llm_jexec(llm_jstate *st, llm_jnodes *body, llm_jbuf *out)
                 json_t *r = NULL;
                 memset(&fa, 0, sizeof(fa));
                 if (eval_args(st, chain[k], &fa) == 0) {
-                    r = llm_jfilter(st, chain[k]->line, chain[k]->name, text, fa.args, fa.nargs, chain[k]->kwnames, fa.kwv, fa.nkw);
+                    r = llm_jfilter_apply(chain[k]->builtin.filter, st, chain[k]->line, text, fa.args, fa.nargs, chain[k]->kwnames, fa.kwv, fa.nkw);
                 }
                 free_args(&fa);
                 json_decref(text);

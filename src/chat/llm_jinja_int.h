@@ -38,6 +38,10 @@ typedef enum {
 } llm_jnode_kind;
 
 typedef struct llm_jnode llm_jnode;
+typedef struct llm_jfilter_def llm_jfilter_def;   /* builtins: see below */
+typedef struct llm_jtest_def   llm_jtest_def;
+typedef struct llm_jmethod_def llm_jmethod_def;
+typedef struct llm_jglobal_def llm_jglobal_def;
 
 typedef struct {
     llm_jnode **v;
@@ -56,6 +60,12 @@ struct llm_jnode {
     char         **kwnames;   /* keyword names (n = kwvals.n) */
     llm_jnodes     body;      /* statement bodies */
     llm_jnodes     orelse;    /* else / elif chain */
+    union {                   /* the builtin a FILTER, TEST or CALL names, resolved when parsed */
+        const llm_jfilter_def *filter;
+        const llm_jtest_def   *test;
+        const llm_jmethod_def *method;   /* a CALL of an attribute */
+        const llm_jglobal_def *global;   /* a CALL of a name: NULL when it is not a builtin */
+    } builtin;
 };
 
 /* binary / compare operators */
@@ -170,18 +180,65 @@ int     llm_jexec(llm_jstate *st, llm_jnodes *body, llm_jbuf *out);
 json_t *llm_jcall_macro(llm_jstate *st, llm_jnode *macro, llm_jnode *call, json_t **args, size_t nargs,
                         char **kwn, json_t **kwv, size_t nkw, llm_jnodes *caller);
 
-/* builtins (llm_jinja_builtins.c) */
-int     llm_jinja_known_filter(const char *name);
-int     llm_jinja_known_test(const char *name);
-int     llm_jinja_known_method(const char *name);
-int     llm_jinja_known_global(const char *name);
-json_t *llm_jfilter(llm_jstate *st, int line, const char *name, json_t *v, json_t **args, size_t nargs,
-                    char **kwn, json_t **kwv, size_t nkw);
-int     llm_jtest(llm_jstate *st, int line, const char *name, json_t *v, json_t **args, size_t nargs);
-json_t *llm_jmethod(llm_jstate *st, int line, json_t *obj, const char *name, json_t **args, size_t nargs,
-                    char **kwn, json_t **kwv, size_t nkw);
-json_t *llm_jglobal_call(llm_jstate *st, int line, const char *name, json_t **args, size_t nargs,
-                         char **kwn, json_t **kwv, size_t nkw);
+/*
+ * Builtins (llm_jinja_builtins.c): filters, tests, methods of str / dict /
+ * list and global functions, each a {name, function} entry. The parser
+ * resolves every name once (an unknown one is a parse error) and keeps the
+ * entry in the node; rendering calls through it. op picks the variant of a
+ * function that serves several names (e.g. which comparison a test makes).
+ */
+typedef struct {
+    llm_jstate *st;
+    int         line;
+    const char *name;     /* as the template wrote it, for messages */
+    int         op;
+    json_t    **args;     /* positional arguments */
+    size_t      nargs;
+    char      **kwn;      /* keyword arguments: names and values */
+    json_t    **kwv;
+    size_t      nkw;
+} llm_jcall;
+
+enum { LLM_JFILTER_TEXT = 1 };   /* the filter reads its input as a string (str() of it) */
+
+struct llm_jfilter_def {
+    const char *name;
+    json_t   *(*fn)(llm_jcall *c, json_t *v);
+    int         op;
+    int         flags;
+};
+
+struct llm_jtest_def {
+    const char *name;
+    int       (*fn)(llm_jcall *c, json_t *v);   /* 1, 0, or < 0 after failing st */
+    int         op;
+};
+
+struct llm_jmethod_def {
+    const char *name;
+    json_t   *(*on_str)(llm_jcall *c, json_t *obj);   /* NULL: no such method on that type */
+    json_t   *(*on_dict)(llm_jcall *c, json_t *obj);
+    json_t   *(*on_list)(llm_jcall *c, json_t *obj);
+    int         op;
+};
+
+struct llm_jglobal_def {
+    const char *name;
+    json_t   *(*fn)(llm_jcall *c);
+    int         op;
+};
+
+const llm_jfilter_def *llm_jfilter_find(const char *name);   /* NULL: unknown */
+const llm_jtest_def   *llm_jtest_find(const char *name);
+const llm_jmethod_def *llm_jmethod_find(const char *name);
+const llm_jglobal_def *llm_jglobal_find(const char *name);
+json_t *llm_jfilter_apply(const llm_jfilter_def *f, llm_jstate *st, int line, json_t *v, json_t **args, size_t nargs,
+                          char **kwn, json_t **kwv, size_t nkw);
+int     llm_jtest_apply(const llm_jtest_def *t, llm_jstate *st, int line, json_t *v, json_t **args, size_t nargs);
+json_t *llm_jmethod_apply(const llm_jmethod_def *m, llm_jstate *st, int line, json_t *obj, json_t **args, size_t nargs,
+                          char **kwn, json_t **kwv, size_t nkw);
+json_t *llm_jglobal_apply(const llm_jglobal_def *g, llm_jstate *st, int line, json_t **args, size_t nargs,
+                          char **kwn, json_t **kwv, size_t nkw);
 json_t *llm_jpyformat(llm_jstate *st, int line, json_t *fmt, json_t **args, size_t nargs);
 json_t *llm_jgetattr(llm_jstate *st, int line, json_t *obj, const char *name);
 int     llm_jis_ours(llm_jstate *st, json_t *o);

@@ -381,12 +381,14 @@ parse_postfix(parser *p, llm_jnode *n)
             n = c;
             if (parse_call_args(p, c)) { llm_jnode_free(c); return NULL; }
             if (c->a->kind == JN_ATTR) {
-                if (!llm_jinja_known_method(c->a->name)) {
+                c->builtin.method = llm_jmethod_find(c->a->name);
+                if (c->builtin.method == NULL) {
                     perr(p, t->line, "unsupported method '%s()'", c->a->name);
                     llm_jnode_free(c);
                     return NULL;
                 }
-            } else if (c->a->kind == JN_NAME && !llm_jinja_known_global(c->a->name)) {
+            } else if (c->a->kind == JN_NAME && (c->builtin.global = llm_jglobal_find(c->a->name)) == NULL) {
+                /* a macro, or a name render() reports when it is not one */
                 char **l = realloc(p->called, (p->n_called + 1) * sizeof(char *));
                 int   *ln = realloc(p->called_line, (p->n_called + 1) * sizeof(int));
                 if (l) p->called = l;
@@ -422,13 +424,16 @@ parse_filter_expr(parser *p, llm_jnode *n)
     while (n && !p->failed) {
         llm_jtok *t = cur(p);
         if (is_op(t, "|")) {
-            llm_jnode *f;
+            const llm_jfilter_def *fd;
+            llm_jnode             *f;
             advance(p);
             if (cur(p)->kind != JT_NAME) { perr(p, t->line, "expected filter name after '|'"); llm_jnode_free(n); return NULL; }
-            if (!llm_jinja_known_filter(cur(p)->s)) { perr(p, t->line, "unknown filter '%s'", cur(p)->s); llm_jnode_free(n); return NULL; }
+            fd = llm_jfilter_find(cur(p)->s);
+            if (fd == NULL) { perr(p, t->line, "unknown filter '%s'", cur(p)->s); llm_jnode_free(n); return NULL; }
             f = node(p, JN_FILTER, t->line);
             if (f == NULL) return NULL;
             f->name = sdup(cur(p)->s);
+            f->builtin.filter = fd;
             f->a = n;
             n = f;
             advance(p);
@@ -441,7 +446,8 @@ parse_filter_expr(parser *p, llm_jnode *n)
             advance(p);
             if (is_name(cur(p), "not")) { te->op = 1; advance(p); }
             if (cur(p)->kind != JT_NAME) { perr(p, t->line, "expected test name after 'is'"); llm_jnode_free(n); return NULL; }
-            if (!llm_jinja_known_test(cur(p)->s)) { perr(p, t->line, "unknown test '%s'", cur(p)->s); llm_jnode_free(n); return NULL; }
+            te->builtin.test = llm_jtest_find(cur(p)->s);
+            if (te->builtin.test == NULL) { perr(p, t->line, "unknown test '%s'", cur(p)->s); llm_jnode_free(n); return NULL; }
             te->name = sdup(cur(p)->s);
             advance(p);
             if (is_op(cur(p), "(")) {
@@ -891,7 +897,7 @@ parse_filterblock(parser *p, int line)
     if (n == NULL) return NULL;
     for (;;) {
         llm_jnode *f;
-        if (cur(p)->kind != JT_NAME || !llm_jinja_known_filter(cur(p)->s)) {
+        if (cur(p)->kind != JT_NAME || llm_jfilter_find(cur(p)->s) == NULL) {
             perr(p, line, "unknown filter '%s'", tokdesc(cur(p)));
             llm_jnode_free(chain);
             llm_jnode_free(n);
@@ -900,6 +906,7 @@ parse_filterblock(parser *p, int line)
         f = node(p, JN_FILTER, line);
         if (f == NULL) { llm_jnode_free(chain); llm_jnode_free(n); return NULL; }
         f->name = sdup(cur(p)->s);
+        f->builtin.filter = llm_jfilter_find(cur(p)->s);
         f->a = chain;   /* NULL innermost: the block's text */
         chain = f;
         advance(p);
