@@ -15,10 +15,11 @@
  * activation sums per 16; one float product per super-block remains.
  *
  * Register tiles: RB weight rows x TB tokens, weights decoded once per tile
- * and reused for its tokens.
+ * and reused for its tokens.  Batches of 32-value formats go through weight
+ * panels instead (llm_kernels_q_panel.h): 8 rows per register.
  */
 #include "kernels/cpu/llm_kernels_q.h"
-#include "kernels/cpu/llm_kernels_q_dec.h"
+#include "kernels/cpu/llm_kernels_q_panel.h"
 
 AVX2 INLINE __m256
 lane(__m256 v, int i)
@@ -202,7 +203,117 @@ tile256(llm_wtype t, const int RB, const int TB, float *y, size_t ldy, const cha
     }
 }
 
+/* ================= batches: panels of 8 rows (llm_kernels_q_panel.h) ================= */
+
+/*
+ * TB tokens against a panel of 8 rows and nblk blocks: per block and token
+ * 8 steps of vpmaddubsw + vpmaddwd summed in int32, then one conversion and
+ * two FMAs for the 8 rows.  Unsigned codes (at most 31) go straight into
+ * vpmaddubsw, two steps summed in int16 (2 * 2 * 31 * 127 fits); signed
+ * codes use |w| against a with w's sign.  aq[j], ad[j], as[j]: token j's
+ * codes, scales and scaled sums at the panel's first block.
+ */
+AVX2 INLINE void
+panel_tile(llm_wtype t, const int TB, float *y, size_t ldy, const char *panel, int nblk,
+    const int8_t *const *aq, const float *const *ad, const float *const *as, int r, int nrows, int add)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[4];
+    int j, b, s;
+
+#pragma GCC unroll 4
+    for (j = 0; j < TB; j++) acc[j] = _mm256_setzero_ps();
+    for (b = 0; b < nblk; b++) {
+        const char *pb = panel + (size_t) b * panel_block_bytes(8);
+        __m256i is[4];
+        __m256 dv = _mm256_loadu_ps((const float *) (pb + 256));
+#pragma GCC unroll 4
+        for (j = 0; j < TB; j++) is[j] = _mm256_setzero_si256();
+        if (signed_fmt(t)) {
+#pragma GCC unroll 8
+            for (s = 0; s < 8; s++) {
+                __m256i wq = _mm256_loadu_si256((const __m256i *) (pb + 32 * s)), wa = _mm256_abs_epi8(wq);
+#pragma GCC unroll 4
+                for (j = 0; j < TB; j++) {
+                    __m256i a = _mm256_sign_epi8(_mm256_set1_epi32(act4(aq[j] + 32 * b + 4 * s)), wq);
+                    is[j] = _mm256_add_epi32(is[j], _mm256_madd_epi16(_mm256_maddubs_epi16(wa, a), ones));
+                }
+            }
+        } else {
+#pragma GCC unroll 4
+            for (s = 0; s < 8; s += 2) {
+                __m256i w0 = _mm256_loadu_si256((const __m256i *) (pb + 32 * s));
+                __m256i w1 = _mm256_loadu_si256((const __m256i *) (pb + 32 * s + 32));
+#pragma GCC unroll 4
+                for (j = 0; j < TB; j++) {
+                    __m256i p = _mm256_add_epi16(
+                        _mm256_maddubs_epi16(w0, _mm256_set1_epi32(act4(aq[j] + 32 * b + 4 * s))),
+                        _mm256_maddubs_epi16(w1, _mm256_set1_epi32(act4(aq[j] + 32 * b + 4 * s + 4))));
+                    is[j] = _mm256_add_epi32(is[j], _mm256_madd_epi16(p, ones));
+                }
+            }
+        }
+#pragma GCC unroll 4
+        for (j = 0; j < TB; j++) {
+            __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(is[j]), _mm256_broadcast_ss(ad[j] + b));
+            acc[j] = _mm256_fmadd_ps(v, dv, acc[j]);
+        }
+        if (has_offset(t)) {
+            __m256 mv = _mm256_loadu_ps((const float *) (pb + 288));
+#pragma GCC unroll 4
+            for (j = 0; j < TB; j++) acc[j] = _mm256_fmadd_ps(mv, _mm256_broadcast_ss(as[j] + b), acc[j]);
+        }
+    }
+#pragma GCC unroll 4
+    for (j = 0; j < TB; j++) {
+        float *yr = y + (size_t) j * ldy + r, o[8];
+        int i;
+        if (nrows == 8) {
+            _mm256_storeu_ps(yr, add ? _mm256_add_ps(_mm256_loadu_ps(yr), acc[j]) : acc[j]);
+            continue;
+        }
+        _mm256_storeu_ps(o, acc[j]);
+        for (i = 0; i < nrows; i++) yr[i] = add ? yr[i] + o[i] : o[i];
+    }
+}
+
+/* rows [r0, r1) for n tokens, panel by panel */
+AVX2 INLINE void
+matmul_panels(llm_wtype t, float *y, size_t ldy, const char *xq, size_t ldq, const char *w,
+    int k, int r0, int r1, int n, int accumulate)
+{
+    _Alignas(64) char panel[PANEL_KB * 8 * 40];
+    const int nb = k / 32;
+    size_t rb = (size_t) nb * (size_t) block_bytes(t);
+    int r, b0, tk, j;
+
+    for (r = r0; r < r1; r += 8) {
+        int nrows = r1 - r < 8 ? r1 - r : 8;
+        for (b0 = 0; b0 < nb; b0 += PANEL_KB) {
+            int nblk = nb - b0 < PANEL_KB ? nb - b0 : PANEL_KB, add = accumulate || b0 > 0;
+            panel_pack(t, 8, 0, panel, w, rb, r, r1, b0, nblk);
+            for (tk = 0; tk < n;) {
+                const int8_t *aq[4];
+                const float *ad[4], *as[4];
+                float *yt = y + (size_t) tk * ldy;
+                int tb = n - tk >= 4 ? 4 : n - tk >= 2 ? 2 : 1;
+                for (j = 0; j < tb; j++) {
+                    llm_qa_view v = llm_qa_view_of(xq + (size_t) (tk + j) * ldq, k);
+                    aq[j] = v.q + 32 * b0; ad[j] = v.d + b0; as[j] = v.s + b0;
+                }
+                if (tb == 4) panel_tile(t, 4, yt, ldy, panel, nblk, aq, ad, as, r, nrows, add);
+                else if (tb == 2) panel_tile(t, 2, yt, ldy, panel, nblk, aq, ad, as, r, nrows, add);
+                else panel_tile(t, 1, yt, ldy, panel, nblk, aq, ad, as, r, nrows, add);
+                tk += tb;
+            }
+        }
+    }
+}
+
 /* ================= drivers ================= */
+
+/* tokens from which a batch goes through panels (fewer: the row tiles below) */
+#define PANEL_MIN_TOKENS 4
 
 /* tokens per pass over a range of rows: their activation rows stay in L2 */
 #define TOK_BLOCK 32
@@ -227,6 +338,10 @@ matmul_q(llm_wtype t, float *y, size_t ldy, const void *xq, size_t ldq, const vo
             for (r = r0; r + 4 <= r1; r += 4) TILE(4, 1);
         }
         for (; r < r1; r++) TILE(1, 1);
+        return;
+    }
+    if (!k256 && n >= PANEL_MIN_TOKENS) {
+        matmul_panels(t, y, ldy, (const char *) xq, ldq, (const char *) w, k, r0, r1, n, acc);
         return;
     }
     for (tb = 0; tb < n; tb += TOK_BLOCK) {

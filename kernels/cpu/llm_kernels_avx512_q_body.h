@@ -9,10 +9,11 @@
  * With VNNI, vpdpbusd does a 32-value block's multiply-add in one
  * instruction (signed codes as |q| against a with q's sign, exact in
  * integers), and vpdpwssd applies the K-quant chunk scales while
- * accumulating.
+ * accumulating.  Batches of 32-value formats on VNNI go through weight
+ * panels of 16 rows (llm_kernels_q_panel.h).
  */
 #include "kernels/cpu/llm_kernels_q.h"
-#include "kernels/cpu/llm_kernels_q_dec.h"
+#include "kernels/cpu/llm_kernels_q_panel.h"
 
 #define X512 Q_TARGET
 
@@ -267,6 +268,91 @@ tile256(llm_wtype t, const int RB, const int TB, float *y, size_t ldy, const cha
     }
 }
 
+#if Q_VNNI
+/*
+ * TB tokens against a panel of 16 rows and nblk blocks, all codes unsigned:
+ * per block and token 8 vpdpbusd (4 activation bytes broadcast from memory)
+ * sum the block in int32 for the 16 rows; then one conversion, a product
+ * with the activation scale and two FMAs (weight scales; offsets times the
+ * activation's scaled sum).  aq[j], ad[j], as[j]: token j's codes, scales and
+ * scaled sums at the panel's first block.
+ */
+X512 INLINE void
+panel_tile(const int TB, float *y, size_t ldy, const char *panel, int nblk, const int8_t *const *aq,
+    const float *const *ad, const float *const *as, int r, __mmask16 rows, int add)
+{
+    __m512 acc[8];
+    int j, b, s;
+
+#pragma GCC unroll 8
+    for (j = 0; j < TB; j++) acc[j] = _mm512_setzero_ps();
+    for (b = 0; b < nblk; b++) {
+        const char *pb = panel + (size_t) b * panel_block_bytes(16);
+        __m512i is[8];
+        __m512 dv = _mm512_loadu_ps((const float *) (pb + 512)), mv = _mm512_loadu_ps((const float *) (pb + 576));
+#pragma GCC unroll 8
+        for (j = 0; j < TB; j++) is[j] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+        for (s = 0; s < 8; s++) {
+            __m512i wq = _mm512_loadu_si512((const void *) (pb + 64 * s));
+#pragma GCC unroll 8
+            for (j = 0; j < TB; j++) {
+                is[j] = _mm512_dpbusd_epi32(is[j], wq, _mm512_set1_epi32(act4(aq[j] + 32 * b + 4 * s)));
+            }
+        }
+#pragma GCC unroll 8
+        for (j = 0; j < TB; j++) {
+            __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(is[j]), _mm512_set1_ps(ad[j][b]));
+            acc[j] = _mm512_fmadd_ps(v, dv, _mm512_fmadd_ps(mv, _mm512_set1_ps(as[j][b]), acc[j]));
+        }
+    }
+#pragma GCC unroll 8
+    for (j = 0; j < TB; j++) {
+        float *yr = y + (size_t) j * ldy + r;
+        __m512 v = add ? _mm512_add_ps(_mm512_maskz_loadu_ps(rows, yr), acc[j]) : acc[j];
+        _mm512_mask_storeu_ps(yr, rows, v);
+    }
+}
+
+/* rows [r0, r1) for n tokens, panel by panel */
+X512 INLINE void
+matmul_panels(llm_wtype t, float *y, size_t ldy, const char *xq, size_t ldq, const char *w,
+    int k, int r0, int r1, int n, int accumulate)
+{
+    _Alignas(64) char panel[PANEL_KB * 16 * 40];
+    const int nb = k / 32;
+    size_t rb = (size_t) nb * (size_t) block_bytes(t);
+    int r, b0, tk, j;
+
+    for (r = r0; r < r1; r += 16) {
+        int nrows = r1 - r < 16 ? r1 - r : 16;
+        __mmask16 rows = (__mmask16) ((1u << nrows) - 1);
+        for (b0 = 0; b0 < nb; b0 += PANEL_KB) {
+            int nblk = nb - b0 < PANEL_KB ? nb - b0 : PANEL_KB, add = accumulate || b0 > 0;
+            panel_pack(t, 16, 1, panel, w, rb, r, r1, b0, nblk);
+            for (tk = 0; tk < n;) {
+                const int8_t *aq[8];
+                const float *ad[8], *as[8];
+                float *yt = y + (size_t) tk * ldy;
+                int tb = n - tk >= 8 ? 8 : n - tk >= 4 ? 4 : n - tk >= 2 ? 2 : 1;
+                for (j = 0; j < tb; j++) {
+                    llm_qa_view v = llm_qa_view_of(xq + (size_t) (tk + j) * ldq, k);
+                    aq[j] = v.q + 32 * b0; ad[j] = v.d + b0; as[j] = v.s + b0;
+                }
+                if (tb == 8) panel_tile(8, yt, ldy, panel, nblk, aq, ad, as, r, rows, add);
+                else if (tb == 4) panel_tile(4, yt, ldy, panel, nblk, aq, ad, as, r, rows, add);
+                else if (tb == 2) panel_tile(2, yt, ldy, panel, nblk, aq, ad, as, r, rows, add);
+                else panel_tile(1, yt, ldy, panel, nblk, aq, ad, as, r, rows, add);
+                tk += tb;
+            }
+        }
+    }
+}
+#endif
+
+/* tokens from which a batch of a 32-value format goes through panels (VNNI only) */
+#define PANEL_MIN_TOKENS 4
+
 /* tokens per pass over a range of rows: their activation rows stay in L2 */
 #define TOK_BLOCK 32
 
@@ -288,6 +374,12 @@ matmul_q(llm_wtype t, float *y, size_t ldy, const void *xq, size_t ldq, const vo
         for (; r < r1; r++) TILE(1, 1);
         return;
     }
+#if Q_VNNI
+    if (!k256 && n >= PANEL_MIN_TOKENS) {
+        matmul_panels(t, y, ldy, (const char *) xq, ldq, (const char *) w, k, r0, r1, n, acc);
+        return;
+    }
+#endif
     for (tb = 0; tb < n; tb += TOK_BLOCK) {
         te = tb + TOK_BLOCK < n ? tb + TOK_BLOCK : n;
         if (k256) {

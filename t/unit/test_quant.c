@@ -278,6 +278,8 @@ test_matmul(const llm_kernels *ref, const llm_kernels *k)
     static const int shapes32[][3] = {    /* k, rows, tokens */
         { 32, 1, 1 }, { 64, 5, 1 }, { 96, 9, 3 }, { 288, 13, 7 }, { 896, 6, 1 }, { 160, 7, 33 },
         { 32, 3, 5 }, { 896, 17, 2 },
+        /* batches through weight panels: rows past a 16-row panel, token tails, K past 32 blocks */
+        { 1088, 38, 11 },
     };
     static const int shapes256[][3] = {
         { 256, 1, 1 }, { 256, 5, 3 }, { 768, 7, 1 }, { 512, 3, 9 }, { 1024, 9, 2 }, { 256, 2, 33 },
@@ -287,7 +289,7 @@ test_matmul(const llm_kernels *ref, const llm_kernels *k)
     for (t = 0; t < LLM_WT_COUNT; t++) {
         const llm_wtype_traits *tr = llm_wtype_info((llm_wtype) t);
         const int (*shapes)[3] = tr->block == LLM_QK ? shapes256 : shapes32;
-        int ns = tr->block == LLM_QK ? 6 : 8, s, acc;
+        int ns = tr->block == LLM_QK ? 6 : 9, s, acc;
         float worst = 0;
 
         if (!tr->quantized) continue;
