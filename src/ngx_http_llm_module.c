@@ -205,6 +205,7 @@ static ngx_str_t  ngx_http_llm_api_names[] = {
     ngx_string("health"),          /* LLM_API_HEALTH */
     ngx_string("tokenize"),        /* LLM_API_TOKENIZE */
     ngx_string("detokenize"),      /* LLM_API_DETOKENIZE */
+    ngx_string("responses"),       /* LLM_API_RESPONSES */
 };
 
 
@@ -668,8 +669,9 @@ ngx_http_llm_api(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     if (lcf->api == NGX_CONF_UNSET) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                            "unknown llm_api \"%V\", expected chat, "
-                           "completions, messages, embeddings, models "
-                           "or health", &value[1]);
+                           "completions, messages, responses, embeddings, "
+                           "models, health, tokenize or detokenize",
+                           &value[1]);
         return NGX_CONF_ERROR;
     }
 

@@ -87,7 +87,7 @@ const char *llm_openai_error_type(int status);
 /* ---- conveniences for the glue ---- */
 
 /* Parse a body for any request kind (CHAT, COMPLETIONS, MESSAGES,
- * COUNT_TOKENS); other kinds take no body and are a 400. */
+ * COUNT_TOKENS, RESPONSES); other kinds take no body and are a 400. */
 int llm_api_parse_request(llm_api_kind api, const char *body, size_t len,
     const llm_api_limits *lim, llm_request *req, llm_api_error *err);
 

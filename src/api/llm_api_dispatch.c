@@ -7,6 +7,7 @@
 #include "api/llm_anthropic.h"
 #include "api/llm_api_json.h"
 #include "api/llm_openai.h"
+#include "api/llm_responses.h"
 
 static int
 is_anthropic(llm_api_kind api)
@@ -27,6 +28,8 @@ llm_api_parse_request(llm_api_kind api, const char *body, size_t len,
         return llm_anthropic_parse_messages(body, len, lim, req, err);
     case LLM_API_COUNT_TOKENS:
         return llm_anthropic_parse_count_tokens(body, len, lim, req, err);
+    case LLM_API_RESPONSES:
+        return llm_responses_parse(body, len, lim, req, err);
     default:
         llm_request_init(req);
         req->api = api;

@@ -52,6 +52,10 @@ llm_api_route_uri(llm_api_kind location_api, const char *uri, size_t len,
         }
         return -1;
 
+    case LLM_API_RESPONSES:
+        /* /responses/{id} and its input_items would need kept responses */
+        return ends_with(uri, len, "/responses") ? 0 : -1;
+
     case LLM_API_MODELS:
         end = models_segment(uri, len);
         if (end < 0) {

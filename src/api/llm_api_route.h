@@ -28,6 +28,7 @@ typedef struct {
  * answer that path (the caller sends a 404).
  *   messages: ".../messages" -> MESSAGES, ".../messages/count_tokens" ->
  *             COUNT_TOKENS; nothing else.
+ *   responses: ".../responses" only (no response is kept to GET).
  *   models:   ".../models" -> the list, ".../models/{id}" (id non-empty:
  *             the rest of the path after the first "/models/") -> one model.
  *   others:   every URI (their locations are exact matches).

@@ -1,12 +1,13 @@
 /*
- * The three formatter tables (llm_formatter.h) over the protocol writers of
- * llm_openai.h and llm_anthropic.h.
+ * The formatter tables (llm_formatter.h) over the protocol writers of
+ * llm_openai.h, llm_anthropic.h and llm_responses.h.
  */
 #include <stdlib.h>
 
 #include "api/llm_anthropic.h"
 #include "api/llm_formatter.h"
 #include "api/llm_openai.h"
+#include "api/llm_responses.h"
 
 struct llm_formatter {
     const llm_formatter_def       *def;
@@ -16,6 +17,8 @@ struct llm_formatter {
     llm_openai_chat_stream        *chat;        /* per choice */
     llm_openai_completion_stream  *completion;  /* per choice */
     llm_anthropic_stream           messages;    /* Anthropic: one choice */
+    llm_responses_meta             rmeta;
+    llm_responses_stream           responses;   /* Responses: one choice */
 };
 
 
@@ -206,6 +209,51 @@ messages_response(llm_formatter *f, llm_buf *b, const llm_result *results,
 }
 
 
+/* ---- OpenAI responses (one choice) ---- */
+
+static int
+responses_start(llm_formatter *f, llm_buf *b)
+{
+    return llm_responses_stream_start(&f->responses, b);
+}
+
+static int
+responses_event(llm_formatter *f, llm_buf *b, size_t choice,
+    const llm_event *ev, const llm_logprobs_list *lp)
+{
+    return llm_responses_stream_event(&f->responses, b, ev);
+}
+
+static int
+responses_finish_choice(llm_formatter *f, llm_buf *b, size_t choice,
+    const llm_result *r)
+{
+    return 0;    /* response.completed carries the status, with the usage */
+}
+
+static int
+responses_finish(llm_formatter *f, llm_buf *b, const llm_result *results,
+    const llm_usage *usage)
+{
+    return llm_responses_stream_finish(&f->responses, b, &results[0], usage);
+}
+
+static int
+responses_error(llm_formatter *f, llm_buf *b, const llm_api_error *err)
+{
+    return llm_responses_stream_error(&f->responses, b, err);
+}
+
+static int
+responses_response(llm_formatter *f, llm_buf *b, const llm_result *results,
+    const llm_logprobs_list *lps)
+{
+    llm_usage  usage = results[0].usage;
+
+    return llm_responses_response(b, &f->rmeta, &results[0], &usage);
+}
+
+
 static const llm_formatter_def  llm_formatter_defs[] = {
     { "chat", "chatcmpl-", "server_error", chat_start, chat_event, chat_finish_choice,
       chat_finish, openai_error, openai_keepalive, chat_response },
@@ -215,6 +263,9 @@ static const llm_formatter_def  llm_formatter_defs[] = {
     { "messages", "msg_", "api_error", messages_start, messages_event,
       messages_finish_choice, messages_finish, messages_error,
       messages_keepalive, messages_response },
+    { "responses", "resp_", "server_error", responses_start, responses_event,
+      responses_finish_choice, responses_finish, responses_error,
+      openai_keepalive, responses_response },
 };
 
 
@@ -228,6 +279,8 @@ llm_formatter_find(llm_api_kind api)
         return &llm_formatter_defs[1];
     case LLM_API_MESSAGES:
         return &llm_formatter_defs[2];
+    case LLM_API_RESPONSES:
+        return &llm_formatter_defs[3];
     default:
         return NULL;
     }
@@ -260,6 +313,10 @@ llm_formatter_create(const llm_formatter_def *def,
     f->meta.top_logprobs = cfg->top_logprobs;
     f->ameta.id = cfg->id;
     f->ameta.model = cfg->model;
+    f->rmeta.id = cfg->id;
+    f->rmeta.created = cfg->created;
+    f->rmeta.model = cfg->model;
+    f->rmeta.echo = cfg->fields;
 
     f->chat = calloc(n, sizeof(*f->chat));
     f->completion = calloc(n, sizeof(*f->completion));
@@ -275,6 +332,7 @@ llm_formatter_create(const llm_formatter_def *def,
                                           cfg->include_usage, cfg->logprobs);
     }
     llm_anthropic_stream_init(&f->messages, &f->ameta);
+    llm_responses_stream_init(&f->responses, &f->rmeta);
 
     return f;
 }
@@ -288,6 +346,7 @@ llm_formatter_free(llm_formatter *f)
     }
     free(f->chat);
     free(f->completion);
+    llm_responses_stream_free(&f->responses);
     free(f);
 }
 

@@ -8,7 +8,7 @@
  *                  then finish (or error once the stream has begun)
  *   non-streaming  response, with every choice's result
  *
- * OpenAI chat and completions, and Anthropic messages, are fed the same
+ * OpenAI chat, completions and responses, and Anthropic messages, are fed the same
  * llm_event stream and llm_result values.  No nginx, no engine.
  */
 #ifndef LLM_FORMATTER_H
@@ -33,11 +33,13 @@ typedef struct {
     const char         *echo;          /* completions echo: the prompt text */
     size_t              echo_len;
     long                prompt_tokens; /* Anthropic message_start usage */
+    const json_t       *fields;        /* llm_request.response_fields: what the response
+                                          repeats (Responses API) */
 } llm_formatter_config;
 
 typedef struct {
     const char *name;
-    const char *id_prefix;      /* "chatcmpl-", "cmpl-", "msg_" */
+    const char *id_prefix;      /* "chatcmpl-", "cmpl-", "msg_", "resp_" */
     const char *server_error;   /* the error type of a 500 in this protocol */
     int (*start)(llm_formatter *f, llm_buf *b);
     /* lp: the logprobs of the tokens behind a CONTENT event, or NULL */
@@ -54,7 +56,7 @@ typedef struct {
                     const llm_logprobs_list *lps);
 } llm_formatter_def;
 
-/* The table of a protocol (CHAT, COMPLETIONS, MESSAGES), or NULL. */
+/* The table of a protocol (CHAT, COMPLETIONS, MESSAGES, RESPONSES), or NULL. */
 const llm_formatter_def *llm_formatter_find(llm_api_kind api);
 
 /* cfg's strings are borrowed and must outlive the formatter.  NULL: no memory. */

@@ -31,6 +31,13 @@ typedef struct {
     const int32_t       *generated;    /* borrowed at choice_done */
     size_t               n_generated;
     int                  done;
+    /* reasoning tokens: a token counts when its text came out as
+     * reasoning, or came out as nothing (markup, held text) while the
+     * last text of the choice was reasoning */
+    int                  reasoning_last;
+    int                  emitted;      /* events of the token being fed: */
+    int                  emitted_reasoning;   /* any, and reasoning ones */
+    long                 n_reasoning;
 } llm_reply_choice;
 
 struct llm_reply {
@@ -119,6 +126,7 @@ llm_reply_create(const llm_reply_config *cfg)
     fc.echo = req->echo ? r->echo : NULL;
     fc.echo_len = cfg->echo_len;
     fc.prompt_tokens = (long) cfg->n_prompt;
+    fc.fields = req->response_fields;
 
     r->fmt = llm_formatter_create(def, &fc);
     r->choices = calloc(r->n_choices, sizeof(llm_reply_choice));
@@ -140,6 +148,7 @@ llm_reply_create(const llm_reply_config *cfg)
         ch = &r->choices[i];
         ch->reply = r;
         ch->index = i;
+        ch->reasoning_last = sc.starts_in_reasoning;
 
         /* chat keeps special tokens: parsers need markers like <tool_call> */
         llm_detok_init(&ch->detok, cfg->tok,
@@ -228,6 +237,14 @@ llm_reply_emit(void *data, const llm_event *ev)
 
     llm_reply          *r = ch->reply;
     llm_logprobs_list   lpl, *lp;
+
+    ch->emitted = 1;
+    if (ev->type == LLM_EV_REASONING) {
+        ch->emitted_reasoning = 1;
+        ch->reasoning_last = 1;
+    } else {
+        ch->reasoning_last = 0;
+    }
 
     /*
      * logprobs describe the content: the tokens behind reasoning and tool
@@ -338,9 +355,14 @@ llm_reply_token(llm_reply *r, size_t choice, int32_t token,
         return LLM_REPLY_FULL;
     }
 
+    ch->emitted = 0;
+    ch->emitted_reasoning = 0;
     if (len && llm_stream_feed(ch->stream, text, len, llm_reply_emit, ch)) {
         /* a stop sequence matched: it is never emitted */
         return r->no_memory ? LLM_REPLY_NO_MEMORY : LLM_REPLY_STOP;
+    }
+    if (ch->emitted ? ch->emitted_reasoning : ch->reasoning_last) {
+        ch->n_reasoning++;
     }
 
     return r->no_memory ? LLM_REPLY_NO_MEMORY : LLM_REPLY_MORE;
@@ -374,6 +396,8 @@ llm_reply_choice_done(llm_reply *r, size_t choice, llm_finish reason,
     ch->generated = generated;
     ch->n_generated = n_generated;
     ch->result.usage.completion_tokens = (long) n_generated;
+    ch->result.usage.reasoning_tokens = ch->n_reasoning < (long) n_generated
+                                        ? ch->n_reasoning : (long) n_generated;
 
     if (r->req->stream && reason != LLM_FINISH_ERROR
         && llm_formatter_finish_choice(r->fmt, &r->out, ch->index,
@@ -442,6 +466,9 @@ llm_reply_finish(llm_reply *r, size_t n_cached, const char *error)
     usage.prompt_tokens = (long) r->n_prompt;
     usage.cached_tokens = (long) n_cached;
     usage.completion_tokens = llm_reply_completion_tokens(r);
+    for (i = 0; i < r->n_choices; i++) {
+        usage.reasoning_tokens += r->choices[i].result.usage.reasoning_tokens;
+    }
 
     results = calloc(r->n_choices, sizeof(llm_result));
     lpl = calloc(r->n_choices, sizeof(llm_logprobs_list));

@@ -238,7 +238,9 @@ llm_session_max_new_tokens(const llm_request *req, size_t n_prompt,
 
     if (n_prompt >= lim->n_ctx) {
         return llm_api_error_context_length(err, req->api == LLM_API_COMPLETIONS
-                                                 ? "prompt" : "messages",
+                                                 ? "prompt"
+                                                 : req->api == LLM_API_RESPONSES
+                                                 ? "input" : "messages",
                                             n_prompt, lim->n_ctx);
     }
 

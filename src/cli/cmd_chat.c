@@ -203,10 +203,11 @@ llm_cmd_chat(int argc, char **argv)
     api = api_name == NULL || strcmp(api_name, "chat") == 0 ? LLM_API_CHAT
           : strcmp(api_name, "completions") == 0 ? LLM_API_COMPLETIONS
           : strcmp(api_name, "messages") == 0 ? LLM_API_MESSAGES
+          : strcmp(api_name, "responses") == 0 ? LLM_API_RESPONSES
           : (llm_api_kind) -1;
     if (dir == NULL || file == NULL || (int) api < 0) {
         fprintf(stderr, "llm chat: --model DIR --request FILE.json [--api chat|"
-                "completions|messages] [--stream] [--ctx N] [--threads N]\n");
+                "completions|messages|responses] [--stream] [--ctx N] [--threads N]\n");
         return 2;
     }
 

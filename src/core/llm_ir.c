@@ -45,6 +45,7 @@ llm_request_free(llm_request *r)
     free(r->stop);
     json_decref(r->response_format);
     json_decref(r->metadata);
+    json_decref(r->response_fields);
     memset(r, 0, sizeof(*r));
 }
 

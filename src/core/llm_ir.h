@@ -22,7 +22,8 @@ typedef enum {
     LLM_API_MODELS,
     LLM_API_HEALTH,
     LLM_API_TOKENIZE,        /* /tokenize (vLLM, llama-server shapes) */
-    LLM_API_DETOKENIZE       /* /detokenize */
+    LLM_API_DETOKENIZE,      /* /detokenize */
+    LLM_API_RESPONSES        /* OpenAI /v1/responses */
 } llm_api_kind;
 
 typedef enum {
@@ -113,7 +114,11 @@ typedef struct {
     json_t        *response_format;
     char          *grammar;        /* extension: GBNF the output must follow */
     char          *regex;          /* extension: regular expression the output must match */
-    json_t        *metadata;       /* echoed nowhere; accepted */
+    json_t        *metadata;       /* accepted; the Responses API echoes it */
+    /* Fields the response repeats as the request sent them (the Responses
+     * API's instructions, tools, tool_choice, text, reasoning, ...): an
+     * object merged into the response object, or NULL.  Owned ref. */
+    json_t        *response_fields;
     int            return_token_ids;  /* extension: choices[].token_ids */
     /* extension "speculation": -1 absent (the location's llm_speculation),
      * LLM_SPECULATION_OFF / _AUTO / _ON */
@@ -182,6 +187,7 @@ typedef struct {
     long prompt_tokens;
     long completion_tokens;
     long cached_tokens;
+    long reasoning_tokens;   /* of completion_tokens, those that reasoned */
 } llm_usage;
 
 typedef struct {

@@ -234,6 +234,72 @@ test_openai_stream(void)
     llm_request_free(&req);
 }
 
+/* Tokens of text under the reply's tokenizer. */
+static size_t
+n_tokens(const char *text)
+{
+    int32_t *ids;
+    size_t   n;
+
+    if (llm_tokenizer_encode(tok, text, strlen(text), 0, &ids, &n) != 0) {
+        return 0;
+    }
+    free(ids);
+    return n;
+}
+
+/* The Responses API through the same pipeline; usage counts the tokens
+ * that reasoned. */
+static void
+test_responses_body(void)
+{
+    llm_request  req;
+    llm_reply   *r;
+    llm_buf     *out;
+    size_t       n_all = n_tokens(OUTPUT), n_think = n_tokens("<think>hm</think>");
+    json_t      *o, *u;
+    long         rt;
+
+    parse(LLM_API_RESPONSES, "{\"input\":\"x\",\"tools\":[{\"type\":"
+          "\"function\",\"name\":\"get\",\"parameters\":{\"type\":"
+          "\"object\"}}]}", &req);
+    r = make(&req, 1 << 20, NULL);
+    if (!ok(r != NULL, "a Responses reply")) {
+        return;
+    }
+    ok(strncmp(llm_reply_id(r), "resp_", 5) == 0, "its id is resp_...");
+    out = llm_reply_out(r);
+    is_int(feed(r, 0, OUTPUT), LLM_REPLY_MORE, "tokens flow");
+    llm_reply_choice_done(r, 0, LLM_FINISH_STOP, NULL, n_all);
+    ok(llm_reply_finish(r, 0, NULL) == 0, "the response body");
+    o = json_loadb(out->data, out->len, 0, NULL);
+    u = json_object_get(o, "usage");
+    rt = (long) json_integer_value(json_object_get(json_object_get(u,
+             "output_tokens_details"), "reasoning_tokens"));
+    is_int(json_integer_value(json_object_get(u, "output_tokens")), n_all,
+           "output_tokens: every generated token");
+    ok(rt >= 1 && (size_t) rt <= n_think && (size_t) rt < n_all,
+       "reasoning_tokens: %ld of the %zu tokens of the think block", rt,
+       n_think);
+    ok(strstr(out->data, "\"type\":\"function_call\"") != NULL
+       && strstr(out->data, "\"name\":\"get\"") != NULL,
+       "the call is a function_call item");
+    json_decref(o);
+    llm_reply_free(r);
+    llm_request_free(&req);
+
+    parse(LLM_API_RESPONSES, "{\"input\":\"x\"}", &req);
+    r = make(&req, 1 << 20, NULL);
+    out = llm_reply_out(r);
+    feed(r, 0, "Hi there");
+    llm_reply_choice_done(r, 0, LLM_FINISH_STOP, NULL, n_tokens("Hi there"));
+    llm_reply_finish(r, 0, NULL);
+    ok(strstr(out->data, "\"reasoning_tokens\":0}") != NULL,
+       "no reasoning: reasoning_tokens 0");
+    llm_reply_free(r);
+    llm_request_free(&req);
+}
+
 static void
 test_anthropic_body(void)
 {
@@ -318,6 +384,7 @@ main(void)
     }
     test_openai_stream();
     test_anthropic_body();
+    test_responses_body();
     test_stop_and_limits();
     llm_tokenizer_free(tok);
     return done_testing();

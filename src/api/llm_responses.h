@@ -1,0 +1,90 @@
+/*
+ * OpenAI Responses API: POST /v1/responses (docs/api.md).
+ *
+ * Parsing: body bytes -> llm_request, stateless.  `input` (a string or a
+ * list of items: messages with input_text / output_text parts,
+ * function_call, function_call_output, reasoning) and `instructions`
+ * become the conversation in the shape chat templates expect
+ * (core/llm_ir.h); function tools, tool_choice, text.format (json_object /
+ * json_schema, the same structured output as chat's response_format),
+ * reasoning.effort, sampling and max_output_tokens map onto the chat
+ * fields.  What the response repeats as sent (instructions, tools,
+ * tool_choice, text, reasoning, metadata, ...) goes to req->response_fields.
+ * previous_response_id (no response is kept; store is accepted and
+ * ignored), item references, background mode, other tool types and media
+ * parts are refused with a 400 naming the field.  On failure returns -1
+ * with *err filled and *req freed and re-initialised.
+ *
+ * Formatting: the response object, and the semantic SSE events of a
+ * streamed response, each with its sequence_number:
+ *   response.created, response.in_progress, then per output item
+ *   response.output_item.added, [response.content_part.added,
+ *   response.output_text.delta* / response.reasoning_text.delta*,
+ *   response.output_text.done / response.reasoning_text.done,
+ *   response.content_part.done] or [response.function_call_arguments.delta*,
+ *   response.function_call_arguments.done], response.output_item.done;
+ *   then response.completed (response.incomplete after a length stop).
+ * A failure after the stream began is response.failed.  Everything is
+ * appended to an llm_buf; functions return 0, or -1 when out of memory.
+ */
+#ifndef LLM_RESPONSES_H
+#define LLM_RESPONSES_H
+
+#include "api/llm_api.h"
+
+int llm_responses_parse(const char *body, size_t len,
+    const llm_api_limits *lim, llm_request *req, llm_api_error *err);
+
+/* What the response object of one request carries besides its output.
+ * Borrowed; must outlive every call that uses it. */
+typedef struct {
+    const char   *id;          /* "resp_..." */
+    long long     created;     /* unix seconds */
+    const char   *model;
+    const json_t *echo;        /* llm_request.response_fields, or NULL */
+} llm_responses_meta;
+
+/* The whole non-streamed response object, for one result. */
+int llm_responses_response(llm_buf *b, const llm_responses_meta *m,
+    const llm_result *r, const llm_usage *usage);
+
+/* ---- streaming ---- */
+
+typedef enum {
+    LLM_RESPONSES_ITEM_NONE = 0,
+    LLM_RESPONSES_ITEM_REASONING,
+    LLM_RESPONSES_ITEM_MESSAGE,
+    LLM_RESPONSES_ITEM_CALL
+} llm_responses_item;
+
+typedef struct {
+    const llm_responses_meta *meta;
+    long                      seq;        /* sequence_number of the next event */
+    int                       started;
+    int                       finished;
+    llm_responses_item        open;       /* the item being written */
+    int                       open_tool;  /* its tool-call index */
+    char                      item_id[64];
+    char                      call_id[160];
+    char                     *call_name;
+    llm_buf                   text;       /* the open item's text so far */
+    json_t                   *output;     /* the items done, in order */
+} llm_responses_stream;
+
+void llm_responses_stream_init(llm_responses_stream *s,
+    const llm_responses_meta *m);
+void llm_responses_stream_free(llm_responses_stream *s);
+
+/* response.created and response.in_progress (once). */
+int llm_responses_stream_start(llm_responses_stream *s, llm_buf *b);
+int llm_responses_stream_event(llm_responses_stream *s, llm_buf *b,
+    const llm_event *ev);
+/* Closes the open item; response.completed, or response.incomplete for a
+ * length stop, with the output and the usage. */
+int llm_responses_stream_finish(llm_responses_stream *s, llm_buf *b,
+    const llm_result *r, const llm_usage *usage);
+/* response.failed with the error. */
+int llm_responses_stream_error(llm_responses_stream *s, llm_buf *b,
+    const llm_api_error *err);
+
+#endif

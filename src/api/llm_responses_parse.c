@@ -1,0 +1,1072 @@
+/*
+ * /v1/responses request -> llm_request (llm_responses.h).  Input items
+ * become the chat-template conversation of core/llm_ir.h: a message item
+ * is a message, function_call items join the assistant turn they follow
+ * (or open one), a function_call_output is a tool message named after
+ * the call it answers, and a reasoning item is the reasoning_content of
+ * the assistant turn that follows it.
+ */
+#include "api/llm_openai_common.h"
+#include "api/llm_responses.h"
+#include "grammar/llm_grammar.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define OOM(err) llm_api_error_set(err, 500, "api_error", NULL, NULL, \
+                                   "Out of memory while reading the request.")
+
+#define INT_ANY_MAX ((long long) ((~0ULL) >> 1))
+
+/* The most metadata pairs and the longest value, as OpenAI bounds them. */
+#define RESPONSES_MAX_METADATA        16
+#define RESPONSES_MAX_METADATA_VALUE  512
+
+/* The conversation being built from `instructions` and `input`. */
+typedef struct {
+    json_t               *messages;
+    json_t               *assistant;   /* the open assistant turn, or NULL */
+    llm_buf               reasoning;   /* a reasoning item's text, waiting
+                                          for the assistant turn */
+    int                   has_reasoning;
+    const llm_api_limits *lim;
+} conv;
+
+static int
+unsupported(llm_api_error *err, const char *param, const char *fmt,
+    const char *what)
+{
+    char msg[400];
+
+    snprintf(msg, sizeof(msg), fmt, what);
+    return llm_api_bad_request(err, "unsupported_value", param, "%s", msg);
+}
+
+/*
+ * Text of a message's content: a string, or parts whose text is joined
+ * with "\n".  input_text / output_text carry "text", refusal "refusal";
+ * media parts are refused (no model here reads them).
+ */
+static int
+content_text(const json_t *c, const char *param, llm_buf *out,
+    llm_api_error *err)
+{
+    char          path[128];
+    const json_t *part, *t, *text;
+    const char   *type, *key;
+    size_t        i;
+    int           first = 1;
+
+    if (c == NULL || json_is_null(c)) {
+        return llm_api_bad_request(err, "missing_required_parameter", param,
+            "Missing required parameter: '%s'.", param);
+    }
+    if (json_is_string(c)) {
+        llm_buf_append(out, json_string_value(c), json_string_length(c));
+        return out->failed ? OOM(err) : 0;
+    }
+    if (!json_is_array(c)) {
+        return llm_api_type_error(err, param,
+            "a string or an array of content parts", c);
+    }
+    json_array_foreach(c, i, part) {
+        llm_api_path(path, sizeof(path), "%s[%zu]", param, i);
+        if (!json_is_object(part)) {
+            return llm_api_type_error(err, path, "a content part object",
+                part);
+        }
+        llm_api_path(path, sizeof(path), "%s[%zu].type", param, i);
+        t = json_object_get(part, "type");
+        if (!json_is_string(t)) {
+            return llm_api_type_error(err, path, "a string", t);
+        }
+        type = json_string_value(t);
+        if (strcmp(type, "input_text") == 0
+            || strcmp(type, "output_text") == 0 || strcmp(type, "text") == 0)
+        {
+            key = "text";
+        } else if (strcmp(type, "refusal") == 0) {
+            key = "refusal";
+        } else if (strcmp(type, "input_image") == 0
+                   || strcmp(type, "input_file") == 0
+                   || strcmp(type, "input_audio") == 0)
+        {
+            return llm_api_bad_request(err, "unsupported_value", path,
+                "Invalid value for '%s': content parts of type '%s' are not "
+                "supported by this server; only text parts are.", path, type);
+        } else {
+            return llm_api_bad_request(err, "invalid_value", path,
+                "Invalid value for '%s': unsupported content part type "
+                "'%.64s'; expected 'input_text' or 'output_text'.", path,
+                type);
+        }
+        text = json_object_get(part, key);
+        llm_api_path(path, sizeof(path), "%s[%zu].%s", param, i, key);
+        if (!json_is_string(text)) {
+            return llm_api_type_error(err, path, "a string", text);
+        }
+        if (!first) {
+            llm_buf_putc(out, '\n');
+        }
+        llm_buf_append(out, json_string_value(text), json_string_length(text));
+        first = 0;
+    }
+    return out->failed ? OOM(err) : 0;
+}
+
+static json_t *
+add_message(conv *cv, const char *role, const char *text, size_t len,
+    llm_api_error *err)
+{
+    json_t *msg = json_object();
+
+    if (msg == NULL || json_array_append_new(cv->messages, msg) != 0
+        || json_object_set_new(msg, "role", json_string(role)) != 0
+        || json_object_set_new(msg, "content",
+                               json_stringn_nocheck(text ? text : "",
+                                                    text ? len : 0)) != 0)
+    {
+        OOM(err);
+        return NULL;
+    }
+    return msg;
+}
+
+/* An assistant turn, carrying the reasoning item that came before it. */
+static json_t *
+open_assistant(conv *cv, const char *text, size_t len, llm_api_error *err)
+{
+    json_t *msg = add_message(cv, "assistant", text, len, err);
+
+    if (msg == NULL) {
+        return NULL;
+    }
+    if (cv->has_reasoning
+        && json_object_set_new(msg, "reasoning_content",
+               json_stringn_nocheck(cv->reasoning.data ? cv->reasoning.data
+                                                       : "",
+                                    cv->reasoning.len)) != 0)
+    {
+        OOM(err);
+        return NULL;
+    }
+    cv->has_reasoning = 0;
+    llm_buf_reset(&cv->reasoning);
+    cv->assistant = msg;
+    return msg;
+}
+
+static const char *const roles[] = {
+    "user", "system", "developer", "assistant", NULL
+};
+
+static int
+message_item(conv *cv, const json_t *item, size_t i, llm_api_error *err)
+{
+    char          path[128];
+    const json_t *role_v;
+    const char   *role;
+    llm_buf       text;
+    json_t       *msg;
+    int           k;
+
+    llm_api_path(path, sizeof(path), "input[%zu].role", i);
+    role_v = json_object_get(item, "role");
+    if (role_v == NULL || json_is_null(role_v)) {
+        return llm_api_bad_request(err, "missing_required_parameter", path,
+            "Missing required parameter: '%s'.", path);
+    }
+    if (!json_is_string(role_v)) {
+        return llm_api_type_error(err, path, "a string", role_v);
+    }
+    role = json_string_value(role_v);
+    for (k = 0; roles[k]; k++) {
+        if (strcmp(role, roles[k]) == 0) {
+            break;
+        }
+    }
+    if (roles[k] == NULL) {
+        return llm_api_bad_request(err, "invalid_value", path,
+            "Invalid value for '%s': expected one of 'user', 'system', "
+            "'developer', 'assistant', but got '%.64s'.", path, role);
+    }
+    if (strcmp(role, "developer") == 0) {
+        role = "system";
+    }
+
+    llm_buf_init(&text);
+    llm_api_path(path, sizeof(path), "input[%zu].content", i);
+    if (content_text(json_object_get(item, "content"), path, &text, err) < 0)
+    {
+        llm_buf_free(&text);
+        return -1;
+    }
+    if (strcmp(role, "assistant") == 0) {
+        msg = open_assistant(cv, text.data, text.len, err);
+    } else {
+        /* reasoning is kept only for the assistant turn right after it */
+        cv->has_reasoning = 0;
+        llm_buf_reset(&cv->reasoning);
+        cv->assistant = NULL;
+        msg = add_message(cv, role, text.data, text.len, err);
+    }
+    llm_buf_free(&text);
+    return msg ? 0 : -1;
+}
+
+static int
+required_string(const json_t *item, const char *key, size_t i,
+    const json_t **out, llm_api_error *err)
+{
+    char          path[128];
+    const json_t *v = json_object_get(item, key);
+
+    llm_api_path(path, sizeof(path), "input[%zu].%s", i, key);
+    if (v == NULL || json_is_null(v)) {
+        return llm_api_bad_request(err, "missing_required_parameter", path,
+            "Missing required parameter: '%s'.", path);
+    }
+    if (!json_is_string(v)) {
+        return llm_api_type_error(err, path, "a string", v);
+    }
+    *out = v;
+    return 0;
+}
+
+static int
+function_call_item(conv *cv, const json_t *item, size_t i,
+    llm_api_error *err)
+{
+    char          path[128];
+    const json_t *call_id, *name, *args;
+    json_t       *calls, *call, *fn, *argobj;
+    size_t        max;
+
+    if (required_string(item, "call_id", i, &call_id, err) < 0
+        || required_string(item, "name", i, &name, err) < 0)
+    {
+        return -1;
+    }
+    llm_api_path(path, sizeof(path), "input[%zu].arguments", i);
+    args = json_object_get(item, "arguments");
+    if (args == NULL || json_is_null(args)) {
+        argobj = json_object();
+    } else if (json_is_string(args)) {
+        argobj = llm_api_parse_arguments(json_string_value(args),
+                     json_string_length(args), path, cv->lim, err);
+        if (argobj == NULL) {
+            return -1;
+        }
+    } else {
+        return llm_api_type_error(err, path,
+            "a string holding a JSON object", args);
+    }
+
+    if (cv->assistant == NULL && open_assistant(cv, NULL, 0, err) == NULL) {
+        json_decref(argobj);
+        return -1;
+    }
+    calls = json_object_get(cv->assistant, "tool_calls");
+    if (calls == NULL) {
+        calls = json_array();
+        if (calls == NULL
+            || json_object_set_new(cv->assistant, "tool_calls", calls) != 0)
+        {
+            json_decref(argobj);
+            return OOM(err);
+        }
+    }
+    max = cv->lim && cv->lim->max_tool_calls ? cv->lim->max_tool_calls
+                                              : LLM_API_DEFAULT_MAX_TOOL_CALLS;
+    if (json_array_size(calls) >= max) {
+        json_decref(argobj);
+        llm_api_path(path, sizeof(path), "input[%zu]", i);
+        return llm_api_bad_request(err, "too_many_tool_calls", path,
+            "Invalid '%s': at most %zu function calls are supported in one "
+            "assistant turn.", path, max);
+    }
+    fn = json_object();
+    call = json_object();
+    if (fn == NULL || call == NULL
+        || json_object_set(fn, "name", (json_t *) name) != 0
+        || json_object_set_new(fn, "arguments", argobj) != 0
+        || json_object_set(call, "id", (json_t *) call_id) != 0
+        || json_object_set_new(call, "type", json_string("function")) != 0
+        || json_object_set_new(call, "function", fn) != 0
+        || json_array_append_new(calls, call) != 0)
+    {
+        return OOM(err);
+    }
+    return 0;
+}
+
+/* The name of the function call with this id, from the turns so far. */
+static const json_t *
+call_name(const conv *cv, const char *call_id)
+{
+    const json_t *m, *c;
+    size_t        i, j;
+
+    for (i = json_array_size(cv->messages); i-- > 0; ) {
+        m = json_array_get(cv->messages, i);
+        json_array_foreach(json_object_get(m, "tool_calls"), j, c) {
+            if (strcmp(json_string_value(json_object_get(c, "id")), call_id)
+                == 0)
+            {
+                return json_object_get(json_object_get(c, "function"),
+                                       "name");
+            }
+        }
+    }
+    return NULL;
+}
+
+static int
+function_output_item(conv *cv, const json_t *item, size_t i,
+    llm_api_error *err)
+{
+    char          path[128];
+    const json_t *call_id, *name;
+    json_t       *msg;
+    llm_buf       text;
+
+    if (required_string(item, "call_id", i, &call_id, err) < 0) {
+        return -1;
+    }
+    name = call_name(cv, json_string_value(call_id));
+    if (name == NULL) {
+        llm_api_path(path, sizeof(path), "input[%zu].call_id", i);
+        return llm_api_bad_request(err, "invalid_value", path,
+            "Invalid value for '%s': no function_call item with call_id "
+            "'%.100s' comes before this output.", path,
+            json_string_value(call_id));
+    }
+    llm_buf_init(&text);
+    llm_api_path(path, sizeof(path), "input[%zu].output", i);
+    if (content_text(json_object_get(item, "output"), path, &text, err) < 0)
+    {
+        llm_buf_free(&text);
+        return -1;
+    }
+    cv->assistant = NULL;
+    msg = add_message(cv, "tool", text.data, text.len, err);
+    llm_buf_free(&text);
+    if (msg == NULL
+        || json_object_set(msg, "tool_call_id", (json_t *) call_id) != 0
+        || json_object_set(msg, "name", (json_t *) name) != 0)
+    {
+        return msg ? OOM(err) : -1;
+    }
+    return 0;
+}
+
+/* The text of a reasoning item: its reasoning_text content, else its
+ * summary.  encrypted_content is opaque to this server and ignored. */
+static int
+reasoning_item(conv *cv, const json_t *item, size_t i, llm_api_error *err)
+{
+    static const char *const keys[] = { "content", "summary" };
+    static const char *const types[] = { "reasoning_text", "summary_text" };
+    char          path[128];
+    const json_t *list, *part, *t, *text;
+    size_t        k, j, before;
+
+    before = cv->reasoning.len;
+    for (k = 0; k < 2; k++) {
+        list = json_object_get(item, keys[k]);
+        llm_api_path(path, sizeof(path), "input[%zu].%s", i, keys[k]);
+        if (list == NULL || json_is_null(list)) {
+            continue;
+        }
+        if (!json_is_array(list)) {
+            return llm_api_type_error(err, path, "an array", list);
+        }
+        json_array_foreach(list, j, part) {
+            llm_api_path(path, sizeof(path), "input[%zu].%s[%zu]", i,
+                         keys[k], j);
+            t = json_object_get(part, "type");
+            text = json_object_get(part, "text");
+            if (!json_is_object(part) || !json_is_string(t)
+                || strcmp(json_string_value(t), types[k]) != 0
+                || !json_is_string(text))
+            {
+                return llm_api_bad_request(err, "invalid_value", path,
+                    "Invalid value for '%s': expected {\"type\": \"%s\", "
+                    "\"text\": string}.", path, types[k]);
+            }
+            if (k == 1 && cv->reasoning.len > before) {
+                break;      /* the full text was given: no summary */
+            }
+            if (cv->reasoning.len > 0) {
+                llm_buf_putc(&cv->reasoning, '\n');
+            }
+            llm_buf_append(&cv->reasoning, json_string_value(text),
+                           json_string_length(text));
+        }
+    }
+    if (cv->reasoning.failed) {
+        return OOM(err);
+    }
+    cv->has_reasoning = cv->reasoning.len > 0;
+    return 0;
+}
+
+static int
+input_in(const json_t *root, conv *cv, llm_api_error *err)
+{
+    char          path[128];
+    const json_t *in = json_object_get(root, "input");
+    const json_t *item, *t;
+    const char   *type;
+    size_t        i, max;
+
+    if (in == NULL || json_is_null(in)) {
+        return llm_api_bad_request(err, "missing_required_parameter",
+            "input", "Missing required parameter: 'input'.");
+    }
+    if (json_is_string(in)) {
+        return add_message(cv, "user", json_string_value(in),
+                           json_string_length(in), err) ? 0 : -1;
+    }
+    if (!json_is_array(in)) {
+        return llm_api_type_error(err, "input",
+            "a string or an array of input items", in);
+    }
+    max = cv->lim && cv->lim->max_messages ? cv->lim->max_messages
+                                           : LLM_API_DEFAULT_MAX_MESSAGES;
+    if (json_array_size(in) == 0) {
+        return llm_api_bad_request(err, "empty_array", "input",
+            "Invalid 'input': empty array. Expected a string or at least one "
+            "input item.");
+    }
+    if (json_array_size(in) > max) {
+        return llm_api_bad_request(err, "array_above_max_length", "input",
+            "Invalid 'input': at most %zu items are supported, but got %zu.",
+            max, json_array_size(in));
+    }
+    json_array_foreach(in, i, item) {
+        llm_api_path(path, sizeof(path), "input[%zu]", i);
+        if (!json_is_object(item)) {
+            return llm_api_type_error(err, path, "an input item object",
+                item);
+        }
+        t = json_object_get(item, "type");
+        llm_api_path(path, sizeof(path), "input[%zu].type", i);
+        if (t == NULL || json_is_null(t)) {
+            type = "message";         /* {"role", "content"} */
+        } else if (!json_is_string(t)) {
+            return llm_api_type_error(err, path, "a string", t);
+        } else {
+            type = json_string_value(t);
+        }
+        if (strcmp(type, "message") == 0) {
+            if (message_item(cv, item, i, err) < 0) {
+                return -1;
+            }
+        } else if (strcmp(type, "function_call") == 0) {
+            if (function_call_item(cv, item, i, err) < 0) {
+                return -1;
+            }
+        } else if (strcmp(type, "function_call_output") == 0) {
+            if (function_output_item(cv, item, i, err) < 0) {
+                return -1;
+            }
+        } else if (strcmp(type, "reasoning") == 0) {
+            if (reasoning_item(cv, item, i, err) < 0) {
+                return -1;
+            }
+        } else if (strcmp(type, "item_reference") == 0) {
+            return llm_api_bad_request(err, "unsupported_value", path,
+                "Invalid value for '%s': item references are not supported: "
+                "this server keeps no response items; send the items "
+                "themselves.", path);
+        } else {
+            return llm_api_bad_request(err, "unsupported_value", path,
+                "Invalid value for '%s': input items of type '%.64s' are not "
+                "supported by this server; expected 'message', "
+                "'function_call', 'function_call_output' or 'reasoning'.",
+                path, type);
+        }
+    }
+    if (json_array_size(cv->messages) == 0) {
+        return llm_api_bad_request(err, "invalid_value", "input",
+            "Invalid 'input': it holds no message or function call, only "
+            "reasoning.");
+    }
+    return 0;
+}
+
+/* Flat function tools -> the canonical {"type","function":{...}} shape. */
+static int
+tools_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
+    llm_api_error *err)
+{
+    const json_t *ts = json_object_get(root, "tools");
+    const json_t *t, *type, *name, *desc, *params;
+    json_t       *f, *tool;
+    char          path[128];
+    size_t        i, max;
+
+    max = lim && lim->max_tools ? lim->max_tools : LLM_API_DEFAULT_MAX_TOOLS;
+    if (ts == NULL || json_is_null(ts)) {
+        return 0;
+    }
+    if (!json_is_array(ts)) {
+        return llm_api_type_error(err, "tools", "an array", ts);
+    }
+    if (json_array_size(ts) > max) {
+        return llm_api_bad_request(err, "too_many_tools", "tools",
+            "Invalid value for 'tools': at most %zu tools are allowed, but "
+            "got %zu.", max, json_array_size(ts));
+    }
+    if (json_array_size(ts) == 0) {
+        return 0;
+    }
+    req->tools = json_array();
+    if (req->tools == NULL) {
+        return OOM(err);
+    }
+    json_array_foreach(ts, i, t) {
+        llm_api_path(path, sizeof(path), "tools[%zu]", i);
+        if (!json_is_object(t)) {
+            return llm_api_type_error(err, path, "an object", t);
+        }
+        llm_api_path(path, sizeof(path), "tools[%zu].type", i);
+        type = json_object_get(t, "type");
+        if (!json_is_string(type)) {
+            return llm_api_type_error(err, path, "a string", type);
+        }
+        if (strcmp(json_string_value(type), "function") != 0) {
+            return llm_api_bad_request(err, "unsupported_value", path,
+                "Invalid value for '%s': tools of type '%.64s' are not "
+                "supported by this server; only 'function' tools are.", path,
+                json_string_value(type));
+        }
+        llm_api_path(path, sizeof(path), "tools[%zu].name", i);
+        name = json_object_get(t, "name");
+        if (llm_api_tool_name(name, path, req->tools, i, err) != 0) {
+            return -1;
+        }
+        llm_api_path(path, sizeof(path), "tools[%zu].description", i);
+        desc = json_object_get(t, "description");
+        if (desc && !json_is_null(desc) && !json_is_string(desc)) {
+            return llm_api_type_error(err, path, "a string", desc);
+        }
+        llm_api_path(path, sizeof(path), "tools[%zu].parameters", i);
+        params = json_object_get(t, "parameters");
+        if (params && !json_is_null(params) && !json_is_object(params)) {
+            return llm_api_type_error(err, path, "a JSON Schema object",
+                params);
+        }
+        f = json_object();
+        tool = json_object();
+        if (f == NULL || tool == NULL
+            || json_object_set(f, "name", (json_t *) name) != 0
+            || (json_is_string(desc)
+                && json_object_set(f, "description", (json_t *) desc) != 0)
+            || (json_is_object(params)
+                && json_object_set_new(f, "parameters",
+                                       json_deep_copy(params)) != 0)
+            || json_object_set_new(tool, "type", json_string("function"))
+               != 0
+            || json_object_set_new(tool, "function", f) != 0
+            || json_array_append_new(req->tools, tool) != 0)
+        {
+            json_decref(f);
+            json_decref(tool);
+            return OOM(err);
+        }
+    }
+    return 0;
+}
+
+static int
+has_tool(const llm_request *req, const char *name)
+{
+    const json_t *t;
+    size_t        i;
+
+    json_array_foreach(req->tools, i, t) {
+        const json_t *n = json_object_get(json_object_get(t, "function"),
+                                          "name");
+        if (json_is_string(n) && strcmp(json_string_value(n), name) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* "auto" | "none" | "required" | {"type": "function", "name"}. */
+static int
+tool_choice_in(const json_t *root, llm_request *req, llm_api_error *err)
+{
+    const json_t *tc = json_object_get(root, "tool_choice");
+    const json_t *type, *name;
+    const char   *s;
+
+    if (tc == NULL || json_is_null(tc)) {
+        return 0;
+    }
+    if (json_is_string(tc)) {
+        s = json_string_value(tc);
+        if (strcmp(s, "auto") == 0) {
+            req->tool_choice = LLM_TOOL_CHOICE_AUTO;
+        } else if (strcmp(s, "none") == 0) {
+            req->tool_choice = LLM_TOOL_CHOICE_NONE;
+        } else if (strcmp(s, "required") == 0) {
+            if (req->tools == NULL) {
+                return llm_api_bad_request(err, "invalid_value",
+                    "tool_choice", "Invalid value for 'tool_choice': "
+                    "'required' needs 'tools' to be given.");
+            }
+            req->tool_choice = LLM_TOOL_CHOICE_REQUIRED;
+        } else {
+            return llm_api_bad_request(err, "invalid_value", "tool_choice",
+                "Invalid value for 'tool_choice': expected 'none', 'auto', "
+                "'required' or an object naming a function, but got "
+                "'%.64s'.", s);
+        }
+        return 0;
+    }
+    if (!json_is_object(tc)) {
+        return llm_api_type_error(err, "tool_choice", "a string or an object",
+            tc);
+    }
+    type = json_object_get(tc, "type");
+    if (!json_is_string(type)) {
+        return llm_api_type_error(err, "tool_choice.type", "a string", type);
+    }
+    if (strcmp(json_string_value(type), "function") != 0) {
+        return unsupported(err, "tool_choice.type",
+            "Invalid value for 'tool_choice.type': '%.64s' is not supported "
+            "by this server; expected 'function'.", json_string_value(type));
+    }
+    name = json_object_get(tc, "name");
+    if (!json_is_string(name)) {
+        return llm_api_type_error(err, "tool_choice.name", "a string", name);
+    }
+    if (req->tools == NULL || !has_tool(req, json_string_value(name))) {
+        return llm_api_bad_request(err, "invalid_value", "tool_choice.name",
+            "Invalid value for 'tool_choice.name': no function named "
+            "'%.80s' is defined in 'tools'.", json_string_value(name));
+    }
+    req->tool_choice = LLM_TOOL_CHOICE_NAMED;
+    req->tool_choice_name = llm_api_strdup(json_string_value(name), err);
+    return req->tool_choice_name ? 0 : -1;
+}
+
+/* text.format -> chat's response_format, enforced by the same grammar. */
+static int
+text_in(const json_t *root, llm_request *req, llm_api_error *err)
+{
+    const json_t *text = json_object_get(root, "text");
+    const json_t *fmt, *t, *schema, *name, *strict;
+    const char   *type;
+    json_t       *rf, *js;
+    llm_grammar  *g;
+    char          msg[300];
+
+    if (text == NULL || json_is_null(text)) {
+        return 0;
+    }
+    if (!json_is_object(text)) {
+        return llm_api_type_error(err, "text", "an object", text);
+    }
+    fmt = json_object_get(text, "format");
+    if (fmt == NULL || json_is_null(fmt)) {
+        return 0;
+    }
+    if (!json_is_object(fmt)) {
+        return llm_api_type_error(err, "text.format", "an object", fmt);
+    }
+    t = json_object_get(fmt, "type");
+    if (!json_is_string(t)) {
+        return llm_api_type_error(err, "text.format.type", "a string", t);
+    }
+    type = json_string_value(t);
+    if (strcmp(type, "text") == 0) {
+        return 0;
+    }
+    rf = json_object();
+    if (rf == NULL) {
+        return OOM(err);
+    }
+    req->response_format = rf;
+    if (strcmp(type, "json_object") == 0) {
+        return json_object_set_new(rf, "type", json_string("json_object"))
+               ? OOM(err) : 0;
+    }
+    if (strcmp(type, "json_schema") != 0) {
+        return llm_api_bad_request(err, "invalid_value", "text.format.type",
+            "Invalid value for 'text.format.type': expected one of 'text', "
+            "'json_object', 'json_schema', but got '%.100s'.", type);
+    }
+    name = json_object_get(fmt, "name");
+    if (name && !json_is_null(name) && !json_is_string(name)) {
+        return llm_api_type_error(err, "text.format.name", "a string", name);
+    }
+    strict = json_object_get(fmt, "strict");
+    if (strict && !json_is_null(strict) && !json_is_boolean(strict)) {
+        return llm_api_type_error(err, "text.format.strict", "a boolean",
+            strict);
+    }
+    schema = json_object_get(fmt, "schema");
+    if (schema == NULL || json_is_null(schema)) {
+        return llm_api_bad_request(err, "missing_required_parameter",
+            "text.format.schema",
+            "Missing required parameter: 'text.format.schema'.");
+    }
+    if (!json_is_object(schema) && !json_is_boolean(schema)) {
+        return llm_api_type_error(err, "text.format.schema", "an object",
+            schema);
+    }
+    /* the schema is enforced: what cannot be is refused now */
+    g = llm_grammar_from_json_schema(schema, msg, sizeof(msg));
+    if (g == NULL) {
+        return llm_api_bad_request(err, "invalid_value", "text.format.schema",
+            "Invalid 'text.format.schema': %s.", msg);
+    }
+    llm_grammar_free(g);
+    js = json_object();
+    if (js == NULL
+        || json_object_set_new(rf, "type", json_string("json_schema")) != 0
+        || json_object_set_new(rf, "json_schema", js) != 0
+        || json_object_set_new(js, "schema", json_deep_copy(schema)) != 0
+        || (json_is_string(name)
+            && json_object_set(js, "name", (json_t *) name) != 0)
+        || (json_is_boolean(strict)
+            && json_object_set(js, "strict", (json_t *) strict) != 0))
+    {
+        return OOM(err);
+    }
+    return 0;
+}
+
+/* reasoning.effort: none / minimal turn reasoning off, low / medium /
+ * high on (as chat's reasoning_effort); summary is accepted. */
+static int
+reasoning_in(const json_t *root, llm_request *req, llm_api_error *err)
+{
+    const json_t *r = json_object_get(root, "reasoning");
+    const char   *effort, *summary;
+    int           rc;
+
+    if (r == NULL || json_is_null(r)) {
+        return 0;
+    }
+    if (!json_is_object(r)) {
+        return llm_api_type_error(err, "reasoning", "an object", r);
+    }
+    rc = llm_api_opt_string(r, "effort", "reasoning.effort", &effort, err);
+    if (rc < 0) {
+        return -1;
+    }
+    if (rc) {
+        if (strcmp(effort, "none") == 0 || strcmp(effort, "minimal") == 0) {
+            req->reasoning = 0;
+        } else if (strcmp(effort, "low") == 0
+                   || strcmp(effort, "medium") == 0
+                   || strcmp(effort, "high") == 0)
+        {
+            req->reasoning = 1;
+        } else {
+            return llm_api_bad_request(err, "invalid_value",
+                "reasoning.effort",
+                "Invalid value for 'reasoning.effort': expected one of "
+                "'none', 'minimal', 'low', 'medium', 'high', but got "
+                "'%.64s'.", effort);
+        }
+    }
+    rc = llm_api_opt_string(r, "summary", "reasoning.summary", &summary, err);
+    if (rc < 0) {
+        return -1;
+    }
+    if (rc && strcmp(summary, "auto") != 0 && strcmp(summary, "concise") != 0
+        && strcmp(summary, "detailed") != 0)
+    {
+        return llm_api_bad_request(err, "invalid_value", "reasoning.summary",
+            "Invalid value for 'reasoning.summary': expected one of 'auto', "
+            "'concise', 'detailed', but got '%.64s'.", summary);
+    }
+    return 0;
+}
+
+/* metadata: at most 16 string values of at most 512 characters. */
+static int
+metadata_in(const json_t *root, llm_request *req, llm_api_error *err)
+{
+    const json_t *md = json_object_get(root, "metadata");
+    const char   *key;
+    json_t       *v;
+    char          path[128];
+
+    if (md == NULL || json_is_null(md)) {
+        return 0;
+    }
+    if (!json_is_object(md)) {
+        return llm_api_type_error(err, "metadata", "an object", md);
+    }
+    if (json_object_size(md) > RESPONSES_MAX_METADATA) {
+        return llm_api_bad_request(err, "invalid_value", "metadata",
+            "Invalid 'metadata': at most %d pairs are allowed, but got %zu.",
+            RESPONSES_MAX_METADATA, json_object_size(md));
+    }
+    json_object_foreach((json_t *) md, key, v) {
+        llm_api_path(path, sizeof(path), "metadata.%.64s", key);
+        if (!json_is_string(v)) {
+            return llm_api_type_error(err, path, "a string", v);
+        }
+        if (json_string_length(v) > RESPONSES_MAX_METADATA_VALUE) {
+            return llm_api_bad_request(err, "invalid_value", path,
+                "Invalid '%s': values are at most %d characters long.", path,
+                RESPONSES_MAX_METADATA_VALUE);
+        }
+    }
+    req->metadata = json_deep_copy(md);
+    return req->metadata ? 0 : OOM(err);
+}
+
+/* Fields that would need state this server does not keep. */
+static int
+stateless(const json_t *root, llm_api_error *err)
+{
+    const json_t *v;
+    int           b, rc;
+
+    v = json_object_get(root, "previous_response_id");
+    if (v && !json_is_null(v)) {
+        return llm_api_bad_request(err, "unsupported_parameter",
+            "previous_response_id",
+            "Unsupported parameter: 'previous_response_id'. This server keeps "
+            "no responses (it is stateless): send the whole conversation in "
+            "'input', including the output items of earlier responses.");
+    }
+    v = json_object_get(root, "conversation");
+    if (v && !json_is_null(v)) {
+        return llm_api_bad_request(err, "unsupported_parameter",
+            "conversation",
+            "Unsupported parameter: 'conversation'. This server keeps no "
+            "conversations: send the whole conversation in 'input'.");
+    }
+    v = json_object_get(root, "prompt");
+    if (v && !json_is_null(v)) {
+        return llm_api_bad_request(err, "unsupported_parameter", "prompt",
+            "Unsupported parameter: 'prompt'. This server has no stored "
+            "prompt templates: send 'instructions' and 'input'.");
+    }
+    rc = llm_api_opt_bool(root, "background", "background", &b, err);
+    if (rc < 0) {
+        return -1;
+    }
+    if (rc && b) {
+        return llm_api_bad_request(err, "unsupported_value", "background",
+            "Invalid value for 'background': background responses are not "
+            "supported by this server (it keeps no responses to poll).");
+    }
+    /* store: true is accepted; nothing is stored (the response says
+     * "store": false) */
+    if (llm_api_opt_bool(root, "store", "store", &b, err) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
+/* What the response repeats: as sent, or the API's defaults. */
+static int
+echo_in(const json_t *root, llm_request *req, llm_api_error *err)
+{
+    static const char *const keys[] = {
+        "instructions", "max_output_tokens", "tool_choice", "tools",
+        "temperature", "top_p", "text", "reasoning", "truncation", "user",
+        "parallel_tool_calls", NULL
+    };
+    const json_t *v;
+    json_t       *echo, *dflt;
+    size_t        k;
+
+    echo = json_object();
+    if (echo == NULL) {
+        return OOM(err);
+    }
+    req->response_fields = echo;
+    for (k = 0; keys[k]; k++) {
+        v = json_object_get(root, keys[k]);
+        if (json_object_set_new(echo, keys[k],
+                                v ? json_deep_copy(v) : json_null()) != 0)
+        {
+            return OOM(err);
+        }
+    }
+    if ((json_is_null(json_object_get(echo, "tool_choice"))
+         && json_object_set_new(echo, "tool_choice", json_string("auto")))
+        || (json_is_null(json_object_get(echo, "tools"))
+            && json_object_set_new(echo, "tools", json_array()))
+        || (json_is_null(json_object_get(echo, "truncation"))
+            && json_object_set_new(echo, "truncation",
+                                   json_string("disabled")))
+        || json_object_set_new(echo, "parallel_tool_calls",
+                               json_boolean(req->parallel_tool_calls)) != 0
+        || json_object_set_new(echo, "metadata",
+                               req->metadata ? json_deep_copy(req->metadata)
+                                             : json_object()) != 0)
+    {
+        return OOM(err);
+    }
+    if (json_is_null(json_object_get(echo, "text"))) {
+        dflt = json_pack("{s:{s:s}}", "format", "type", "text");
+        if (dflt == NULL || json_object_set_new(echo, "text", dflt) != 0) {
+            return OOM(err);
+        }
+    }
+    if (json_is_null(json_object_get(echo, "reasoning"))) {
+        dflt = json_pack("{s:n,s:n}", "effort", "summary");
+        if (dflt == NULL || json_object_set_new(echo, "reasoning", dflt) != 0) {
+            return OOM(err);
+        }
+    }
+    return 0;
+}
+
+static int
+responses_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
+    llm_api_error *err)
+{
+    const char   *s;
+    const json_t *v, *so;
+    long long     i;
+    double        d;
+    int           b, rc;
+    conv          cv;
+
+    if (stateless(root, err) < 0) {
+        return -1;
+    }
+    if ((rc = llm_api_opt_string(root, "model", "model", &s, err)) < 0) {
+        return -1;
+    }
+    if (rc && (req->model = llm_api_strdup(s, err)) == NULL) {
+        return -1;
+    }
+
+    memset(&cv, 0, sizeof(cv));
+    cv.lim = lim;
+    llm_buf_init(&cv.reasoning);
+    cv.messages = req->messages = json_array();
+    if (cv.messages == NULL) {
+        return OOM(err);
+    }
+    v = json_object_get(root, "instructions");
+    if (v && !json_is_null(v)) {
+        if (!json_is_string(v)) {
+            return llm_api_type_error(err, "instructions", "a string", v);
+        }
+        if (add_message(&cv, "system", json_string_value(v),
+                        json_string_length(v), err) == NULL)
+        {
+            return -1;
+        }
+    }
+    rc = input_in(root, &cv, err);
+    llm_buf_free(&cv.reasoning);
+    if (rc < 0) {
+        return -1;
+    }
+
+    if (tools_in(root, lim, req, err) < 0
+        || tool_choice_in(root, req, err) < 0
+        || text_in(root, req, err) < 0
+        || reasoning_in(root, req, err) < 0
+        || metadata_in(root, req, err) < 0)
+    {
+        return -1;
+    }
+    if ((rc = llm_api_opt_bool(root, "parallel_tool_calls",
+                               "parallel_tool_calls", &b, err)) < 0)
+    {
+        return -1;
+    }
+    if (rc) {
+        req->parallel_tool_calls = b;
+    }
+    if ((rc = llm_api_opt_int(root, "max_output_tokens", "max_output_tokens",
+                              1, INT_ANY_MAX, &i, err)) < 0)
+    {
+        return -1;
+    }
+    if (rc) {
+        req->max_tokens = (long) i;
+    }
+    if ((rc = llm_api_opt_number(root, "temperature", "temperature",
+                                 0, 0, 2, 0, &d, err)) < 0)
+    {
+        return -1;
+    }
+    if (rc) {
+        req->sampling.temperature = d;
+        req->sampling.set |= LLM_SAMPLING_SET_TEMPERATURE;
+    }
+    if ((rc = llm_api_opt_number(root, "top_p", "top_p", 0, 0, 1, 0, &d,
+                                 err)) < 0)
+    {
+        return -1;
+    }
+    if (rc) {
+        req->sampling.top_p = d;
+        req->sampling.set |= LLM_SAMPLING_SET_TOP_P;
+    }
+    if ((rc = llm_api_opt_bool(root, "stream", "stream", &b, err)) < 0) {
+        return -1;
+    }
+    if (rc) {
+        req->stream = b;
+    }
+    so = json_object_get(root, "stream_options");
+    if (so && !json_is_null(so) && !json_is_object(so)) {
+        return llm_api_type_error(err, "stream_options", "an object", so);
+    }
+    if ((rc = llm_api_opt_string(root, "truncation", "truncation", &s, err))
+        < 0)
+    {
+        return -1;
+    }
+    if (rc && strcmp(s, "disabled") != 0 && strcmp(s, "auto") != 0) {
+        return llm_api_bad_request(err, "invalid_value", "truncation",
+            "Invalid value for 'truncation': expected 'disabled' or 'auto', "
+            "but got '%.64s'.", s);
+    }
+    if (llm_api_opt_string(root, "user", "user", &s, err) < 0) {
+        return -1;
+    }
+    v = json_object_get(root, "include");
+    if (v && !json_is_null(v) && !json_is_array(v)) {
+        return llm_api_type_error(err, "include", "an array of strings", v);
+    }
+    if (llm_api_opt_speculation(root, req, err) < 0) {
+        return -1;
+    }
+    return echo_in(root, req, err);
+}
+
+int
+llm_responses_parse(const char *body, size_t len, const llm_api_limits *lim,
+    llm_request *req, llm_api_error *err)
+{
+    json_t *root;
+    int     rc;
+
+    llm_request_init(req);
+    req->api = LLM_API_RESPONSES;
+    root = llm_api_decode_body(body, len, lim, err);
+    if (root == NULL) {
+        return -1;
+    }
+    rc = responses_in(root, lim, req, err);
+    json_decref(root);
+    if (rc < 0) {
+        llm_request_free(req);
+        llm_request_init(req);
+        req->api = LLM_API_RESPONSES;
+        return -1;
+    }
+    return 0;
+}
