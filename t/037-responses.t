@@ -144,3 +144,14 @@ POST /v1/responses
 [404, 405]
 --- response_body_like eval
 ["^\\{\"error\":\\{\"message\":\"[^\"]+\",\"type\":\"invalid_request_error\"", "^\\{\"error\":\\{\"message\":\"[^\"]+\""]
+
+
+
+=== TEST 13: max_output_tokens above an explicit llm_max_tokens is a 400 naming it
+--- config
+location /v1/responses { llm_api responses; llm_max_tokens 10; }
+--- request
+POST /v1/responses
+{"input": "hi", "max_output_tokens": 50}
+--- error_code: 400
+--- response_body_like: "message":"max_output_tokens is 50, more than this server allows for model 'tiny' \(llm_max_tokens 10\).","type":"invalid_request_error","param":"max_output_tokens","code":"invalid_value"

@@ -229,7 +229,9 @@ int
 llm_session_max_new_tokens(const llm_request *req, size_t n_prompt,
     const llm_session_limits *lim, size_t *max_new, llm_api_error *err)
 {
-    size_t  max_gen, n, per_token, fit;
+    size_t       max_gen, n, per_token, fit;
+    const char  *max_name = req->api == LLM_API_RESPONSES
+                            ? "max_output_tokens" : "max_tokens";
 
     if (n_prompt == 0) {
         return llm_api_bad_request(err, "invalid_value", "prompt",
@@ -247,9 +249,9 @@ llm_session_max_new_tokens(const llm_request *req, size_t n_prompt,
     if (lim->max_tokens > 0 && req->max_tokens > 0
         && (size_t) req->max_tokens > lim->max_tokens)
     {
-        return llm_api_bad_request(err, "invalid_value", "max_tokens",
-            "max_tokens is %ld, more than this server allows for model "
-            "'%s' (llm_max_tokens %zu).", req->max_tokens,
+        return llm_api_bad_request(err, "invalid_value", max_name,
+            "%s is %ld, more than this server allows for model "
+            "'%s' (llm_max_tokens %zu).", max_name, req->max_tokens,
             lim->model ? lim->model : "", lim->max_tokens);
     }
 
@@ -282,12 +284,12 @@ llm_session_max_new_tokens(const llm_request *req, size_t n_prompt,
         if (fit == 0
             || (req->max_tokens > 0 && (size_t) req->max_tokens == max_gen))
         {
-            return llm_api_bad_request(err, "invalid_value", "max_tokens",
-                "n=%zu x max_tokens=%zu%s would keep about %zu KiB for the "
+            return llm_api_bad_request(err, "invalid_value", max_name,
+                "n=%zu x %s=%zu%s would keep about %zu KiB for the "
                 "response, more than llm_max_response_size (%zu KiB) "
                 "allows: at most %zu tokens per choice fit; ask for fewer "
                 "tokens, choices or top_logprobs, or stream the response.",
-                n, max_gen,
+                n, max_name, max_gen,
                 req->sampling.logprobs && !req->stream ? " with logprobs" : "",
                 n * max_gen * per_token / 1024,
                 lim->max_response_size / 1024, fit);
