@@ -277,38 +277,11 @@ panel_tile(llm_wtype t, const int TB, float *y, size_t ldy, const char *panel, i
     }
 }
 
-/* rows [r0, r1) for n tokens, panel by panel */
-AVX2 INLINE void
-matmul_panels(llm_wtype t, float *y, size_t ldy, const char *xq, size_t ldq, const char *w,
-    int k, int r0, int r1, int n, int accumulate)
-{
-    _Alignas(64) char panel[PANEL_KB * 8 * 40];
-    const int nb = k / 32;
-    size_t rb = (size_t) nb * (size_t) block_bytes(t);
-    int r, b0, tk, j;
-
-    for (r = r0; r < r1; r += 8) {
-        int nrows = r1 - r < 8 ? r1 - r : 8;
-        for (b0 = 0; b0 < nb; b0 += PANEL_KB) {
-            int nblk = nb - b0 < PANEL_KB ? nb - b0 : PANEL_KB, add = accumulate || b0 > 0;
-            panel_pack(t, 8, 0, panel, w, rb, r, r1, b0, nblk);
-            for (tk = 0; tk < n;) {
-                const int8_t *aq[4];
-                const float *ad[4], *as[4];
-                float *yt = y + (size_t) tk * ldy;
-                int tb = n - tk >= 4 ? 4 : n - tk >= 2 ? 2 : 1;
-                for (j = 0; j < tb; j++) {
-                    llm_qa_view v = llm_qa_view_of(xq + (size_t) (tk + j) * ldq, k);
-                    aq[j] = v.q + 32 * b0; ad[j] = v.d + b0; as[j] = v.s + b0;
-                }
-                if (tb == 4) panel_tile(t, 4, yt, ldy, panel, nblk, aq, ad, as, r, nrows, add);
-                else if (tb == 2) panel_tile(t, 2, yt, ldy, panel, nblk, aq, ad, as, r, nrows, add);
-                else panel_tile(t, 1, yt, ldy, panel, nblk, aq, ad, as, r, nrows, add);
-                tk += tb;
-            }
-        }
-    }
-}
+#define PANEL_TARGET AVX2
+#define PANEL_R 8
+#define PANEL_TB 4
+#define PANEL_UNSIGNED 0
+#include "kernels/cpu/llm_kernels_q_panel_driver.h"
 
 /* ================= drivers ================= */
 

@@ -278,9 +278,10 @@ tile256(llm_wtype t, const int RB, const int TB, float *y, size_t ldy, const cha
  * scaled sums at the panel's first block.
  */
 X512 INLINE void
-panel_tile(const int TB, float *y, size_t ldy, const char *panel, int nblk, const int8_t *const *aq,
-    const float *const *ad, const float *const *as, int r, __mmask16 rows, int add)
+panel_tile(llm_wtype t, const int TB, float *y, size_t ldy, const char *panel, int nblk,
+    const int8_t *const *aq, const float *const *ad, const float *const *as, int r, int nrows, int add)
 {
+    const __mmask16 rows = (__mmask16) ((1u << nrows) - 1);
     __m512 acc[8];
     int j, b, s;
 
@@ -314,40 +315,11 @@ panel_tile(const int TB, float *y, size_t ldy, const char *panel, int nblk, cons
     }
 }
 
-/* rows [r0, r1) for n tokens, panel by panel */
-X512 INLINE void
-matmul_panels(llm_wtype t, float *y, size_t ldy, const char *xq, size_t ldq, const char *w,
-    int k, int r0, int r1, int n, int accumulate)
-{
-    _Alignas(64) char panel[PANEL_KB * 16 * 40];
-    const int nb = k / 32;
-    size_t rb = (size_t) nb * (size_t) block_bytes(t);
-    int r, b0, tk, j;
-
-    for (r = r0; r < r1; r += 16) {
-        int nrows = r1 - r < 16 ? r1 - r : 16;
-        __mmask16 rows = (__mmask16) ((1u << nrows) - 1);
-        for (b0 = 0; b0 < nb; b0 += PANEL_KB) {
-            int nblk = nb - b0 < PANEL_KB ? nb - b0 : PANEL_KB, add = accumulate || b0 > 0;
-            panel_pack(t, 16, 1, panel, w, rb, r, r1, b0, nblk);
-            for (tk = 0; tk < n;) {
-                const int8_t *aq[8];
-                const float *ad[8], *as[8];
-                float *yt = y + (size_t) tk * ldy;
-                int tb = n - tk >= 8 ? 8 : n - tk >= 4 ? 4 : n - tk >= 2 ? 2 : 1;
-                for (j = 0; j < tb; j++) {
-                    llm_qa_view v = llm_qa_view_of(xq + (size_t) (tk + j) * ldq, k);
-                    aq[j] = v.q + 32 * b0; ad[j] = v.d + b0; as[j] = v.s + b0;
-                }
-                if (tb == 8) panel_tile(8, yt, ldy, panel, nblk, aq, ad, as, r, rows, add);
-                else if (tb == 4) panel_tile(4, yt, ldy, panel, nblk, aq, ad, as, r, rows, add);
-                else if (tb == 2) panel_tile(2, yt, ldy, panel, nblk, aq, ad, as, r, rows, add);
-                else panel_tile(1, yt, ldy, panel, nblk, aq, ad, as, r, rows, add);
-                tk += tb;
-            }
-        }
-    }
-}
+#define PANEL_TARGET X512
+#define PANEL_R 16
+#define PANEL_TB 8
+#define PANEL_UNSIGNED 1
+#include "kernels/cpu/llm_kernels_q_panel_driver.h"
 #endif
 
 /* tokens from which a batch of a 32-value format goes through panels (VNNI only) */
