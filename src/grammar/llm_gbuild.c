@@ -22,6 +22,8 @@ typedef struct {
     char     *name;
     llm_gelem *body;          /* NULL until defined */
     size_t    n_body;
+    int       rep_item;       /* opt_k of a counted repetition: the item, else -1 */
+    long      rep_count;      /* its k */
 } gb_rule;
 
 typedef struct {
@@ -194,6 +196,8 @@ llm_gbuild_rule(llm_gbuild *b, const char *name)
     b->rules[b->n_rules].name = strdup(nm);
     b->rules[b->n_rules].body = NULL;
     b->rules[b->n_rules].n_body = 0;
+    b->rules[b->n_rules].rep_item = -1;
+    b->rules[b->n_rules].rep_count = 0;
     if (b->rules[b->n_rules].name == NULL
         || tab_put(&b->names, &b->names_cap, &b->names_n, nm, (int) b->n_rules) < 0) {
         b->oom = 1;
@@ -459,6 +463,10 @@ llm_gbuild_repeat(llm_gbuild *b, int rule, long min, long max)
             if (o < 0 || llm_gseq_ref(s, rule) < 0
                 || (prev >= 0 && llm_gseq_ref(s, prev) < 0)
                 || llm_gseq_alt(s) < 0 || llm_gbuild_define(b, o, s) < 0) goto fail;
+            if (prev >= 0) {   /* opt_1 has another layout: no twin */
+                b->rules[o].rep_item = rule;
+                b->rules[o].rep_count = i + 1;
+            }
             prev = o;
         }
         tail = prev;
@@ -505,7 +513,8 @@ llm_gbuild_finish(llm_gbuild *b, int root, char *err, size_t errlen)
 {
     llm_grammar *g = NULL;
     uint8_t *nullable = NULL, *mark = NULL;
-    size_t i, j, n_el = 0;
+    int32_t *twin_of = NULL;
+    size_t i, j, n_el = 0, n_twins = 0, n_all;
     int changed, via = -1;
 
     if (b->oom) { llm_gerr(err, errlen, "out of memory"); return NULL; }
@@ -547,24 +556,52 @@ llm_gbuild_finish(llm_gbuild *b, int root, char *err, size_t errlen)
             return NULL;
         }
     }
+    /* one twin (item*) per item of a counted repetition, after the rules */
+    twin_of = malloc(b->n_rules * sizeof(int32_t));
+    if (twin_of == NULL) goto oom;
+    for (i = 0; i < b->n_rules; i++) twin_of[i] = -1;
+    for (i = 0; i < b->n_rules; i++) {
+        int item = b->rules[i].rep_item;
+        if (item >= 0 && !nullable[item] && twin_of[item] < 0) twin_of[item] = (int32_t) (b->n_rules + n_twins++);
+    }
+    n_all = b->n_rules + n_twins;
+    n_el += 4 * n_twins;
     g = calloc(1, sizeof(*g));
     if (g == NULL) goto oom;
     g->el = malloc(n_el * sizeof(llm_gelem));
-    g->rule_start = malloc(b->n_rules * sizeof(uint32_t));
+    g->rule_start = malloc(n_all * sizeof(uint32_t));
+    g->rep_count = calloc(n_all, sizeof(int32_t));
+    g->rep_twin = malloc(n_all * sizeof(int32_t));
     g->names = calloc(b->n_rules, sizeof(char *));
     g->cls = malloc((b->n_cls ? b->n_cls : 1) * 32);
-    if (!g->el || !g->rule_start || !g->names || !g->cls) goto oom;
+    if (!g->el || !g->rule_start || !g->rep_count || !g->rep_twin || !g->names || !g->cls) goto oom;
     n_el = 0;
     for (i = 0; i < b->n_rules; i++) {
+        const gb_rule *R = &b->rules[i];
         g->rule_start[i] = (uint32_t) n_el;
-        memcpy(g->el + n_el, b->rules[i].body, b->rules[i].n_body * sizeof(llm_gelem));
-        n_el += b->rules[i].n_body;
+        memcpy(g->el + n_el, R->body, R->n_body * sizeof(llm_gelem));
+        n_el += R->n_body;
         g->el[n_el].type = LLM_GE_END;
         g->el[n_el].val = 0;
         n_el++;
-        g->names[i] = strdup(b->rules[i].name);
+        g->names[i] = strdup(R->name);
         if (g->names[i] == NULL) goto oom;
+        g->rep_twin[i] = R->rep_item >= 0 ? twin_of[R->rep_item] : -1;
+        g->rep_count[i] = g->rep_twin[i] >= 0 ? (int32_t) (R->rep_count > INT32_MAX ? INT32_MAX : R->rep_count) : 0;
     }
+    for (i = 0; i < b->n_rules; i++) {
+        int32_t t = twin_of[i];
+        if (t < 0) continue;
+        /* twin ::= item twin | (empty) */
+        g->rule_start[t] = (uint32_t) n_el;
+        g->rep_twin[t] = -1;
+        g->el[n_el].type = LLM_GE_RULE;  g->el[n_el++].val = (int32_t) i;
+        g->el[n_el].type = LLM_GE_RULE;  g->el[n_el++].val = t;
+        g->el[n_el].type = LLM_GE_ALT;   g->el[n_el++].val = 0;
+        g->el[n_el].type = LLM_GE_END;   g->el[n_el++].val = 0;
+    }
+    free(twin_of);
+    twin_of = NULL;
     g->n_el = n_el;
     g->n_rules = b->n_rules;
     memcpy(g->cls, b->cls, b->n_cls * 32);
@@ -573,7 +610,7 @@ llm_gbuild_finish(llm_gbuild *b, int root, char *err, size_t errlen)
     free(nullable); free(mark);
     return g;
 oom:
-    free(nullable); free(mark);
+    free(nullable); free(mark); free(twin_of);
     llm_grammar_free(g);
     llm_gerr(err, errlen, "out of memory");
     return NULL;
@@ -588,6 +625,8 @@ llm_grammar_free(llm_grammar *g)
     free(g->names);
     free(g->el);
     free(g->rule_start);
+    free(g->rep_count);
+    free(g->rep_twin);
     free(g->cls);
     free(g);
 }

@@ -15,24 +15,33 @@
  * parent.  Results are memoized per (state, byte), which turns the pushdown
  * automaton into a lazily built DFA over the configurations actually met.
  *
- * Masks.  Which tokens a stack accepts depends mostly on its top few nodes
- * (XGrammar's context-independent tokens), so a state is cut: every stack
- * keeps its top CUT_DEPTH nodes over a BOUNDARY node, and the cut stacks,
- * interned like any node, form a cut state.  The cut state gets a preorder
- * walk of the vocabulary trie carrying one state per depth: a dead byte
- * skips the node's subtree, a live node accepts the tokens ending there --
- * unless the walk met the boundary (the cut rules ended) on the way, after
- * which the verdict on a token depends on the stack below the cut: such
- * tokens are listed instead (in trie order).  The walk is cached per cut
- * state, so every state, request and property that shares the same top of
- * stack (a string value under any key, at any nesting) reuses it, and a
- * state's mask is the cut's accepted set plus the listed tokens checked
- * from the state itself (few, their common prefixes walked once).  State
- * masks are cached too; both caches have memory budgets.  Counted
- * repetitions (maxLength, maxItems) put a different rule on the stack per
- * count, so each count still costs a walk.  The plain walk from the state
- * itself is kept as the reference the tests compare against
- * (llm_gmatcher_mask_reference).
+ * Masks.  A state is a set of stacks and a token is allowed from the state
+ * exactly when it is allowed from one of its stacks, so a mask is the union
+ * of per-stack verdicts.  Which tokens a stack accepts depends mostly on its
+ * top few nodes (XGrammar's context-independent tokens), so every stack is
+ * cut: its top CUT_DEPTH nodes over a BOUNDARY node (interned like any
+ * node).  A cut stack gets one preorder walk of the vocabulary trie carrying
+ * one state per depth: a dead byte skips the node's subtree, a live node
+ * accepts the tokens ending there -- unless the walk met the boundary (the
+ * cut rules ended) on the way, after which the verdict on a token depends on
+ * the stack below the cut: such tokens are listed instead (in trie order).
+ * The walk is cached per cut stack, so every stack, state, request and
+ * property that shares the same top of stack (the characters of a string
+ * value under any key, at any nesting) reuses it, and a state's mask is the
+ * union of its cut stacks' accepted sets plus their listed tokens checked
+ * from the state itself (few, their common prefixes walked once).
+ *
+ * Counted repetitions (maxLength, maxItems, {m,n}) put a different rule on
+ * the stack per remaining count k (opt_k, see llm_grammar_int.h).  A cut
+ * maps a node in opt_k with k >= LLM_GVOCAB_LONG to the same node in the
+ * repetition's twin item*, which behaves the same for tokens of at most k
+ * bytes; the walk of the twin is shared by all those counts, and its
+ * accepted tokens longer than k (a few hundred of the vocabulary's longest)
+ * are checked from the state instead.  Smaller counts keep their own walks.
+ *
+ * State masks are cached too; both caches have memory budgets.  The plain
+ * walk from the state itself is kept as the reference the tests compare
+ * against (llm_gmatcher_mask_reference).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -61,7 +70,7 @@ typedef struct {
     uint8_t   boundary;      /* holds BOUNDARY: a cut stack's rules ended */
 } gstate;
 
-/* A cut state's verdicts: tokens allowed whatever lies below the cut (as a
+/* A cut stack's verdicts: tokens allowed whatever lies below the cut (as a
  * list when few, else a bitset) and tokens that reach the cut (decided per
  * state), in trie order. */
 typedef struct {
@@ -107,8 +116,12 @@ struct llm_gindex {
     size_t    mask_bytes;
     long      n_computed;        /* masks computed (cache misses) */
 
-    gcut    **cut;               /* by cut state id */
+    gcut    **cut;               /* by cut stack (node id) */
     size_t    cap_cut;
+    int32_t  *twin_pos;          /* by element: the node position a cut maps it to, -1 none */
+    int32_t  *twin_lim;          /* by element: tokens longer than this are rechecked */
+    int32_t  *chk;               /* tokens of one mask to check from the state */
+    size_t    n_chk, cap_chk;
     size_t    cut_bytes;
     long      n_cut_walks;
     int32_t  *tmp;               /* scratch lists of one cut walk */
@@ -392,6 +405,7 @@ llm_gindex_create(const llm_grammar *g, const llm_gvocab *v,
 {
     llm_gindex *x = calloc(1, sizeof(*x));
     uint32_t a;
+    size_t r;
 
     if (x == NULL) goto oom;
     x->refs = 1;
@@ -406,7 +420,9 @@ llm_gindex_create(const llm_grammar *g, const llm_gvocab *v,
     x->st = malloc(x->cap_st * sizeof(gstate));
     x->walk = malloc((v->max_depth + 2) * sizeof(int32_t));
     x->past = malloc(v->max_depth + 2);
-    if (!x->stop || !x->extra || !x->nodes || !x->st || !x->walk || !x->past
+    x->twin_pos = malloc((g->n_el + 1) * sizeof(int32_t));
+    x->twin_lim = malloc((g->n_el + 1) * sizeof(int32_t));
+    if (!x->stop || !x->extra || !x->nodes || !x->st || !x->walk || !x->past || !x->twin_pos || !x->twin_lim
         || grow_ht(&x->node_ht, &x->node_cap, 1) < 0 || grow_ht(&x->st_ht, &x->st_cap, 1) < 0)
         goto oom;
     if (n_stop) memcpy(x->stop, stop_ids, n_stop * sizeof(int32_t));
@@ -419,6 +435,13 @@ llm_gindex_create(const llm_grammar *g, const llm_gvocab *v,
     x->nodes[BOUNDARY].parent = -1;
     x->n_nodes = 2;
     pthread_mutex_init(&x->mu, NULL);
+    for (a = 0; a < g->n_el; a++) x->twin_pos[a] = -1;
+    for (r = 0; r < g->n_rules; r++) {
+        /* the stack node in opt_k: after the item, before opt_(k-1) */
+        if (g->rep_twin[r] < 0 || g->rep_count[r] < LLM_GVOCAB_LONG) continue;
+        x->twin_pos[g->rule_start[r] + 1] = (int32_t) g->rule_start[g->rep_twin[r]] + 1;
+        x->twin_lim[g->rule_start[r] + 1] = g->rep_count[r];
+    }
 
     /* the initial state: every alternative of the root, nothing after it */
     new_pass(x);
@@ -496,6 +519,7 @@ llm_gindex_free(llm_gindex *x)
     }
     if (x->cut) drop_cuts(x);
     free(x->cut); free(x->tmp); free(x->tmp_dep); free(x->past);
+    free(x->twin_pos); free(x->twin_lim); free(x->chk);
     if (x->n_nodes) pthread_mutex_destroy(&x->mu);
     free(x->stop); free(x->extra); free(x->nodes); free(x->node_ht);
     free(x->st); free(x->st_ht); free(x->pool); free(x->buf);
@@ -592,14 +616,17 @@ compute_mask_walk(llm_gindex *x, int32_t s, uint64_t *m)
     return any ? 0 : -1;
 }
 
-/* The cut stack of stack node id: its top CUT_DEPTH nodes over BOUNDARY,
- * or id itself when the stack is no deeper.  -3 on failure. */
+/* The cut stack of stack node id: its top CUT_DEPTH nodes over BOUNDARY
+ * (nodes of a long count mapped to the twin: tokens longer than *lim bytes
+ * are then to be rechecked; *lim 0: none), or id itself when the stack is
+ * no deeper.  -3 on failure. */
 static int32_t
-cut_of(llm_gindex *x, int32_t id)
+cut_of(llm_gindex *x, int32_t id, int32_t *lim)
 {
     int32_t pos[CUT_DEPTH], p = id;
     int d = 0;
 
+    *lim = 0;
     while (d < CUT_DEPTH && p > BOUNDARY) {
         pos[d++] = x->nodes[p].pos;
         p = x->nodes[p].parent;
@@ -607,7 +634,12 @@ cut_of(llm_gindex *x, int32_t id)
     if (p == 0) return id;
     p = BOUNDARY;
     while (d > 0) {
-        p = node_intern(x, pos[--d], p);
+        int32_t q = pos[--d];
+        if (x->twin_pos[q] >= 0) {
+            if (*lim == 0 || x->twin_lim[q] < *lim) *lim = x->twin_lim[q];
+            q = x->twin_pos[q];
+        }
+        p = node_intern(x, q, p);
         if (p < 0) { x->fail = 0; return -3; }
     }
     return p;
@@ -693,30 +725,7 @@ cut_walk(llm_gindex *x, int32_t c)
     return g;
 }
 
-/* The cut of state s: every stack cut (cut_of), as a state; -1 when no
- * stack has a byte to match (s is only complete), -3 on failure. */
-static int32_t
-cut_state(llm_gindex *x, int32_t s)
-{
-    size_t n = x->st[s].n, k;
-    int32_t *ids = malloc(n * sizeof(int32_t)), r;
-
-    if (ids == NULL) return -3;
-    memcpy(ids, x->pool + x->st[s].off, n * sizeof(int32_t));
-    for (k = 0; k < n; k++) {
-        if (ids[k] == 0) continue;
-        ids[k] = cut_of(x, ids[k]);
-        if (ids[k] < 0) { free(ids); return -3; }
-    }
-    new_pass(x);
-    for (k = 0; k < n; k++) if (ids[k] != 0) buf_push(x, ids[k]);
-    free(ids);
-    r = state_intern(x);
-    if (x->fail) { x->fail = 0; return -3; }
-    return r;
-}
-
-/* The cached walk of a cut state. */
+/* The cached walk of cut stack (node) c. */
 static gcut *
 cut_get(llm_gindex *x, int32_t c)
 {
@@ -730,7 +739,14 @@ cut_get(llm_gindex *x, int32_t c)
         x->cut = nc;
         x->cap_cut = cap;
     }
-    if (x->cut[c] == NULL) x->cut[c] = cut_walk(x, c);
+    if (x->cut[c] == NULL) {
+        int32_t one;
+        new_pass(x);
+        buf_push(x, c);
+        one = state_intern(x);
+        if (x->fail || one < 0) { x->fail = 0; return NULL; }
+        x->cut[c] = cut_walk(x, one);
+    }
     return x->cut[c];
 }
 
@@ -764,27 +780,56 @@ mask_listed(llm_gindex *x, int32_t s, const int32_t *ids, size_t n, uint64_t *m,
     return 0;
 }
 
-/* The mask of state s from the walk of its cut state. */
+/* Token id is to be checked from the state (list of the current mask). */
+static int
+chk_push(llm_gindex *x, int32_t id)
+{
+    return list_push(&x->chk, &x->n_chk, &x->cap_chk, id);
+}
+
+/* The mask of state s: the union of its cut stacks' walks. */
 static int
 compute_mask(llm_gindex *x, int32_t s, uint64_t *m)
 {
-    const gcut *c;
-    int32_t cs;
-    size_t j;
+    const llm_gvocab *v = x->v;
+    size_t j, k, n = x->st[s].n;
     int any = 0;
 
     if (x->cut_bytes > CUT_BUDGET) drop_cuts(x);
     memset(m, 0, x->words * sizeof(uint64_t));
-    cs = cut_state(x, s);
-    if (cs == -3) return -3;
-    if (cs < 0) return mask_outside_trie(x, s, m, &any) < 0 ? -3 : any ? 0 : -1;
-    c = cut_get(x, cs);
-    if (c == NULL) return -3;
-    if (c->n_acc) any = 1;
-    if (c->acc_bits) memcpy(m, c->acc_bits, x->words * sizeof(uint64_t));
-    else for (j = 0; j < c->n_acc; j++) m[c->acc[j] >> 6] |= 1ull << (c->acc[j] & 63);
-    if (c->n_dep && mask_listed(x, s, c->dep, c->n_dep, m, &any) < 0) return -3;
+    x->n_chk = 0;
+    for (k = 0; k < n; k++) {
+        int32_t id = x->pool[x->st[s].off + k], cs, lim;   /* pool may move */
+        const gcut *c;
+        if (id == 0) continue;
+        cs = cut_of(x, id, &lim);
+        if (cs == -3) return -3;
+        c = cut_get(x, cs);
+        if (c == NULL) return -3;
+        if (c->acc_bits) {
+            for (j = 0; j < x->words; j++) m[j] |= c->acc_bits[j];
+            /* the twin's verdict holds up to lim bytes: recheck longer ones
+             * (clearing is safe: whatever another stack allows, the check
+             * from the state finds again) */
+            for (j = 0; lim && j < v->n_long; j++) {
+                int32_t t = v->long_tok[j];
+                if (v->len[t] > lim && ((c->acc_bits[t >> 6] >> (t & 63)) & 1)) {
+                    m[t >> 6] &= ~(1ull << (t & 63));
+                    if (chk_push(x, t) < 0) return -3;
+                }
+            }
+        } else {
+            for (j = 0; j < c->n_acc; j++) {
+                int32_t t = c->acc[j];
+                if (lim && v->len[t] > lim) { if (chk_push(x, t) < 0) return -3; }
+                else m[t >> 6] |= 1ull << (t & 63);
+            }
+        }
+        if (c->n_dep && mask_listed(x, s, c->dep, c->n_dep, m, &any) < 0) return -3;
+    }
+    if (x->n_chk && mask_listed(x, s, x->chk, x->n_chk, m, &any) < 0) return -3;
     if (mask_outside_trie(x, s, m, &any) < 0) return -3;
+    for (j = 0; !any && j < x->words; j++) any = m[j] != 0;
     return any ? 0 : -1;
 }
 

@@ -21,9 +21,20 @@ typedef struct {
 struct llm_grammar {
     llm_gelem  *el;
     size_t      n_el;
-    uint32_t   *rule_start;    /* by rule id: first element of its body */
+    uint32_t   *rule_start;    /* by rule id (twins included): first element of its body */
     char      **names;
-    size_t      n_rules;
+    size_t      n_rules;       /* rules of the grammar; twins follow them */
+    /*
+     * Counted repetitions: `item{0,k}` is a chain of rules opt_k ::= item
+     * opt_(k-1) | (empty).  rep_count[r] is k for such a rule (k >= 2; 0
+     * otherwise) and rep_twin[r] its twin, item* (twin ::= item twin |
+     * (empty), same layout, used by no rule): for a byte string of at most
+     * k bytes, a stack in opt_k behaves as the same stack in the twin (a
+     * non-nullable item takes a byte at least), which lets the matcher share
+     * one vocabulary walk among all counts (llm_gmatch.c).  -1: no twin
+     * (the item is nullable).  Both arrays are indexed by rule id.
+     */
+    int32_t    *rep_count, *rep_twin;
     uint8_t   (*cls)[32];      /* byte sets */
     size_t      n_cls;
     int         root;

@@ -32,6 +32,7 @@ llm_gvocab_free(llm_gvocab *v)
     if (v == NULL) return;
     free(v->arena); free(v->off); free(v->len);
     free(v->byte); free(v->depth); free(v->skip); free(v->first_tok); free(v->next_tok);
+    free(v->long_tok);
     free(v);
 }
 
@@ -145,6 +146,12 @@ llm_gvocab_create(size_t n_vocab, llm_gvocab_bytes_fn bytes_of, void *ctx,
         goto fail;
     }
     v->max_depth = max_len;
+    for (i = 0; i < n_refs; i++) v->n_long += refs[i].n > LLM_GVOCAB_LONG;
+    v->long_tok = malloc((v->n_long + 1) * sizeof(int32_t));
+    if (v->long_tok == NULL) goto oom;
+    v->n_long = 0;
+    for (i = 0; i < n_refs; i++)
+        if (refs[i].n > LLM_GVOCAB_LONG) v->long_tok[v->n_long++] = refs[i].id;
     free(refs);
     free(path);
     return v;

@@ -19,6 +19,12 @@ struct llm_gvocab {
     uint32_t *skip;        /* first node after the subtree */
     int32_t  *first_tok;   /* token ending here, -1 none; more via next_tok */
     int32_t  *next_tok;    /* by id */
+    /* the tokens longer than LLM_GVOCAB_LONG bytes, in trie order (a mask
+     * limited to shorter tokens rechecks these; llm_gmatch.c) */
+    int32_t  *long_tok;
+    size_t    n_long;
 };
+
+#define LLM_GVOCAB_LONG 24
 
 #endif

@@ -141,10 +141,10 @@ test_generations(const llm_tokenizer *tok, llm_gvocab *v)
 static void
 test_fast_masks(const llm_tokenizer *tok, llm_gvocab *v)
 {
-    const char *src = "{\"type\":\"object\",\"properties\":{\"q\":{\"type\":\"string\"},"
+    const char *src = "{\"type\":\"object\",\"properties\":{\"note\":{\"type\":\"string\",\"maxLength\":40},\"q\":{\"type\":\"string\"},"
         "\"items\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"k\":{\"type\":\"string\",\"maxLength\":12},"
         "\"v\":{\"anyOf\":[{\"type\":\"number\"},{\"type\":\"string\"},{\"type\":\"null\"}]}},\"required\":[\"k\",\"v\"]}}},"
-        "\"required\":[\"q\",\"items\"]}";
+        "\"required\":[\"note\",\"q\",\"items\"]}";
     size_t nv = llm_tokenizer_n_vocab(tok), words = (nv + 63) / 64, w;
     uint64_t *bits = malloc(words * 8), *ref = malloc(words * 8), r = 0x9e3779b97f4a7c15ull;
     int32_t *allowed = malloc(nv * sizeof(int32_t)), stop = llm_tokenizer_token_id(tok, "<|im_end|>");

@@ -23,6 +23,10 @@ static const char *pieces[] = {
     "Z\"", "@", ".com",
     /* pieces that run across several rules' ends (they reach below a cut) */
     "\"}]}", "\"}, {\"", "\", \"n\": ", "\": \"", "ab\"}", "1}]", "e\"]}}", "]}]}", "\": [", "\": {\"",
+    /* pieces longer than LLM_GVOCAB_LONG bytes (a long count's twin walk
+     * leaves these to the state) */
+    "abcdefghijklmnopqrstuvwxyz0123", "the quick brown fox jumps over the lazy dog",
+    "abcdefghijklmnopqrstuvwxy\"}", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\", \"",
     "</s>", NULL
 };
 #define N_PIECES ((int) (sizeof(pieces) / sizeof(pieces[0])) - 1)
@@ -477,6 +481,8 @@ static const char *walk_schemas[] = {
     "{\"allOf\":[{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\",\"nullable\":true}},\"required\":[\"a\"]},{\"properties\":{\"b\":{\"type\":\"integer\",\"maximum\":-3}},\"required\":[\"b\"]}]}",
     "{\"type\":\"object\",\"additionalProperties\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":99}}",
     "{\"type\":\"object\"}",
+    /* counts of at least LLM_GVOCAB_LONG (24): cuts use the repetition's twin */
+    "{\"type\":\"object\",\"properties\":{\"s\":{\"type\":\"string\",\"maxLength\":30},\"t\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":2,\"maxLength\":28},\"maxItems\":2}},\"required\":[\"s\",\"t\"],\"additionalProperties\":false}",
     NULL
 };
 
