@@ -188,7 +188,19 @@ location = /v1/chat/completions { llm_api chat; llm_tool_parser pythonic; }
 
 
 
-=== TEST 17: a parameter the XML format can only write as text, with a schema text cannot meet, is a 400 naming it
+=== TEST 17: glm4_0414 (name line, then JSON arguments): tool_choice required, one call, on a random-weight model
+--- http_config eval
+"llm_model rnd $ENV{TEST_NGINX_FIXTURES}/models/qwen3_f32 ctx=2048;\nllm_thread_pool llm;"
+--- config
+location = /v1/chat/completions { llm_api chat; llm_tool_parser glm4_0414; }
+--- request eval
+"POST /v1/chat/completions\n" . qq({"messages": [$::ASK], "tools": [$::W, $::T], "tool_choice": "required", "parallel_tool_calls": false, "temperature": 1.5, "seed": 17, "max_tokens": 400})
+--- error_code: 200
+--- response_body_like: "tool_calls":\[\{"id":"call_\w{24}","type":"function","function":\{"name":"(get_weather","arguments":"\{\\"city\\": ?\\".*\\", ?\\"days\\": ?[1-7]\}|get_time","arguments":"\{\\"zone\\": ?\\"(UTC|CET|PST)\\"\})"\}\}.*"finish_reason":"tool_calls"
+
+
+
+=== TEST 18: a parameter the XML format can only write as text, with a schema text cannot meet, is a 400 naming it
 --- config
 location = /v1/chat/completions { llm_api chat; llm_tool_parser qwen3_coder; }
 --- request

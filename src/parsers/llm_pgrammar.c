@@ -72,29 +72,37 @@ typedef struct {
                               * free text (tool_choice auto) */
     const char *name_bad;    /* characters a tool name cannot hold here */
     int         name_ident;  /* names are identifiers (pythonic) */
+    const char *name_chars;  /* NULL, or the only characters a name may hold */
 } tool_format;
+
+/* glm4_0414's parser reads a name line of these characters */
+#define GLM0414_NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.:"
 
 static const tool_format formats[] = {
     { "hermes", "<tool_call>", "\n{\"name\": \"", "\", \"arguments\": ", "}\n</tool_call>",
-      "\n<tool_call>", "", 1, NULL, LLM_GJSON_NO_LT, 1, "\"\\", 0 },
+      "\n<tool_call>", "", 1, NULL, LLM_GJSON_NO_LT, 1, "\"\\", 0, NULL },
     { "llama3_json", "<|python_tag|>", "{\"name\": \"", "\", \"parameters\": ", "}",
-      "; ", "", 1, NULL, LLM_GJSON_NO_LT, 1, "\"\\", 0 },
+      "; ", "", 1, NULL, LLM_GJSON_NO_LT, 1, "\"\\", 0, NULL },
     { "mistral", "[TOOL_CALLS]", "{\"name\": \"", "\", \"arguments\": ", "}",
-      ", ", "]", 1, NULL, LLM_GJSON_NO_LT, 1, "\"\\", 0 },
+      ", ", "]", 1, NULL, LLM_GJSON_NO_LT, 1, "\"\\", 0, NULL },
     { "deepseek_v3", "<\xef\xbd\x9ctool\xe2\x96\x81" "calls\xe2\x96\x81" "begin\xef\xbd\x9c>",
       "<\xef\xbd\x9ctool\xe2\x96\x81" "call\xe2\x96\x81" "begin\xef\xbd\x9c>function<\xef\xbd\x9ctool\xe2\x96\x81sep\xef\xbd\x9c>",
       "\n```json\n", "\n```<\xef\xbd\x9ctool\xe2\x96\x81" "call\xe2\x96\x81" "end\xef\xbd\x9c>",
-      "\n", "<\xef\xbd\x9ctool\xe2\x96\x81" "calls\xe2\x96\x81" "end\xef\xbd\x9c>", 1, NULL, LLM_GJSON_NO_LT, 1, "\n<", 0 },
+      "\n", "<\xef\xbd\x9ctool\xe2\x96\x81" "calls\xe2\x96\x81" "end\xef\xbd\x9c>", 1, NULL, LLM_GJSON_NO_LT, 1, "\n<", 0, NULL },
     { "harmony", "<|channel|>commentary to=functions.", "", " <|constrain|>json<|message|>", "",
-      "", "", 0, NULL, LLM_GJSON_NO_LT, 1, " <\n", 0 },
+      "", "", 0, NULL, LLM_GJSON_NO_LT, 1, " <\n", 0, NULL },
     /* <tool_call>\n<function=NAME>\n<parameter=K>\nV\n</parameter>\n</function>\n</tool_call> */
     { "qwen3_coder", "<tool_call>", "\n<function=", ">\n", "</function>\n</tool_call>",
-      "\n<tool_call>", "", 1, &qwen3_coder_args, LLM_GJSON_NO_LT, 1, "<>\n", 0 },
+      "\n<tool_call>", "", 1, &qwen3_coder_args, LLM_GJSON_NO_LT, 1, "<>\n", 0, NULL },
     /* <tool_call>NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>\n</tool_call> */
     { "glm4", "<tool_call>", "", "\n", "</tool_call>",
-      "\n<tool_call>", "", 1, &glm4_args, LLM_GJSON_NO_LT, 1, "<\n{", 0 },
+      "\n<tool_call>", "", 1, &glm4_args, LLM_GJSON_NO_LT, 1, "<\n{", 0, NULL },
     /* [NAME(k=V, k2=V2), NAME2()]: only at the start of the output, so never lazy */
-    { "pythonic", "[", "", "(", ")", ", ", "]", 1, &pythonic_args, 0, 0, "", 1 },
+    { "pythonic", "[", "", "(", ")", ", ", "]", 1, &pythonic_args, 0, 0, "", 1, NULL },
+    /* NAME\n{JSON}, further calls after <|assistant|>: no marker opens the
+     * first call, so never lazy */
+    { "glm4_0414", "", "", "\n", "", "<|assistant|>", "", 1, NULL, LLM_GJSON_NO_LT, 0, "",
+      0, GLM0414_NAME_CHARS },
 };
 
 /* mistral's list opens with "[" right after the trigger */
@@ -134,6 +142,7 @@ name_ok(const tool_format *f, const char *name)
     if (*name == 0) return 0;
     for (p = name; *p; p++) {
         if (strchr(f->name_bad, *p)) return 0;
+        if (f->name_chars && !strchr(f->name_chars, *p)) return 0;
         if (f->name_ident && !((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_'
                                || (p > name && ((*p >= '0' && *p <= '9') || *p == '.'))))
             return 0;

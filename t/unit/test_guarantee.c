@@ -32,7 +32,7 @@
 static int MAX_TOKENS = 1500;   /* 600 in the make test sample */
 
 static const char *formats[] = { "hermes", "llama3_json", "mistral", "deepseek_v3", "harmony",
-                                 "qwen3_coder", "glm4", "pythonic", NULL };
+                                 "qwen3_coder", "glm4", "pythonic", "glm4_0414", NULL };
 
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
 
