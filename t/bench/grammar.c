@@ -5,9 +5,18 @@
  * token mask per generated token over random generations (tokens drawn
  * uniformly among the allowed ones: a random-weight model, the worst case),
  * cold (a fresh index: the first request with this schema) and warm (the
- * index shared with earlier requests).  Not a test: nothing here asserts.
+ * index shared with earlier requests: after one round of generations and
+ * after four).  Not a test: nothing here asserts.
  *
- *   build/bench/grammar TOKENIZER_DIR [generations]
+ * With a model: decode through the engine's scheduler (llm_sched, one
+ * sequence, temperature 1, the model's own tokenizer) with and without the
+ * tool-list grammar -- tokens per second and time per step -- and a
+ * response whose structure the grammar forces (jump-forward appends those
+ * tokens without a step) against unconstrained generation of as many
+ * tokens.  A random-weight model is the worst case for the grammar: its
+ * picks are refused often, so masks are computed often.
+ *
+ *   build/bench/grammar TOKENIZER_DIR [generations [MODEL_DIR [threads]]]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +24,7 @@
 #include <time.h>
 
 #include "engine/llm_constrain.h"
+#include "engine/llm_sched.h"
 #include "grammar/llm_grammar.h"
 
 static double
@@ -86,7 +96,8 @@ rnd(void)
 }
 
 /* mask times of the computed masks (cache misses), split by whether they
- * walked the vocabulary or reused a cut walk */
+ * made a new cut walk (a walk of the vocabulary trie from a cut stack; for
+ * some stacks only a few of its branches live) or only used cached ones */
 static double miss_walk[1 << 16], miss_cut[1 << 16];
 static size_t n_miss_walk, n_miss_cut;
 
@@ -183,6 +194,170 @@ sampling_cost(const llm_tokenizer *tok, llm_gvocab *v, const json_t *schema, int
     free(logits);
 }
 
+
+/* ---- decode through the engine ---- */
+
+typedef struct {
+    int    n;
+    double t_first, t_last;
+} dec_out;
+
+static void
+dec_token(void *o, llm_seq *seq, int32_t tok, const llm_token_logprobs *lp)
+{
+    dec_out *r = o;
+    double t = now_us();
+    (void) seq; (void) tok; (void) lp;
+    if (r->n++ == 0) r->t_first = t;
+    r->t_last = t;
+}
+static void dec_done(void *o, llm_seq *seq, llm_finish reason, const char *error) { (void) o; (void) seq; (void) reason; (void) error; }
+static void dec_flush(void *o) { (void) o; }
+static const llm_seq_events dec_events = { dec_token, dec_done, dec_flush };
+
+typedef struct {
+    long   tokens, steps;       /* after the first token (which comes with the prompt) */
+    double decode_us, total_us; /* first to last token; submit to done */
+} dec_sum;
+
+/* One sequence on a fresh scheduler; x NULL: unconstrained. */
+static int
+dec_run(const llm_model *m, const llm_tokenizer *tok, llm_gindex *x, const int32_t *ids, size_t n,
+        size_t max_gen, int threads, uint64_t seed, dec_sum *sum)
+{
+    char err[256];
+    llm_sched_config cfg;
+    llm_sched_stats st;
+    llm_sampler_params sp;
+    llm_sched *s;
+    llm_seq *seq;
+    dec_out o = { 0, 0, 0 };
+    size_t granted;
+    double t0;
+    int fc;
+
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.parallel = 1;
+    cfg.queue = 1;
+    cfg.n_ctx = 1024;
+    cfg.threads = threads;
+    cfg.kv = LLM_KV_F32;
+    s = llm_sched_create(m, &cfg, err, sizeof(err));
+    if (s == NULL) { fprintf(stderr, "sched: %s\n", err); return -1; }
+    llm_sampler_params_default(&sp);
+    sp.temperature = 1.0f;
+    sp.has_seed = 1;
+    sp.seed = seed;
+    llm_sched_reserve(s, 1, 1, &granted);
+    seq = llm_seq_create(s, ids, n, max_gen, &sp, -1, &dec_events, &o, 0);
+    if (x != NULL) llm_seq_set_constraint(seq, llm_constraint_create(x, tok, NULL, 0));
+    t0 = now_us();
+    llm_sched_submit(s, seq);
+    while (llm_sched_step_prepare(s) > 0) {
+        llm_sched_step_run(s);
+        if (llm_sched_step_failure(s, &fc)) fprintf(stderr, "step failed\n");
+        llm_sched_step_complete(s);
+    }
+    sum->total_us += now_us() - t0;
+    llm_sched_get_stats(s, &st);
+    if (o.n > 1) {
+        sum->tokens += o.n - 1;
+        sum->steps += (long) st.seq_steps - 1;
+        sum->decode_us += o.t_last - o.t_first;
+    }
+    llm_seq_release(seq);
+    llm_sched_free(s);
+    return o.n;
+}
+
+static llm_gindex *
+dec_index(const json_t *schema, llm_gvocab *v, const int32_t *stop, size_t n_stop)
+{
+    char err[256];
+    llm_grammar *g = llm_grammar_from_json_schema(schema, err, sizeof(err));
+    llm_gindex *x = g ? llm_gindex_create(g, v, stop, n_stop, NULL, 0, err, sizeof(err)) : NULL;
+    if (x == NULL) { fprintf(stderr, "grammar: %s\n", err); llm_grammar_free(g); return NULL; }
+    llm_gindex_adopt(x, g);
+    return x;
+}
+
+static void
+decode_bench(const char *dir, int threads, const json_t *tool_schema)
+{
+    char err[256];
+    llm_model *m = llm_model_load(dir, err, sizeof(err));
+    llm_tokenizer *tok = m ? llm_tokenizer_load(dir, err, sizeof(err)) : NULL;
+    const char *prompt = "<|im_start|>user\nWhat is the weather in Lisbon for the next three days?<|im_end|>\n"
+                         "<|im_start|>assistant\n";
+    /* a response the grammar mostly forces: fixed keys, enums, a const */
+    const char *forced_src = "{\"type\":\"object\",\"properties\":{"
+        "\"action\":{\"const\":\"get_forecast\"},\"location\":{\"enum\":[\"Lisbon, Portugal\",\"Porto, Portugal\"]},"
+        "\"unit\":{\"enum\":[\"celsius\",\"fahrenheit\"]},\"days\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":7},"
+        "\"include_hourly_breakdown\":{\"type\":\"boolean\"},\"include_precipitation_probability\":{\"type\":\"boolean\"},"
+        "\"language\":{\"enum\":[\"english\",\"portuguese\"]}},"
+        "\"required\":[\"action\",\"location\",\"unit\",\"days\",\"include_hourly_breakdown\","
+        "\"include_precipitation_probability\",\"language\"],\"additionalProperties\":false}";
+    json_t *forced_schema = json_loads(forced_src, 0, NULL);
+    int32_t *ids = NULL, stop[8];
+    size_t n_ids = 0, n_stop = 0;
+    llm_gvocab *v;
+    llm_gindex *xt, *xf;
+    dec_sum fr = { 0 }, gr = { 0 }, ff = { 0 }, fg = { 0 };
+    long forced_tokens = 0;
+    int r, seeds = 4;
+    const size_t max_gen = 96;
+
+    if (tok == NULL) { fprintf(stderr, "model: %s\n", err); llm_model_free(m); return; }
+    /* the grammar ends on the model's own end-of-sequence ids */
+    for (r = 0; (size_t) r < llm_tokenizer_n_vocab(tok) && n_stop < 8; r++)
+        if (llm_model_is_eos(m, r)) stop[n_stop++] = r;
+    v = llm_constrain_vocab(tok, stop, n_stop, err, sizeof(err));
+    llm_tokenizer_encode(tok, prompt, strlen(prompt), 0, &ids, &n_ids);
+    xt = v ? dec_index(tool_schema, v, stop, n_stop) : NULL;
+    xf = v ? dec_index(forced_schema, v, stop, n_stop) : NULL;
+    if (xt == NULL || xf == NULL) goto out;
+
+    /* the tool-list grammar's index warm (a schema served before), then
+     * free vs constrained, same seeds */
+    dec_run(m, tok, xt, ids, n_ids, max_gen, threads, 99, &(dec_sum){ 0 });
+    for (r = 0; r < seeds; r++) {
+        dec_run(m, tok, NULL, ids, n_ids, max_gen, threads, (uint64_t) r, &fr);
+        dec_run(m, tok, xt, ids, n_ids, max_gen, threads, (uint64_t) r, &gr);
+    }
+    printf("grammar: decode, %d thread(s), %d x up to %zu tokens, temperature 1: free %.1f tokens/s "
+           "(%.2f ms/step), tool-list grammar %.1f tokens/s (%.2f ms/step, %.2f tokens/step) = %.1f%% of free "
+           "per step, %.1f%% in tokens/s\n",
+           threads, seeds, max_gen, fr.tokens / (fr.decode_us / 1e6), fr.decode_us / 1e3 / (double) fr.steps,
+           gr.tokens / (gr.decode_us / 1e6), gr.decode_us / 1e3 / (double) gr.steps,
+           (double) gr.tokens / (double) gr.steps,
+           100.0 * (fr.decode_us / (double) fr.steps) / (gr.decode_us / (double) gr.steps),
+           100.0 * (gr.tokens / gr.decode_us) / (fr.tokens / fr.decode_us));
+
+    /* forced structure: the constrained response, then free generation of
+     * as many tokens (wall time from submit to the last token) */
+    dec_run(m, tok, xf, ids, n_ids, 256, threads, 99, &(dec_sum){ 0 });
+    for (r = 0; r < seeds; r++) {
+        dec_sum one = { 0 };
+        int n = dec_run(m, tok, xf, ids, n_ids, 256, threads, (uint64_t) r, &one);
+        fg.tokens += one.tokens; fg.steps += one.steps; fg.decode_us += one.decode_us; fg.total_us += one.total_us;
+        forced_tokens += one.tokens - one.steps;
+        if (n > 0) dec_run(m, tok, NULL, ids, n_ids, (size_t) n, threads, (uint64_t) r, &ff);
+    }
+    printf("grammar: forced-structure response (%ld tokens in %d responses, %ld appended by jump-forward): "
+           "%.1f ms per response with the grammar (%ld steps) vs %.1f ms unconstrained for as many tokens "
+           "(%ld steps): %.2fx\n",
+           fg.tokens + seeds, seeds, forced_tokens, fg.total_us / 1e3 / seeds, fg.steps + seeds,
+           ff.total_us / 1e3 / seeds, ff.steps + seeds, ff.total_us / fg.total_us);
+out:
+    llm_gindex_free(xt);
+    llm_gindex_free(xf);
+    llm_gvocab_free(v);
+    free(ids);
+    json_decref(forced_schema);
+    llm_tokenizer_free(tok);
+    llm_model_free(m);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -192,7 +367,7 @@ main(int argc, char **argv)
     json_t *tools, *schema;
     double t0, tc[32], *tcold, *twarm;
     size_t n_vocab, ncold = 0, nwarm = 0, cap = 1 << 20;
-    int gens = argc > 2 ? atoi(argv[2]) : 20, i, fin_cold = 0, fin_warm = 0;
+    int gens = argc > 2 ? atoi(argv[2]) : 20, i, round, fin_cold = 0, fin_warm = 0;
     uint64_t *bits;
     int32_t *allowed, stop;
     llm_grammar *g;
@@ -239,37 +414,44 @@ main(int argc, char **argv)
         llm_gindex_free(x);
         llm_grammar_free(g);
     }
-    /* warm: one index shared by all generations (after one to warm it) */
-    g = llm_grammar_from_json_schema(schema, err, sizeof(err));
-    x = llm_gindex_create(g, v, &stop, 1, NULL, 0, err, sizeof(err));
-    {
-        size_t dummy = 0;
-        int f = 0;
-        for (i = 0; i < gens; i++) generate(x, n_vocab, bits, allowed, 400, twarm, &dummy, 0, &f);
-    }
-    {
-        long miss0 = llm_gindex_n_masks_computed(x);
-        n_miss_walk = n_miss_cut = 0;
-        long walks0 = llm_gindex_n_cut_walks(x);
-        for (i = 0; i < gens; i++) generate(x, n_vocab, bits, allowed, 400, twarm, &nwarm, cap, &fin_warm);
-        printf("grammar: warm index: %zu states, %ld masks computed and %ld vocabulary walks during the measured generations\n",
-               llm_gindex_n_states(x), llm_gindex_n_masks_computed(x) - miss0, llm_gindex_n_cut_walks(x) - walks0);
-    }
     qsort(tcold, ncold, sizeof(double), cmp_d);
-    qsort(twarm, nwarm, sizeof(double), cmp_d);
     printf("grammar: mask per token, cold index: %zu tokens (%d/%d calls finished), p50 %.1f us, p99 %.1f us, max %.1f us\n",
            ncold, fin_cold, gens, pct(tcold, ncold, 0.5), pct(tcold, ncold, 0.99), tcold[ncold - 1]);
-    printf("grammar: mask per token, warm index: %zu tokens (%d/%d calls finished), p50 %.1f us, p90 %.1f us, p95 %.1f us, p99 %.1f us, max %.1f us\n",
-           nwarm, fin_warm, gens, pct(twarm, nwarm, 0.5), pct(twarm, nwarm, 0.9), pct(twarm, nwarm, 0.95),
-           pct(twarm, nwarm, 0.99), twarm[nwarm - 1]);
-    qsort(miss_walk, n_miss_walk, sizeof(double), cmp_d);
-    qsort(miss_cut, n_miss_cut, sizeof(double), cmp_d);
-    printf("grammar: warm misses: %zu reused a cut walk (p50 %.1f us, p99 %.1f us), %zu walked the vocabulary (p50 %.1f us, p99 %.1f us)\n",
-           n_miss_cut, pct(miss_cut, n_miss_cut, 0.5), pct(miss_cut, n_miss_cut, 0.99),
-           n_miss_walk, pct(miss_walk, n_miss_walk, 0.5), pct(miss_walk, n_miss_walk, 0.99));
+    /* warm: one index shared by all generations; measured after one round
+     * of generations warmed it, and again after four (a schema served for
+     * a while: the per-count walks of short counted repetitions are made) */
+    g = llm_grammar_from_json_schema(schema, err, sizeof(err));
+    x = llm_gindex_create(g, v, &stop, 1, NULL, 0, err, sizeof(err));
+    for (round = 1; round <= 5; round++) {
+        long miss0 = llm_gindex_n_masks_computed(x), walks0 = llm_gindex_n_cut_walks(x);
+        size_t dummy = 0;
+        int f = 0;
+        if (round != 2 && round != 5) {
+            for (i = 0; i < gens; i++) generate(x, n_vocab, bits, allowed, 400, twarm, &dummy, 0, &f);
+            continue;
+        }
+        nwarm = 0;
+        fin_warm = 0;
+        n_miss_walk = n_miss_cut = 0;
+        for (i = 0; i < gens; i++) generate(x, n_vocab, bits, allowed, 400, twarm, &nwarm, cap, &fin_warm);
+        qsort(twarm, nwarm, sizeof(double), cmp_d);
+        qsort(miss_walk, n_miss_walk, sizeof(double), cmp_d);
+        qsort(miss_cut, n_miss_cut, sizeof(double), cmp_d);
+        printf("grammar: mask per token, warm index after %d x %d generations: %zu tokens (%d/%d calls finished), "
+               "p50 %.1f us, p90 %.1f us, p95 %.1f us, p99 %.1f us, max %.1f us\n",
+               round - 1, gens, nwarm, fin_warm, gens, pct(twarm, nwarm, 0.5), pct(twarm, nwarm, 0.9),
+               pct(twarm, nwarm, 0.95), pct(twarm, nwarm, 0.99), twarm[nwarm - 1]);
+        printf("grammar:   %zu states; %ld masks computed: %zu from cached walks (p50 %.1f us, p99 %.1f us), "
+               "%zu made new cut walks (%ld walks; p50 %.1f us, p99 %.1f us)\n",
+               llm_gindex_n_states(x), llm_gindex_n_masks_computed(x) - miss0,
+               n_miss_cut, pct(miss_cut, n_miss_cut, 0.5), pct(miss_cut, n_miss_cut, 0.99),
+               n_miss_walk, llm_gindex_n_cut_walks(x) - walks0,
+               pct(miss_walk, n_miss_walk, 0.5), pct(miss_walk, n_miss_walk, 0.99));
+    }
     llm_gindex_free(x);
     llm_grammar_free(g);
     sampling_cost(tok, v, schema, stop);
+    if (argc > 3) decode_bench(argv[3], argc > 4 ? atoi(argv[4]) : 1, schema);
     free(bits); free(allowed); free(tcold); free(twarm);
     json_decref(schema);
     json_decref(tools);
