@@ -25,8 +25,8 @@ fi
 bash t/fetch-tokenizers.sh >/dev/null
 cp t/.cache/tokenizers/qwen3/tokenizer.json t/.cache/tokenizers/qwen3/tokenizer_config.json "$model/"
 
-echo "== grammar engine (masks and compile on Qwen3's 150k vocabulary; load: $(cut -d' ' -f1-3 /proc/loadavg))"
-"$build/bench/grammar" t/.cache/tokenizers/qwen3 "${BENCH_GRAMMAR_GENS:-20}"
+echo "== grammar engine (masks and compile on Qwen3's 150k vocabulary; decode with and without a grammar on the bench model, $threads threads; load: $(cut -d' ' -f1-3 /proc/loadavg))"
+"$build/bench/grammar" t/.cache/tokenizers/qwen3 "${BENCH_GRAMMAR_GENS:-20}" "$model" "$threads"
 
 echo "== speculative decoding on the default model (greedy, 1 sequence, ${BENCH_SPEC_THREADS:-1} thread(s); load: $(cut -d' ' -f1-3 /proc/loadavg))"
 "$build/bench/spec" models/ngxllm-tiny "${BENCH_SPEC_THREADS:-1}" "${BENCH_SPEC_REPEATS:-3}"
