@@ -306,6 +306,9 @@ ngx_http_llm_sched_health(llm_sched *s, json_t *out)
     json_object_set_new(out, "prefill_token_ms",
                         json_real((double) (long) (st.prefill_token_ms * 1000)
                                   / 1000));
+    json_object_set_new(out, "prefill_gflops",
+                        json_real((double) (long) (st.prefill_gflops * 100)
+                                  / 100));
 
     /* speculative decoding: kept / proposed tokens, tokens per sequence step */
     sp = json_object();
@@ -332,6 +335,7 @@ ngx_http_llm_sched_health(llm_sched *s, json_t *out)
     json_object_set_new(out, "kv_blocks_free", json_integer(st.kv.free));
     json_object_set_new(out, "kv_blocks_evicted",
                         json_integer(st.kv.evicted));
+    json_object_set_new(out, "kv_preempted", json_integer(st.preempted));
     json_object_set_new(out, "prefix_hit_ratio",
                         json_real(st.prompt_tokens
                                   ? (double) (long) ((double) st.cached_tokens

@@ -186,6 +186,12 @@ int  llm_seq_open(llm_runtime *rt);                 /* slot id, -1 if none free 
 void llm_seq_close(llm_runtime *rt, int slot);
 int  llm_seq_len(const llm_runtime *rt, int slot);  /* cached positions */
 /*
+ * New blocks the slot takes to append n positions (a copy of a shared
+ * partial last block included): what the scheduler checks against the
+ * pool's free and cached blocks before a step, so no item runs out.
+ */
+int  llm_seq_blocks_to_grow(const llm_runtime *rt, int slot, int n);
+/*
  * Keep the first n cached positions (rollback of rejected draft tokens, or a
  * shorter prefix); n >= current length is a no-op.  Blocks past n are
  * released; a kept partial block that others share is copied before the

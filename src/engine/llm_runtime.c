@@ -384,6 +384,26 @@ llm_seq_len(const llm_runtime *rt, int slot)
     return rt->seqs[slot].len;
 }
 
+int
+llm_seq_blocks_to_grow(const llm_runtime *rt, int slot, int n)
+{
+    const llm_kv_seq *q;
+    int need, cur, grow;
+
+    if (!slot_ok(rt, slot)) return 0;
+    q = &rt->seqs[slot];
+    need = (q->len + n + LLM_KV_BLOCK - 1) >> LLM_KV_BLOCK_SHIFT;
+    grow = need > q->n_blocks ? need - q->n_blocks : 0;
+    cur = q->len >> LLM_KV_BLOCK_SHIFT;
+    /* as llm_kv_seq_reserve: continuing a block someone else reads copies it */
+    if (n > 0 && (q->len & (LLM_KV_BLOCK - 1)) && cur < q->n_blocks
+        && llm_kv_readonly(rt->kv, q->table[cur]))
+    {
+        grow++;
+    }
+    return grow;
+}
+
 void
 llm_seq_truncate(llm_runtime *rt, int slot, int n)
 {

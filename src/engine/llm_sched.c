@@ -11,10 +11,6 @@
 #include "engine/llm_sched.h"
 #include "engine/llm_spec.h"
 
-/* Bounds of the prefill budget (llm_prefill_budget). */
-#define LLM_SCHED_PREFILL_MAX   512
-#define LLM_SCHED_PREFILL_MIN   16
-
 /* Weight of the newest step in the moving averages of step times. */
 #define LLM_SCHED_EMA_NEW       0.2
 
@@ -34,10 +30,13 @@ struct llm_seq {
     void                  *owner;           /* NULL once released */
     size_t                 index;           /* choice or input index */
 
-    int32_t               *prompt;
+    int32_t               *prompt;          /* room for n_prompt + max_gen tokens */
     size_t                 n_prompt;
-    size_t                 n_done;          /* prompt tokens in the KV cache */
-    size_t                 n_cached;        /* of those, reused from the cache */
+    size_t                 n_input;         /* tokens read before sampling: the prompt,
+                                               and the output too after a preemption */
+    size_t                 n_done;          /* of those, in the KV cache */
+    size_t                 n_cached;        /* prompt tokens reused at first admission */
+    uint64_t               admitted;        /* admission order; 0: not yet */
 
     int32_t               *gen;             /* generated tokens */
     size_t                 n_gen;
@@ -108,10 +107,15 @@ struct llm_sched {
     /* moving averages for sizing prefill chunks */
     double                 decode_ms;       /* a decode-only step */
     double                 prefill_token_ms;
+    double                 flop_ms;         /* ms per flop of prompt work */
+    llm_token_cost         cost;            /* the model's flops per token */
+    double                 prefill_work;    /* flops of the step's prompt and proposed tokens */
+    llm_seq              **prefilling;      /* step_prepare's scratch: prompts by tokens left */
 
     size_t                 live;            /* sequences allocated */
     uint64_t               requests, cancelled, rejected, prompt_tokens;
     uint64_t               cached_tokens, generated_tokens, steps;
+    uint64_t               admissions, preempted;
     uint64_t               seq_steps;       /* sequences' sampling steps */
     uint64_t               spec_steps, spec_proposed, spec_accepted;
 };
@@ -146,6 +150,10 @@ llm_sched_create(const llm_model *m, const llm_sched_config *cfg, char *err,
     s->cfg = *cfg;
     s->n_slots = (size_t) cfg->parallel;
     s->hidden = (size_t) llm_model_get_info(m)->hidden;
+    llm_token_cost_of(llm_model_get_info(m), &s->cost);
+    if (s->cfg.prefill_chunk == 0) {
+        s->cfg.prefill_chunk = LLM_PREFILL_CHUNK;
+    }
     llm_admission_init(&s->admission, s->n_slots, (size_t) cfg->queue);
 
     opts.n_threads = cfg->threads;
@@ -167,8 +175,10 @@ llm_sched_create(const llm_model *m, const llm_sched_config *cfg, char *err,
     s->slot_len = calloc(s->n_slots, sizeof(*s->slot_len));
     s->items = calloc(s->n_slots, sizeof(*s->items));
     s->item_seq = calloc(s->n_slots, sizeof(*s->item_seq));
+    s->prefilling = calloc(s->n_slots, sizeof(*s->prefilling));
     if (s->slot_seq == NULL || s->slot_tokens == NULL || s->slot_len == NULL
-        || s->items == NULL || s->item_seq == NULL || s->recent == NULL)
+        || s->items == NULL || s->item_seq == NULL || s->recent == NULL
+        || s->prefilling == NULL)
     {
         snprintf(err, errlen, "out of memory for %zu slots", s->n_slots);
         goto failed;
@@ -227,6 +237,7 @@ llm_sched_free(llm_sched *s)
     free(s->slot_len);
     free(s->items);
     free(s->item_seq);
+    free(s->prefilling);
     free(s);
 }
 
@@ -275,8 +286,10 @@ llm_sched_get_stats(const llm_sched *s, llm_sched_stats *st)
     st->cached_tokens = s->cached_tokens;
     st->generated_tokens = s->generated_tokens;
     st->steps = s->steps;
+    st->preempted = s->preempted;
     st->decode_step_ms = s->decode_ms;
     st->prefill_token_ms = s->prefill_token_ms;
+    st->prefill_gflops = s->flop_ms > 0 ? 1e-6 / s->flop_ms : 0;
     st->kv_cache_bytes = llm_runtime_kv_bytes(s->rt);
     llm_runtime_kv_stats(s->rt, &st->kv);
     st->step_items = (size_t) s->n_items;
@@ -326,7 +339,7 @@ llm_seq_create(llm_sched *s, const int32_t *prompt, size_t n_prompt,
     llm_spec_init(&seq->spec, s->cfg.speculation);
     s->live++;
 
-    seq->prompt = malloc((n_prompt ? n_prompt : 1) * sizeof(int32_t));
+    seq->prompt = malloc((n_prompt + max_gen + 1) * sizeof(int32_t));
     seq->gen = malloc((max_gen ? max_gen : 1) * sizeof(int32_t));
     if (seq->prompt == NULL || seq->gen == NULL) {
         goto failed;
@@ -334,6 +347,7 @@ llm_seq_create(llm_sched *s, const int32_t *prompt, size_t n_prompt,
 
     memcpy(seq->prompt, prompt, n_prompt * sizeof(int32_t));
     seq->n_prompt = n_prompt;
+    seq->n_input = n_prompt;
 
     if (sp == NULL) {
         seq->embed_sum = calloc(s->hidden, sizeof(float));
@@ -558,11 +572,11 @@ llm_sched_in_flight(const llm_sched *s)
 }
 
 
-/* Blocks a sequence's prompt and first token need beyond the n positions it holds. */
+/* Blocks a sequence's input and next token need beyond the n positions it holds. */
 static size_t
 llm_seq_blocks_needed(const llm_seq *seq, size_t n)
 {
-    size_t  want = (seq->n_prompt + 1 + LLM_KV_BLOCK - 1) / LLM_KV_BLOCK,
+    size_t  want = (seq->n_input + 1 + LLM_KV_BLOCK - 1) / LLM_KV_BLOCK,
             held = (n + LLM_KV_BLOCK - 1) / LLM_KV_BLOCK;
 
     return want > held ? want - held : 0;
@@ -570,26 +584,119 @@ llm_seq_blocks_needed(const llm_seq *seq, size_t n)
 
 
 /*
- * KV blocks the running sequences will still take for their prompts; *any:
- * whether a sequence is running (one that waits for memory will get it).
+ * KV blocks the running sequences will still take: the rest of their input
+ * for those reading it, the next step's tokens for those decoding; *n_run:
+ * the sequences running (one that waits for memory will get it).
  */
 static size_t
-llm_sched_blocks_promised(const llm_sched *s, int *any)
+llm_sched_blocks_promised(const llm_sched *s, size_t *n_run)
 {
     size_t    i, n = 0;
     llm_seq  *seq;
 
-    *any = 0;
+    *n_run = 0;
     for (i = 0; i < s->n_slots; i++) {
         seq = s->slot_seq[i];
-        if (seq) {
-            *any = 1;
+        if (seq == NULL) {
+            continue;
+        }
+        (*n_run)++;
+        if (seq->n_done < seq->n_input) {
             n += llm_seq_blocks_needed(seq,
                                        (size_t) llm_seq_len(s->rt, (int) i));
+        } else if (!seq->paused) {
+            n += (size_t) llm_seq_blocks_to_grow(s->rt, (int) i,
+                                     seq->n_unfed ? (int) seq->n_unfed : 1);
         }
     }
 
     return n;
+}
+
+
+/* Free and cached (evictable) blocks beyond those promised; < 0: short. */
+static long
+llm_sched_blocks_spare(const llm_sched *s, size_t *n_run)
+{
+    size_t        promised = llm_sched_blocks_promised(s, n_run);
+    llm_kv_stats  kv;
+
+    llm_runtime_kv_stats(s->rt, &kv);
+    return (long) (kv.free + kv.cached) - (long) promised;
+}
+
+
+static void
+llm_sched_queue_front(llm_sched *s, llm_seq *seq)
+{
+    seq->prev = NULL;
+    seq->next_q = s->wait_head;
+    if (s->wait_head) {
+        s->wait_head->prev = seq;
+    } else {
+        s->wait_tail = seq;
+    }
+    s->wait_head = seq;
+    seq->queued = 1;
+    s->n_waiting++;
+}
+
+
+/*
+ * A running sequence gives its slot and KV blocks back (they stay in the
+ * prefix cache while the pool can keep them) and waits at the front of the
+ * queue.  Readmitted, it reads its prompt and the output so far again,
+ * taking every block of it still cached, and samples on from there: the
+ * sampler and grammar kept their state, so the output is the same as if
+ * it had never stopped.
+ */
+static void
+llm_sched_preempt(llm_sched *s, llm_seq *seq)
+{
+    if (seq->sampler) {
+        memcpy(seq->prompt + seq->n_prompt, seq->gen,
+               seq->n_gen * sizeof(int32_t));
+        seq->n_input = seq->n_prompt + seq->n_gen;
+    } else {
+        /* an embedding is read again from its first token */
+        memset(seq->embed_sum, 0, s->hidden * sizeof(float));
+    }
+    seq->n_unfed = 0;
+    seq->n_done = 0;
+
+    s->slot_seq[seq->slot] = NULL;
+    llm_seq_close(s->rt, seq->slot);
+    seq->running = 0;
+    seq->slot = -1;
+
+    llm_sched_queue_front(s, seq);
+    s->preempted++;
+}
+
+
+/*
+ * Before a step: when the running sequences' next tokens need more blocks
+ * than the pool has free or cached, the newest sequences are preempted
+ * until they fit, so a growing sequence never fails for memory while
+ * another holds some.  A lone sequence is never preempted (its context is
+ * within the pool, checked at load).
+ */
+static void
+llm_sched_make_room(llm_sched *s)
+{
+    size_t    i, n_run;
+    llm_seq  *seq, *victim;
+
+    while (llm_sched_blocks_spare(s, &n_run) < 0 && n_run > 1) {
+        victim = NULL;
+        for (i = 0; i < s->n_slots; i++) {
+            seq = s->slot_seq[i];
+            if (seq && (victim == NULL || seq->admitted > victim->admitted)) {
+                victim = seq;
+            }
+        }
+        llm_sched_preempt(s, victim);
+    }
 }
 
 
@@ -601,10 +708,10 @@ llm_sched_blocks_promised(const llm_sched *s, int *any)
 static void
 llm_sched_admit(llm_sched *s)
 {
-    int            slot, any;
-    size_t         limit, reused, need;
+    int            slot;
+    size_t         limit, reused, n_run;
+    long           spare;
     llm_seq       *seq;
-    llm_kv_stats   kv;
 
     while (s->wait_head) {
         seq = s->wait_head;
@@ -614,17 +721,15 @@ llm_sched_admit(llm_sched *s)
             return;    /* every slot is busy */
         }
 
-        /* at least one prompt token is computed, for its logits */
-        limit = seq->sampler == NULL ? 0 : seq->n_prompt - 1;
+        /* at least one input token is computed, for its logits */
+        limit = seq->sampler == NULL ? 0 : seq->n_input - 1;
 
         reused = (size_t) llm_seq_reuse(s->rt, slot, seq->prompt, (int) limit);
 
-        /* blocks the rest of the prompt and the first token need, beyond
+        /* blocks the rest of the input and the next token need, beyond
          * those promised to the sequences already running */
-        need = llm_seq_blocks_needed(seq, reused)
-               + llm_sched_blocks_promised(s, &any);
-        llm_runtime_kv_stats(s->rt, &kv);
-        if (need > kv.free + kv.cached && any) {
+        spare = llm_sched_blocks_spare(s, &n_run);
+        if ((long) llm_seq_blocks_needed(seq, reused) > spare && n_run > 0) {
             llm_seq_close(s->rt, slot);
             return;
         }
@@ -638,52 +743,96 @@ llm_sched_admit(llm_sched *s)
         seq->slot = slot;
         seq->running = 1;
         seq->n_done = reused;
-        seq->n_cached = reused;
 
-        s->prompt_tokens += seq->n_prompt;
-        s->cached_tokens += reused;
+        if (seq->admitted == 0) {
+            seq->n_cached = reused;
+            s->prompt_tokens += seq->n_prompt;
+            s->cached_tokens += reused;
+        }
+        seq->admitted = ++s->admissions;
     }
+}
+
+
+void
+llm_token_cost_of(const llm_model_info *in, llm_token_cost *c)
+{
+    double  h = in->hidden, q = (double) in->n_heads * in->head_dim,
+            kv = (double) in->n_kv_heads * in->head_dim,
+            mlp = 3.0 * h * in->intermediate;
+
+    if (in->n_experts > 0) {
+        mlp *= in->n_experts_per_token > 0 ? in->n_experts_per_token : 1;
+    }
+
+    /* q, o, k, v projections and the MLP; two flops per multiply-add */
+    c->weights = 2.0 * in->n_layers * (2 * h * q + 2 * h * kv + mlp);
+    /* a score and a weighted value row per key, per head */
+    c->per_key = 4.0 * in->n_layers * q;
+}
+
+
+double
+llm_prefill_cost(const llm_token_cost *c, size_t pos, size_t n)
+{
+    double  dn = (double) n;
+
+    return dn * c->weights + c->per_key * (dn * (double) pos
+                                           + dn * (dn + 1) / 2);
 }
 
 
 size_t
-llm_prefill_budget(int decoding, double decode_ms, double prefill_token_ms)
+llm_prefill_fit(const llm_token_cost *c, size_t pos, size_t want,
+    double budget)
 {
-    double  room;
+    size_t  lo = 0, hi = want, mid;
 
-    if (!decoding || decode_ms <= 0 || prefill_token_ms <= 0) {
-        return LLM_SCHED_PREFILL_MAX;
-    }
-
-    /* a step with prefill may take about two decode-only steps */
-    room = decode_ms / prefill_token_ms;
-
-    if (room < LLM_SCHED_PREFILL_MIN) {
-        return LLM_SCHED_PREFILL_MIN;
-    }
-
-    return room > LLM_SCHED_PREFILL_MAX ? LLM_SCHED_PREFILL_MAX
-                                        : (size_t) room;
-}
-
-
-static size_t
-llm_sched_prefill_budget(llm_sched *s)
-{
-    size_t    i;
-    int       decoding;
-    llm_seq  *seq;
-
-    decoding = 0;
-    for (i = 0; i < s->n_slots; i++) {
-        seq = s->slot_seq[i];
-        if (seq && seq->n_done == seq->n_prompt) {
-            decoding = 1;
-            break;
+    /* the cost grows with n: the largest n within budget */
+    while (lo < hi) {
+        mid = lo + (hi - lo + 1) / 2;
+        if (llm_prefill_cost(c, pos, mid) <= budget) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
         }
     }
 
-    return llm_prefill_budget(decoding, s->decode_ms, s->prefill_token_ms);
+    return lo;
+}
+
+
+double
+llm_prefill_budget(const llm_token_cost *c, size_t chunk, int decoding,
+    double decode_ms, double flop_ms)
+{
+    double  idle = llm_prefill_cost(c, 0, chunk), room;
+
+    if (!decoding || decode_ms <= 0 || flop_ms <= 0) {
+        return idle;
+    }
+
+    /* a step with prefill may take about two decode-only steps */
+    room = decode_ms / flop_ms;
+
+    return room < idle ? room : idle;
+}
+
+
+static int
+llm_sched_decoding(const llm_sched *s)
+{
+    size_t    i;
+    llm_seq  *seq;
+
+    for (i = 0; i < s->n_slots; i++) {
+        seq = s->slot_seq[i];
+        if (seq && seq->n_done == seq->n_input && !seq->paused) {
+            return 1;
+        }
+    }
+
+    return 0;
 }
 
 
@@ -713,6 +862,8 @@ llm_sched_step_timing(llm_sched *s)
                 / (s->n_prefill + s->n_draft);
     if (per_token > 0) {
         s->prefill_token_ms = llm_ema(s->prefill_token_ms, per_token);
+        s->flop_ms = llm_ema(s->flop_ms, per_token * (s->n_prefill + s->n_draft)
+                                         / s->prefill_work);
     }
 }
 
@@ -723,7 +874,8 @@ llm_sched_step_timing(llm_sched *s)
  * the logit rows of the step not yet given out.
  */
 static int
-llm_sched_propose(llm_sched *s, llm_seq *seq, size_t n, int *rows)
+llm_sched_propose(llm_sched *s, llm_seq *seq, size_t n, int *rows,
+    long *spare)
 {
     long         k_max, room;
     double       cost;
@@ -743,6 +895,13 @@ llm_sched_propose(llm_sched *s, llm_seq *seq, size_t n, int *rows)
     if (*rows < k_max) {
         k_max = *rows;
     }
+    /* and within the KV blocks left */
+    while (k_max > 0
+           && llm_seq_blocks_to_grow(s->rt, seq->slot, (int) (n + k_max))
+              - llm_seq_blocks_to_grow(s->rt, seq->slot, (int) n) > *spare)
+    {
+        k_max--;
+    }
     if (k_max <= 0) {
         return 0;
     }
@@ -758,6 +917,8 @@ llm_sched_propose(llm_sched *s, llm_seq *seq, size_t n, int *rows)
     d = llm_spec_propose(&seq->spec, &t, s->recent, cost, (int) k_max,
                          seq->gen + seq->n_gen);
     *rows -= d;
+    *spare -= llm_seq_blocks_to_grow(s->rt, seq->slot, (int) (n + d))
+              - llm_seq_blocks_to_grow(s->rt, seq->slot, (int) n);
 
     return d;
 }
@@ -766,8 +927,10 @@ llm_sched_propose(llm_sched *s, llm_seq *seq, size_t n, int *rows)
 int
 llm_sched_step_prepare(llm_sched *s)
 {
-    size_t           i, k, n, budget;
+    size_t           i, j, k, n, n_pre, left, n_run;
+    long             spare;
     int              rows, d;
+    double           budget, work;
     llm_seq         *seq;
     llm_batch_item  *it;
 
@@ -787,18 +950,37 @@ llm_sched_step_prepare(llm_sched *s)
     }
 
     llm_sched_admit(s);
+    llm_sched_make_room(s);
 
     s->n_items = 0;
     s->n_decode = 0;
     s->n_prefill = 0;
     s->n_draft = 0;
-    budget = llm_sched_prefill_budget(s);
+    s->prefill_work = 0;
     rows = llm_runtime_logit_rows(s->rt) - (int) s->n_slots;
+    spare = llm_sched_blocks_spare(s, &n_run);
 
+    /* decoding sequences, one token each (and their proposals) */
+    n_pre = 0;
     for (k = 0; k < s->n_slots; k++) {
         i = (s->rr + k) % s->n_slots;
         seq = s->slot_seq[i];
         if (seq == NULL || seq->paused) {
+            continue;
+        }
+
+        if (seq->n_done < seq->n_input) {
+            /* by tokens left, fewest first (insertion; ties keep rr order) */
+            for (j = n_pre; j > 0; j--) {
+                if (s->prefilling[j - 1]->n_input - s->prefilling[j - 1]->n_done
+                    <= seq->n_input - seq->n_done)
+                {
+                    break;
+                }
+                s->prefilling[j] = s->prefilling[j - 1];
+            }
+            s->prefilling[j] = seq;
+            n_pre++;
             continue;
         }
 
@@ -808,37 +990,57 @@ llm_sched_step_prepare(llm_sched *s)
         seq->n_out = 0;
         seq->n_accepted = 0;
 
-        if (seq->n_done < seq->n_prompt) {
-            n = seq->n_prompt - seq->n_done;
-            if (n > budget) {
-                n = budget;
-            }
-            if (n == 0) {
-                continue;
-            }
-            budget -= n;
+        /*
+         * feed the last sampled token and any forced after it, then the
+         * tokens proposed to follow, with logits at each to verify them
+         */
+        n = seq->n_unfed ? seq->n_unfed : 1;
+        d = llm_sched_propose(s, seq, n, &rows, &spare);
+        it->tokens = &seq->gen[seq->n_gen - n];
+        it->n_tokens = (int) n + d;
+        it->want_logits = 1 + d;
+        s->n_decode++;
+        s->n_draft += d;
+        s->prefill_work += llm_prefill_cost(&s->cost,
+                                            s->slot_len[i] + n, (size_t) d);
 
-            it->tokens = seq->prompt + seq->n_done;
-            it->n_tokens = (int) n;
-            s->n_prefill += (int) n;
-            it->want_logits = seq->sampler != NULL
-                              && seq->n_done + n == seq->n_prompt;
-            it->want_embedding = seq->sampler == NULL;
+        s->item_seq[s->n_items++] = seq;
+    }
 
-        } else {
-            /*
-             * decode: feed the last sampled token and any forced after it,
-             * then the tokens proposed to follow, with logits at each to
-             * verify them
-             */
-            n = seq->n_unfed ? seq->n_unfed : 1;
-            d = llm_sched_propose(s, seq, n, &rows);
-            it->tokens = &seq->gen[seq->n_gen - n];
-            it->n_tokens = (int) n + d;
-            it->want_logits = 1 + d;
-            s->n_decode++;
-            s->n_draft += d;
+    /*
+     * prompt chunks within the step's time budget, the shortest prompt
+     * first: a short request arriving during a long prefill is read by the
+     * next step, and the first chunk always advances its prompt
+     */
+    budget = llm_prefill_budget(&s->cost, s->cfg.prefill_chunk,
+                                llm_sched_decoding(s), s->decode_ms,
+                                s->flop_ms);
+    for (j = 0; j < n_pre; j++) {
+        seq = s->prefilling[j];
+        i = (size_t) seq->slot;
+        left = seq->n_input - seq->n_done;
+
+        n = llm_prefill_fit(&s->cost, s->slot_len[i], left, budget);
+        if (j == 0 && n < LLM_PREFILL_MIN) {
+            n = left < LLM_PREFILL_MIN ? left : LLM_PREFILL_MIN;
         }
+        if (n == 0) {
+            break;
+        }
+        work = llm_prefill_cost(&s->cost, s->slot_len[i], n);
+        budget = work < budget ? budget - work : 0;
+        s->prefill_work += work;
+
+        it = &s->items[s->n_items];
+        it->slot = (int) i;
+        seq->n_out = 0;
+        seq->n_accepted = 0;
+        it->tokens = seq->prompt + seq->n_done;
+        it->n_tokens = (int) n;
+        s->n_prefill += (int) n;
+        it->want_logits = seq->sampler != NULL
+                          && seq->n_done + n == seq->n_input;
+        it->want_embedding = seq->sampler == NULL;
 
         s->item_seq[s->n_items++] = seq;
     }
@@ -1213,7 +1415,7 @@ llm_sched_step_complete(llm_sched *s)
                kept * sizeof(int32_t));
         llm_sched_slot_truncate(s, it->slot, s->slot_len[it->slot] + kept);
 
-        if (seq->n_done < seq->n_prompt) {
+        if (seq->n_done < seq->n_input) {
             seq->n_done += kept;
         }
 
@@ -1229,7 +1431,7 @@ llm_sched_step_complete(llm_sched *s)
         }
 
         if (seq->sampler == NULL) {
-            if (seq->n_done == seq->n_prompt) {
+            if (seq->n_done == seq->n_input) {
                 llm_seq_pool_embedding(seq);
                 llm_seq_done(seq, LLM_FINISH_STOP, NULL);
             }

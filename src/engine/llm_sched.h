@@ -19,7 +19,11 @@
  *
  * A sequence's KV blocks stay in the runtime's prefix cache after it ends
  * (llm_kv.h); a new sequence takes every cached block of its prompt's
- * prefix, whoever computed it, and skips those tokens (n_cached).
+ * prefix, whoever computed it, and skips those tokens (n_cached).  When the
+ * running sequences' next tokens need more blocks than the pool has free or
+ * cached, the newest is preempted: it gives its blocks back, waits at the
+ * front of the queue and, readmitted, reads its prompt and output again
+ * (through the prefix cache) and samples on; its output does not change.
  */
 #ifndef LLM_SCHED_H
 #define LLM_SCHED_H
@@ -58,6 +62,8 @@ typedef struct {
     llm_kv_type  kv;
     llm_spec_mode speculation;  /* sequences' speculative decoding until set */
     size_t       kv_memory;  /* bytes of KV blocks shared by the sequences (llm_runtime_opts) */
+    size_t       prefill_chunk;  /* prompt tokens from position 0 whose time bounds a
+                                    step's prefill when nobody decodes; 0: 512 */
     /*
      * Called when new work may be runnable (a submit, a resume, a slot set
      * free) so the caller can post a step if none is in flight; may be NULL.
@@ -80,8 +86,11 @@ typedef struct {
     uint64_t steps;
     double   decode_step_ms;  /* moving average of a decode-only step */
     double   prefill_token_ms;/* moving average per prompt token */
+    double   prefill_gflops;  /* measured prompt throughput that sizes the chunks */
     size_t   kv_cache_bytes;
     llm_kv_stats kv;          /* KV blocks: used, cached, free, evicted */
+    uint64_t preempted;       /* sequences that gave their KV blocks back for others to
+                                 grow, and read their tokens again when readmitted */
     size_t   step_items;      /* the last prepared step: sequences in it */
     size_t   step_prefill_tokens;  /* and its prompt tokens */
     /* speculative decoding */
@@ -171,14 +180,39 @@ const float *llm_seq_embedding(const llm_seq *seq);
 /* ---- the step ---- */
 
 /*
- * Prompt tokens per step across all sequences.  With nobody decoding a
- * prompt goes in large chunks (512: big GEMMs are efficient).  While some
- * sequence decodes, the chunk is sized from the measured step times so that
- * a step with prefill takes about two decode-only steps (at least 16 tokens):
- * running streams keep a steady pace while new prompts are read.
+ * Prefill chunks are sized by time, not tokens.  A token's cost in flops
+ * is its share of the weight matrices plus, for every key position it
+ * attends to, its attention reads; n prompt tokens from position pos cost
+ * n * weights + per_key * (n * pos + n (n + 1) / 2), so the same number of
+ * tokens costs more the further into a long prompt they are.
  */
-size_t llm_prefill_budget(int decoding, double decode_ms,
-    double prefill_token_ms);
+typedef struct {
+    double  weights;     /* flops of one token through the layers' matrices */
+    double  per_key;     /* flops of one token per key position it reads */
+} llm_token_cost;
+
+void llm_token_cost_of(const llm_model_info *in, llm_token_cost *c);
+double llm_prefill_cost(const llm_token_cost *c, size_t pos, size_t n);
+/* The most tokens, at most want, from pos whose cost is within budget. */
+size_t llm_prefill_fit(const llm_token_cost *c, size_t pos, size_t want,
+    double budget);
+
+/*
+ * The prompt work of one step (flops across all sequences).  With nobody
+ * decoding it is what `chunk` tokens from position 0 cost (big GEMMs are
+ * efficient; later chunks of a long prompt get fewer tokens for the same
+ * time).  While some sequence decodes it is sized from the measured step
+ * times so that a step with prefill takes about two decode-only steps:
+ * decode_ms / flop_ms, at most the idle budget.  The scheduler gives the
+ * prompt with the fewest tokens left its chunk first, and the first chunk
+ * of a step at least LLM_PREFILL_MIN tokens, so every prompt advances and a
+ * short prompt that arrives during a long prefill is read in the next step.
+ */
+#define LLM_PREFILL_MIN    16
+#define LLM_PREFILL_CHUNK  512
+
+double llm_prefill_budget(const llm_token_cost *c, size_t chunk, int decoding,
+    double decode_ms, double flop_ms);
 
 int  llm_sched_in_flight(const llm_sched *s);
 /*

@@ -5,6 +5,8 @@
  * complete on one thread), which is exactly what the glue does across the
  * event loop and a thread-pool thread.
  */
+#include <string.h>
+
 #include "tap.h"
 
 #include "engine/llm_sched.h"
@@ -320,6 +322,86 @@ test_kv_budget(const llm_model *m)
     llm_sched_free(s);
 }
 
+/*
+ * KV memory for three prompts but not for their outputs: as they grow the
+ * newest is preempted (its blocks go back, it waits, and reads its prompt
+ * and output again when readmitted) instead of failing, and every output
+ * equals the same request run alone with memory to spare.
+ */
+static void
+test_preempt(const llm_model *m)
+{
+    char              err[256];
+    llm_sched        *s, *ref;
+    llm_sched_config  cfg = { 0 };
+    llm_sched_stats   st;
+    int32_t           p[3][20];
+    owner_t           w[3], r[3];
+    const int32_t    *g, *h;
+    size_t            ng, nh;
+    int               i, j, same = 1, fine = 1;
+
+    memset(w, 0, sizeof(w));
+    memset(r, 0, sizeof(r));
+    cfg.parallel = 3;
+    cfg.queue = 0;
+    cfg.n_ctx = 64;
+    cfg.threads = 1;
+    cfg.kv = LLM_KV_F32;
+    cfg.kv_memory = 6 * llm_runtime_kv_block_bytes(m, LLM_KV_F32);
+    s = llm_sched_create(m, &cfg, err, sizeof(err));
+    if (!ok(s != NULL, "3 slots of 64 tokens over 6 KV blocks")) {
+        diag(err);
+        return;
+    }
+    for (i = 0; i < 3; i++) {
+        for (j = 0; j < 20; j++) {
+            p[i][j] = 4 + (i * 37 + j * 11) % 120;
+        }
+        submit(s, p[i], 20, 40, &w[i], 0);
+    }
+    ok(step(s), "the first step");
+    llm_sched_get_stats(s, &st);
+    is_int(st.running, 3, "all three admitted: 2 blocks each");
+    run_all(s, 500);
+    for (i = 0; i < 3; i++) {
+        if (!(w[i].done && w[i].reason == LLM_FINISH_LENGTH && w[i].tokens == 40)) {
+            fine = 0;
+            printf("# sequence %d: done %d reason %d tokens %d error %s\n", i, w[i].done,
+                   (int) w[i].reason, w[i].tokens, w[i].error ? w[i].error : "none");
+        }
+    }
+    ok(fine, "each grew to 60 tokens (4 blocks) and finished without error");
+    llm_sched_get_stats(s, &st);
+    ok(st.preempted > 0, "by preempting the newest (%llu times)",
+       (unsigned long long) st.preempted);
+    ok(st.kv.used == 0 && st.waiting == 0 && st.running == 0, "all given back");
+    is_int(st.cached_tokens, 0, "readmission does not count as prompt reuse");
+    is_int(st.prompt_tokens, 60, "nor as more prompt tokens");
+
+    ref = make_sched(m, 1, 3);
+    for (i = 0; i < 3; i++) {
+        submit(ref, p[i], 20, 40, &r[i], 0);
+    }
+    run_all(ref, 500);
+    for (i = 0; i < 3; i++) {
+        g = llm_seq_generated(w[i].seq, &ng);
+        h = llm_seq_generated(r[i].seq, &nh);
+        if (ng != nh || memcmp(g, h, ng * sizeof(int32_t)) != 0) {
+            same = 0;
+            printf("# sequence %d differs from its uncontended run\n", i);
+        }
+    }
+    ok(same, "every output equals its uncontended run token for token");
+
+    for (i = 0; i < 3; i++) {
+        llm_seq_release(w[i].seq);
+        llm_seq_release(r[i].seq);
+    }
+    llm_sched_free(s);
+    llm_sched_free(ref);
+}
+
 static void
 test_cancel_in_flight(const llm_model *m)
 {
@@ -377,14 +459,124 @@ test_abort(const llm_model *m)
 }
 
 static void
-test_budget(void)
+test_budget(const llm_model *m)
 {
-    is_int(llm_prefill_budget(0, 10, 0.1), 512, "nobody decoding: 512");
-    is_int(llm_prefill_budget(1, 0, 0), 512, "no timings yet: 512");
-    is_int(llm_prefill_budget(1, 10, 0.1), 100, "decode 10 ms, 0.1 ms/token: 100");
-    is_int(llm_prefill_budget(1, 10, 0.05), 200, "faster prefill: more tokens");
-    is_int(llm_prefill_budget(1, 10, 5), 16, "slow prefill: at least 16");
-    is_int(llm_prefill_budget(1, 1000, 0.1), 512, "at most 512");
+    llm_token_cost  c = { 1000, 10 }, mc;
+    double          idle = llm_prefill_cost(&c, 0, 512);
+    size_t          n;
+
+    is_near(llm_prefill_cost(&c, 0, 1), 1010, 1e-9, "a token at 0: weights + 1 key");
+    is_near(llm_prefill_cost(&c, 100, 2), 2000 + 10 * (200 + 3), 1e-9,
+            "two tokens at 100: 101 and 102 keys");
+    is_int(llm_prefill_fit(&c, 0, 2000, idle), 512, "the idle budget at 0: 512 tokens");
+    is_int(llm_prefill_fit(&c, 0, 100, idle), 100, "never more than asked");
+    n = llm_prefill_fit(&c, 4096, 2000, idle);
+    ok(n > 0 && n < 128, "deep into a long prompt the same time holds fewer tokens (%zu)", n);
+    ok(llm_prefill_cost(&c, 4096, n) <= idle
+       && llm_prefill_cost(&c, 4096, n + 1) > idle, "the most that fits");
+    is_near(llm_prefill_budget(&c, 512, 0, 10, 1e-5), idle, 1e-9, "nobody decoding: 512 tokens' time");
+    is_near(llm_prefill_budget(&c, 512, 1, 0, 0), idle, 1e-9, "no timings yet: the same");
+    is_near(llm_prefill_budget(&c, 512, 1, 10, 1e-5), 1e6, 1e-3,
+            "decoding: the flops of one decode step's time");
+    is_near(llm_prefill_budget(&c, 512, 1, 1e6, 1e-5), idle, 1e-9, "at most the idle budget");
+
+    llm_token_cost_of(llm_model_get_info(m), &mc);
+    /* 2 layers, hidden 64, 4 x 32 query and 2 x 32 key heads, MLP 128 */
+    is_near(mc.weights, 2.0 * 2 * (2 * 64 * 128 + 2 * 64 * 64 + 3 * 64 * 128), 1e-6,
+            "fixture: matrix flops per token");
+    is_near(mc.per_key, 4.0 * 2 * 128, 1e-9, "fixture: attention flops per key");
+}
+
+
+/* One whole step; the prompt tokens it read (-1: nothing to run). */
+static int
+step_prefill(llm_sched *s)
+{
+    llm_sched_stats  st;
+
+    if (llm_sched_step_prepare(s) == 0) {
+        return -1;
+    }
+    llm_sched_get_stats(s, &st);
+    llm_sched_step_run(s);
+    llm_sched_step_complete(s);
+    return (int) st.step_prefill_tokens;
+}
+
+
+/*
+ * Time-sized chunks: a long prompt is read in chunks whose flops stay
+ * within the budget (fewer tokens as its attention grows), a short request
+ * submitted during it gets its first token from the very next step, and
+ * while it decodes the long prompt still advances every step.  Counted in
+ * steps, not time.
+ */
+static void
+test_short_during_long(const llm_model *m)
+{
+    char              err[256];
+    llm_sched        *s, *ref;
+    llm_sched_config  cfg = { 0 };
+    int32_t           longp[120], shortp[5] = { 3, 1, 4, 1, 5 };
+    owner_t           wl = { 0 }, ws = { 0 }, wr = { 0 };
+    const int32_t    *gl, *gr;
+    size_t            nl, nr;
+    int               i, first, second, k, steps, interleaved = 1;
+
+    cfg.parallel = 2;
+    cfg.queue = 0;
+    cfg.n_ctx = 128;
+    cfg.threads = 1;
+    cfg.kv = LLM_KV_F32;
+    cfg.prefill_chunk = 32;
+    s = llm_sched_create(m, &cfg, err, sizeof(err));
+    if (!ok(s != NULL, "a scheduler whose idle chunk is 32 tokens' time")) {
+        diag(err);
+        return;
+    }
+    for (i = 0; i < 120; i++) {
+        longp[i] = 5 + (i * 7) % 90;
+    }
+    submit(s, longp, 120, 2, &wl, 0);
+    first = step_prefill(s);
+    second = step_prefill(s);
+    is_int(first, 32, "the first chunk: 32 tokens from position 0");
+    ok(second > 0 && second < first, "the next, deeper, fewer in the same time (%d)", second);
+
+    submit(s, shortp, 5, 3, &ws, 0);
+    k = step_prefill(s);
+    is_int(ws.tokens, 1, "a short prompt submitted mid-prefill: first token after one step");
+    ok(k > 5, "that step read the long prompt too (%d tokens)", k);
+
+    /* the short one decodes; the long prompt advances in every step */
+    steps = 0;
+    while (!ws.done) {
+        k = step_prefill(s);
+        steps++;
+        if (!wl.done && k <= 0) {
+            interleaved = 0;
+        }
+    }
+    is_int(ws.tokens, 3, "the short one decoded a token per step (%d steps)", steps);
+    ok(steps == 2 && interleaved, "while the long prompt was read alongside");
+    run_all(s, 100);
+    ok(wl.done && wl.reason == LLM_FINISH_LENGTH, "the long one finished too");
+
+    /* the same prompt alone, read at once: the same output */
+    ref = make_sched(m, 1, 0);
+    submit(ref, longp, 120, 2, &wr, 0);
+    is_int(step_prefill(ref), 120, "alone with the default chunk: one step");
+    run_all(ref, 10);
+    gl = llm_seq_generated(wl.seq, &nl);
+    gr = llm_seq_generated(wr.seq, &nr);
+    ok(nl == 2 && nr == 2 && gl[0] == gr[0] && gl[1] == gr[1],
+       "chunked and interleaved, the output equals the unchunked run");
+
+    llm_seq_release(wl.seq);
+    llm_seq_release(ws.seq);
+    llm_seq_release(wr.seq);
+    llm_sched_free(s);
+    llm_sched_free(ref);
 }
 
 static void
@@ -451,14 +643,16 @@ main(void)
         return done_testing();
     }
 
-    test_budget();
+    test_budget(m);
     test_admission(m);
     test_fifo(m);
     test_prefix_reuse(m);
     test_kv_budget(m);
+    test_preempt(m);
     test_cancel_in_flight(m);
     test_abort(m);
     test_chunking(m);
+    test_short_during_long(m);
     test_embedding(m);
     ok(wakes > 0, "the scheduler woke its driver on submit (%d times)", wakes);
 
