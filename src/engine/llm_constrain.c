@@ -19,6 +19,7 @@ struct llm_constraint {
     llm_gmatcher        *m;
     const llm_tokenizer *tok;
     size_t               n_vocab;
+    size_t               n_words;         /* of bits: the tokenizer's ids or the sampler's, the larger */
     uint64_t            *bits;
     long                 n_masks;
     /* lazy start: the grammar applies once these markers appeared in order */
@@ -77,7 +78,8 @@ llm_constraint_create(llm_gindex *x, const llm_tokenizer *tok,
     c->x = x;
     llm_gindex_retain(x);
     c->m = llm_gmatcher_create(x);
-    c->bits = malloc((c->n_vocab + 63) / 64 * sizeof(uint64_t));
+    c->n_words = (c->n_vocab + 63) / 64;
+    c->bits = calloc(c->n_words, sizeof(uint64_t));
     if (c->m == NULL || c->bits == NULL || n_triggers > MAX_TRIGGERS) {
         llm_constraint_free(c);
         return NULL;
@@ -156,6 +158,23 @@ watch(llm_constraint *c, int32_t id)
     c->n_win = 0;
 }
 
+/* The mask covers the sampler's whole vocabulary: a model's logits may pad
+ * past the tokenizer's ids (Qwen: 151936 rows, 151669 ids), and those ids,
+ * which have no bytes, stay 0 (never allowed). */
+static int
+grow_bits(llm_constraint *c, int n_vocab)
+{
+    size_t words = ((size_t) (n_vocab > 0 ? n_vocab : 0) + 63) / 64;
+    uint64_t *b;
+    if (words <= c->n_words) return 0;
+    b = calloc(words, sizeof(uint64_t));
+    if (b == NULL) return -1;
+    free(c->bits);
+    c->bits = b;
+    c->n_words = words;
+    return 0;
+}
+
 int32_t
 llm_constraint_sample(llm_constraint *c, llm_sampler *s, const float *logits,
     llm_token_logprobs *lp, int n_top)
@@ -166,7 +185,7 @@ llm_constraint_sample(llm_constraint *c, llm_sampler *s, const float *logits,
         if (pick >= 0 && llm_gmatcher_allows(c->m, pick)) return pick;
     }
     c->n_masks++;
-    if (llm_gmatcher_mask(c->m, c->bits) < 0) return -1;
+    if (grow_bits(c, llm_sampler_n_vocab(s)) < 0 || llm_gmatcher_mask(c->m, c->bits) < 0) return -1;
     return llm_sampler_sample_allowed(s, logits, c->bits, lp, n_top);
 }
 

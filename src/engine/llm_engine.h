@@ -294,6 +294,9 @@ int32_t llm_sampler_sample(llm_sampler *s, const float *logits,
  */
 int32_t llm_sampler_sample_allowed(llm_sampler *s, const float *logits,
     const uint64_t *allowed, llm_token_logprobs *lp, int n_top);
+/* The vocabulary size the sampler was created for (the model's logits,
+ * which may pad past the tokenizer's ids). */
+int llm_sampler_n_vocab(const llm_sampler *s);
 void llm_sampler_accept(llm_sampler *s, int32_t tok);
 
 #endif

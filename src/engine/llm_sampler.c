@@ -227,6 +227,12 @@ llm_sampler_sample(llm_sampler *s, const float *logits, llm_token_logprobs *lp, 
     return sample(s, logits, NULL, lp, n_top);
 }
 
+int
+llm_sampler_n_vocab(const llm_sampler *s)
+{
+    return s->n_vocab;
+}
+
 int32_t
 llm_sampler_sample_allowed(llm_sampler *s, const float *logits, const uint64_t *allowed,
     llm_token_logprobs *lp, int n_top)

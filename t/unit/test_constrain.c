@@ -180,6 +180,51 @@ test_fast_masks(const llm_tokenizer *tok, llm_gvocab *v)
     free(bits); free(ref); free(allowed);
 }
 
+/* A model whose logits pad past the tokenizer's ids (Qwen: 151936 rows for
+ * 151669 ids): the mask covers the sampler's whole vocabulary and the padded
+ * ids, favoured here by far, are never picked. */
+static void
+test_padded_vocab(const llm_tokenizer *tok, llm_gvocab *v)
+{
+    const char *src = "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"integer\"}},\"required\":[\"n\"]}";
+    size_t nt = llm_tokenizer_n_vocab(tok), nv = nt + 267, k;
+    float *logits = malloc(nv * sizeof(float));
+    int32_t stop = llm_tokenizer_token_id(tok, "<|im_end|>");
+    json_t *s = json_loads(src, 0, NULL);
+    char err[256];
+    llm_grammar *g = llm_grammar_from_json_schema(s, err, sizeof(err));
+    llm_gindex *x = g ? llm_gindex_create(g, v, &stop, 1, NULL, 0, err, sizeof(err)) : NULL;
+    llm_sampler_params p;
+    llm_sampler *sm;
+    llm_constraint *c;
+    int step, padded = 0, refused = 0;
+
+    if (!ok(x != NULL, "padded-vocabulary schema compiles")) return;
+    llm_sampler_params_default(&p);
+    p.temperature = 1.0f;
+    p.has_seed = 1;
+    p.seed = 5;
+    sm = llm_sampler_create(&p, (int) nv);
+    c = llm_constraint_create(x, tok, NULL, 0);
+    for (k = 0; k < nv; k++) logits[k] = k < nt ? (float) (k % 7) : 50.0f;
+    for (step = 0; step < 40 && !llm_constraint_done(c); step++) {
+        int32_t ids[64], t;
+        llm_constraint_forced(c, ids, 64);
+        if (llm_constraint_done(c)) break;
+        t = llm_constraint_sample(c, sm, logits, NULL, 0);
+        if (t < 0 || (size_t) t >= nt) { padded++; break; }
+        if (llm_constraint_accept(c, t) < 0) { refused++; break; }
+    }
+    is_int(padded, 0, "ids past the tokenizer's are never picked (sampler of %zu, tokenizer of %zu)", nv, nt);
+    is_int(refused, 0, "every pick is accepted");
+    llm_constraint_free(c);
+    llm_sampler_free(sm);
+    llm_gindex_free(x);
+    llm_grammar_free(g);
+    json_decref(s);
+    free(logits);
+}
+
 int
 main(void)
 {
@@ -210,6 +255,7 @@ main(void)
     }
     if (v) test_fast_masks(tok, v);
     if (v) test_generations(tok, v);
+    if (v) test_padded_vocab(tok, v);
     llm_gvocab_free(v);
     llm_tokenizer_free(tok);
     return done_testing();
