@@ -34,6 +34,7 @@ struct ngx_http_llm_gen_s {
     ngx_uint_t                      n_choices;
     ngx_http_llm_choice_t          *choices;
     size_t                          n_cached;
+    size_t                          n_cache_written;  /* at breakpoints */
 
     ngx_chain_t                    *free;           /* recycled output bufs */
     ngx_chain_t                    *busy;           /* not yet sent */
@@ -482,6 +483,12 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
             return NGX_HTTP_INTERNAL_SERVER_ERROR;
         }
 
+        if (p->prompt.cache_upto > 0) {
+            /* cache_control: the prefix to the breakpoint is retained */
+            llm_seq_set_retention(ch->seq, p->prompt.cache_upto,
+                                  req->cache_ttl);
+        }
+
         llm_seq_set_speculation(ch->seq, (llm_spec_mode)
                                 (req->speculation >= 0 ? (ngx_uint_t) req->speculation
                                                        : lcf->speculation));
@@ -663,6 +670,7 @@ ngx_http_llm_finish_request(ngx_http_llm_gen_t *g, const char *error)
         return;
     }
 
+    llm_reply_cache_written(g->reply, g->n_cache_written);
     if (llm_reply_finish(g->reply, g->n_cached, error) != 0) {
         ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
                       "llm: out of memory ending the response");
@@ -705,6 +713,7 @@ ngx_http_llm_on_done(void *owner, llm_seq *seq, llm_finish reason,
 
     if (llm_seq_index(seq) == 0) {
         g->n_cached = llm_seq_n_cached(seq);
+        g->n_cache_written = llm_seq_n_cache_written(seq);
     }
 
     generated = llm_seq_generated(seq, &n_gen);

@@ -332,6 +332,7 @@ ngx_http_llm_sched_health(llm_sched *s, json_t *out)
     json_object_set_new(out, "kv_blocks", json_integer(st.kv.blocks));
     json_object_set_new(out, "kv_blocks_used", json_integer(st.kv.used));
     json_object_set_new(out, "kv_blocks_cached", json_integer(st.kv.cached));
+    json_object_set_new(out, "kv_blocks_pinned", json_integer(st.kv.pinned));
     json_object_set_new(out, "kv_blocks_free", json_integer(st.kv.free));
     json_object_set_new(out, "kv_blocks_evicted",
                         json_integer(st.kv.evicted));

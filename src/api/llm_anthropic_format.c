@@ -26,11 +26,15 @@ usage_json(const llm_usage *u, int with_output)
 {
     json_t *o = json_object();
     long    cached = u ? u->cached_tokens : 0;
+    long    created = u ? u->cache_creation_tokens : 0;
     long    prompt = u ? u->prompt_tokens : 0;
 
+    /* the three add up to the prompt: read, written at breakpoints, the rest */
     json_object_set_new(o, "input_tokens",
-                        json_integer(prompt > cached ? prompt - cached : 0));
-    json_object_set_new(o, "cache_creation_input_tokens", json_integer(0));
+                        json_integer(prompt > cached + created
+                                     ? prompt - cached - created : 0));
+    json_object_set_new(o, "cache_creation_input_tokens",
+                        json_integer(created));
     json_object_set_new(o, "cache_read_input_tokens", json_integer(cached));
     json_object_set_new(o, "output_tokens",
                         json_integer(with_output && u ? u->completion_tokens

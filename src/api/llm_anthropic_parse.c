@@ -329,6 +329,76 @@ assistant_in(const json_t *c, const char *param, size_t max_calls, json_t *out,
     return rcode;
 }
 
+/*
+ * A block's cache_control breakpoint (a retention hint): {"type":
+ * "ephemeral", "ttl": "5m" | "1h"}; the cached prefix ends after the first
+ * `upto` messages of the request.
+ */
+static int
+cache_control_in(const json_t *blk, const char *path, size_t upto,
+    llm_request *req, llm_api_error *err)
+{
+    const json_t *cc, *type, *ttl;
+    char          p[160];
+    int           secs = 300;
+
+    cc = json_is_object(blk) ? json_object_get(blk, "cache_control") : NULL;
+    if (cc == NULL || json_is_null(cc)) {
+        return 0;
+    }
+    llm_api_path(p, sizeof(p), "%s.cache_control", path);
+    if (!json_is_object(cc)) {
+        return llm_api_type_error(err, p, "an object", cc);
+    }
+    type = json_object_get(cc, "type");
+    if (!json_is_string(type) || strcmp(json_string_value(type), "ephemeral"))
+    {
+        llm_api_path(p, sizeof(p), "%s.cache_control.type", path);
+        return llm_api_bad_request(err, "invalid_value", p,
+            "Invalid value for '%s': expected 'ephemeral'.", p);
+    }
+    ttl = json_object_get(cc, "ttl");
+    if (ttl && !json_is_null(ttl)) {
+        if (json_is_string(ttl) && strcmp(json_string_value(ttl), "1h") == 0) {
+            secs = 3600;
+        } else if (!json_is_string(ttl)
+                   || strcmp(json_string_value(ttl), "5m") != 0)
+        {
+            llm_api_path(p, sizeof(p), "%s.cache_control.ttl", path);
+            return llm_api_bad_request(err, "invalid_value", p,
+                "Invalid value for '%s': expected '5m' or '1h'.", p);
+        }
+    }
+    if ((long) upto > req->cache_messages) {
+        req->cache_messages = (long) upto;
+    }
+    if (secs > req->cache_ttl) {
+        req->cache_ttl = secs;
+    }
+    return 0;
+}
+
+/* The breakpoints among an array of content blocks. */
+static int
+blocks_cache_control(const json_t *c, const char *param, size_t upto,
+    llm_request *req, llm_api_error *err)
+{
+    const json_t *blk;
+    char          path[160];
+    size_t        i;
+
+    if (!json_is_array(c)) {
+        return 0;
+    }
+    json_array_foreach(c, i, blk) {
+        llm_api_path(path, sizeof(path), "%s[%zu]", param, i);
+        if (cache_control_in(blk, path, upto, req, err) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* A system message: a string or text blocks, one "system" message. */
 static int
 system_message_in(const json_t *c, const char *param, json_t *out,
@@ -364,6 +434,9 @@ system_in(const json_t *root, llm_request *req, llm_api_error *err)
                                 == NULL)
     {
         rc = OOM(err);
+    } else {
+        rc = blocks_cache_control(sys, "system",
+                                  json_array_size(req->messages), req, err);
     }
     llm_buf_free(&text);
     return rc;
@@ -456,9 +529,26 @@ messages_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
                 "Invalid value for '%s': expected 'user', 'assistant' or "
                 "'system', but got '%.64s'.", path, r);
         }
+        llm_api_path(path, sizeof(path), "messages[%zu].content", i);
+        if (blocks_cache_control(c, path, json_array_size(req->messages),
+                                 req, err) < 0)
+        {
+            return -1;
+        }
     }
     prefill_in(req);
     return 0;
+}
+
+/* 1 when the request's first message is its system prompt. */
+static size_t
+lead_system(const llm_request *req)
+{
+    const json_t *role = json_object_get(json_array_get(req->messages, 0),
+                                         "role");
+
+    return json_is_string(role) && strcmp(json_string_value(role), "system")
+                                   == 0;
 }
 
 static int
@@ -491,6 +581,10 @@ tools_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
         llm_api_path(path, sizeof(path), "tools[%zu]", i);
         if (!json_is_object(t)) {
             return llm_api_type_error(err, path, "an object", t);
+        }
+        /* the tools render with the system prompt: the prefix ends after it */
+        if (cache_control_in(t, path, lead_system(req), req, err) < 0) {
+            return -1;
         }
         type = json_object_get(t, "type");
         if (type && !json_is_null(type)

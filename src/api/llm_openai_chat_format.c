@@ -38,7 +38,7 @@ llm_openai_choice_token_ids(json_t *choice, const llm_result *r)
 llm_usage
 llm_openai_total_usage(const llm_result *choices, size_t n)
 {
-    llm_usage u = { 0, 0, 0, 0 };
+    llm_usage u = { 0 };
     size_t    i;
 
     if (n) {

@@ -46,6 +46,7 @@ struct llm_reply {
     char                  id[64];
     char                 *echo;
     size_t                n_prompt;
+    size_t                cache_written;  /* llm_reply_cache_written */
     size_t                held;        /* bytes the response keeps */
     size_t                max_held;
     llm_formatter        *fmt;
@@ -443,6 +444,13 @@ llm_reply_failure(const llm_reply *r, const char *error, llm_api_error *err)
 }
 
 
+void
+llm_reply_cache_written(llm_reply *r, size_t n)
+{
+    r->cache_written = n;
+}
+
+
 int
 llm_reply_finish(llm_reply *r, size_t n_cached, const char *error)
 {
@@ -465,6 +473,7 @@ llm_reply_finish(llm_reply *r, size_t n_cached, const char *error)
     memset(&usage, 0, sizeof(usage));
     usage.prompt_tokens = (long) r->n_prompt;
     usage.cached_tokens = (long) n_cached;
+    usage.cache_creation_tokens = (long) r->cache_written;
     usage.completion_tokens = llm_reply_completion_tokens(r);
     for (i = 0; i < r->n_choices; i++) {
         usage.reasoning_tokens += r->choices[i].result.usage.reasoning_tokens;
@@ -484,6 +493,7 @@ llm_reply_finish(llm_reply *r, size_t n_cached, const char *error)
         results[i] = ch->result;
         results[i].usage.prompt_tokens = usage.prompt_tokens;
         results[i].usage.cached_tokens = usage.cached_tokens;
+        results[i].usage.cache_creation_tokens = usage.cache_creation_tokens;
         if (r->req->return_token_ids && ch->generated) {
             results[i].token_ids = ch->generated;
             results[i].n_token_ids = ch->n_generated;

@@ -98,6 +98,12 @@ int llm_reply_choice_is_done(const llm_reply *r, size_t choice);
  * nothing: answer with llm_reply_failure instead.  0, -1 when out of memory.
  */
 int llm_reply_finish(llm_reply *r, size_t n_cached, const char *error);
+/*
+ * Before llm_reply_finish: prompt tokens up to the request's last
+ * cache_control breakpoint that it wrote to the cache (llm_seq_n_cache_written),
+ * reported as Anthropic's cache_creation_input_tokens.
+ */
+void llm_reply_cache_written(llm_reply *r, size_t n);
 
 /* The 500 of a generation that failed part-way, typed for the protocol. */
 void llm_reply_failure(const llm_reply *r, const char *error,

@@ -48,6 +48,60 @@ llm_session_named_tool(llm_request *req)
 }
 
 
+/*
+ * The prompt tokens up to the request's last cache_control breakpoint: the
+ * messages before it rendered alone (no generation prompt) and tokenized;
+ * their common head with the whole prompt is what later turns repeat.  0
+ * when there is no breakpoint or that head does not render.
+ */
+static size_t
+llm_session_breakpoint(const llm_session_model *sm, llm_request *req,
+    int add_special, const int32_t *ids, size_t n_ids)
+{
+    int              rc, agp = req->add_generation_prompt;
+    size_t           i, k, n_head = 0, common = 0;
+    json_t          *all = req->messages, *head;
+    int32_t         *hid = NULL;
+    char             msg[256];
+    llm_chat_prompt  p;
+
+    if (req->cache_messages < 0 || all == NULL) {
+        return 0;
+    }
+    k = (size_t) req->cache_messages;
+    head = json_array();
+    if (head == NULL) {
+        return 0;
+    }
+    for (i = 0; i < k && i < json_array_size(all); i++) {
+        json_array_append(head, json_array_get(all, i));
+    }
+
+    req->messages = head;
+    req->add_generation_prompt = 0;
+    rc = llm_chat_render_prompt(sm->chat, sm->split_special_tokens ? sm->tok
+                                                                   : NULL,
+                                req, &p, msg, sizeof(msg));
+    req->messages = all;
+    req->add_generation_prompt = agp;
+    json_decref(head);
+
+    if (rc == LLM_CHAT_OK
+        && llm_chat_prompt_encode(&p, sm->tok, add_special, &hid, &n_head)
+           == 0)
+    {
+        while (common < n_head && common < n_ids && hid[common] == ids[common])
+        {
+            common++;
+        }
+    }
+    llm_chat_prompt_free(&p);
+    free(hid);
+
+    return common;
+}
+
+
 /* Chat, messages, count_tokens: the template's prompt as token ids. */
 static int
 llm_session_chat_prompt(const llm_session_model *sm, llm_request *req,
@@ -95,8 +149,16 @@ llm_session_chat_prompt(const llm_session_model *sm, llm_request *req,
     rc = llm_chat_prompt_encode(&prompt, sm->tok, add_special, &out->ids,
                                 &out->n_ids);
     llm_chat_prompt_free(&prompt);
+    if (rc != 0) {
+        return llm_session_out_of_memory(err);
+    }
 
-    return rc == 0 ? 0 : llm_session_out_of_memory(err);
+    if (!counting) {
+        out->cache_upto = llm_session_breakpoint(sm, req, add_special,
+                                                 out->ids, out->n_ids);
+    }
+
+    return 0;
 }
 
 

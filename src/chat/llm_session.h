@@ -45,6 +45,8 @@ typedef struct {
     char     *echo;                  /* completions: the prompt text to echo */
     size_t    echo_len;
     char      template_error[512];   /* a template failure, for the server log */
+    size_t    cache_upto;            /* tokens up to the last cache_control
+                                        breakpoint (req->cache_messages); 0: none */
 } llm_session_prompt;
 
 /*

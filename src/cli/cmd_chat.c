@@ -126,6 +126,8 @@ on_done(void *owner, llm_seq *seq, llm_finish reason, const char *error)
         if (error) {
             snprintf(ch->run->error, sizeof(ch->run->error), "%s", error);
         }
+        llm_reply_cache_written(ch->run->reply,
+                                llm_seq_n_cache_written(ch->run->seqs[0]));
         llm_reply_finish(ch->run->reply, llm_seq_n_cached(ch->run->seqs[0]),
                          error);
     }
@@ -330,6 +332,9 @@ llm_cmd_chat(int argc, char **argv)
             fprintf(stderr, "llm chat: out of memory\n");
             rc = 2;
             goto done;
+        }
+        if (prompt.cache_upto > 0) {
+            llm_seq_set_retention(run.seqs[i], prompt.cache_upto, req.cache_ttl);
         }
         if (llm_structured_prepare(st, &req, rcfg.tool ? rcfg.tool->id : NULL,
                                    rcfg.reasoning ? rcfg.reasoning->id : NULL,

@@ -22,6 +22,7 @@ llm_request_init(llm_request *r)
     r->thinking_budget = -1;
     r->n = 1;
     r->speculation = -1;
+    r->cache_messages = -1;
 }
 
 void

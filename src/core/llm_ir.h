@@ -123,6 +123,13 @@ typedef struct {
     /* extension "speculation": -1 absent (the location's llm_speculation),
      * LLM_SPECULATION_OFF / _AUTO / _ON */
     int            speculation;
+    /*
+     * Anthropic cache_control breakpoints: the last one ends after the
+     * first cache_messages messages (0: after the tools); -1: none.
+     * cache_ttl: the longest TTL asked, in seconds (300 or 3600).
+     */
+    long           cache_messages;
+    int            cache_ttl;
 } llm_request;
 
 #define LLM_SPECULATION_OFF   0
@@ -186,8 +193,10 @@ typedef struct {
 typedef struct {
     long prompt_tokens;
     long completion_tokens;
-    long cached_tokens;
-    long reasoning_tokens;   /* of completion_tokens, those that reasoned */
+    long cached_tokens;          /* prompt tokens read from the prefix cache */
+    long reasoning_tokens;       /* of completion_tokens, those that reasoned */
+    long cache_creation_tokens;  /* prompt tokens up to the last cache_control
+                                    breakpoint written to the cache (Anthropic) */
 } llm_usage;
 
 typedef struct {

@@ -160,6 +160,13 @@ size_t llm_runtime_kv_bytes(const llm_runtime *rt);
 int llm_runtime_kv_blocks(const llm_runtime *rt);
 /* Blocks used by sequences, cached (unreferenced, reusable), free. */
 void llm_runtime_kv_stats(const llm_runtime *rt, llm_kv_stats *st);
+/*
+ * Retention (llm_kv_pin): the full blocks holding the slot's first n
+ * positions are kept from eviction until `until`, on the clock given by
+ * llm_runtime_kv_set_now (seconds).
+ */
+void llm_runtime_kv_pin(llm_runtime *rt, int slot, int n, double until);
+void llm_runtime_kv_set_now(llm_runtime *rt, double now);
 int llm_runtime_n_ctx(const llm_runtime *rt);
 int llm_runtime_n_seq_max(const llm_runtime *rt);
 const llm_model *llm_runtime_model(const llm_runtime *rt);

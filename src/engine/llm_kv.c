@@ -8,10 +8,14 @@ typedef struct {
     int32_t        tokens[LLM_KV_BLOCK];
     uint64_t       parent;       /* index key, when indexed */
     int            refs;
-    int            n;            /* tokens held, when indexed */
     int            hnext;        /* next in the index bucket */
-    int            prev, next;   /* LRU list (cached) or free list (next only) */
+    int            prev, next;   /* LRU or pinned list (cached), free list (next only) */
+    float          pin_until;    /* retention: kept from eviction until then (the pool's
+                                    clock; float keeps a block at 96 bytes, the memory
+                                    check counts them) */
+    unsigned char  n;            /* tokens held, when indexed */
     unsigned char  indexed;
+    unsigned char  pinned;       /* cached, on the pinned list */
 } llm_kv_block;
 
 struct llm_kv_pool {
@@ -21,8 +25,10 @@ struct llm_kv_pool {
     uint64_t       mask;
     int            free_head;
     int            lru_head, lru_tail;    /* oldest first */
-    size_t         n_free, n_cached, n_used;
+    int            pin_head, pin_tail;    /* cached blocks whose retention runs */
+    size_t         n_free, n_cached, n_used, n_pinned;
     uint64_t       evicted;
+    double         now;                   /* llm_kv_set_now */
 };
 
 static uint64_t
@@ -92,6 +98,7 @@ llm_kv_pool_create(int n_blocks)
     }
     p->free_head = 0;
     p->lru_head = p->lru_tail = -1;
+    p->pin_head = p->pin_tail = -1;
     p->n_free = (size_t) n_blocks;
     return p;
 }
@@ -106,7 +113,7 @@ llm_kv_pool_free(llm_kv_pool *p)
 }
 
 int llm_kv_pool_blocks(const llm_kv_pool *p) { return p->n_blocks; }
-int llm_kv_available(const llm_kv_pool *p) { return (int) (p->n_free + p->n_cached); }
+int llm_kv_available(const llm_kv_pool *p) { return (int) (p->n_free + p->n_cached - p->n_pinned); }
 int llm_kv_refs(const llm_kv_pool *p, int b) { return p->b[b].refs; }
 int32_t *llm_kv_tokens(llm_kv_pool *p, int b) { return p->b[b].tokens; }
 
@@ -122,30 +129,62 @@ llm_kv_pool_get_stats(const llm_kv_pool *p, llm_kv_stats *st)
     st->blocks = (size_t) p->n_blocks;
     st->used = p->n_used;
     st->cached = p->n_cached;
+    st->pinned = p->n_pinned;
     st->free = p->n_free;
     st->evicted = p->evicted;
 }
 
 static void
-lru_remove(llm_kv_pool *p, int b)
+list_remove(llm_kv_pool *p, int *head, int *tail, int b)
 {
     llm_kv_block *k = &p->b[b];
 
-    if (k->prev >= 0) p->b[k->prev].next = k->next; else p->lru_head = k->next;
-    if (k->next >= 0) p->b[k->next].prev = k->prev; else p->lru_tail = k->prev;
+    if (k->prev >= 0) p->b[k->prev].next = k->next; else *head = k->next;
+    if (k->next >= 0) p->b[k->next].prev = k->prev; else *tail = k->prev;
     k->prev = k->next = -1;
-    p->n_cached--;
 }
 
 static void
-lru_append(llm_kv_pool *p, int b)
+list_append(llm_kv_pool *p, int *head, int *tail, int b)
 {
     llm_kv_block *k = &p->b[b];
 
-    k->prev = p->lru_tail;
+    k->prev = *tail;
     k->next = -1;
-    if (p->lru_tail >= 0) p->b[p->lru_tail].next = b; else p->lru_head = b;
-    p->lru_tail = b;
+    if (*tail >= 0) p->b[*tail].next = b; else *head = b;
+    *tail = b;
+}
+
+/* A cached block leaves its list (LRU or pinned). */
+static void
+lru_remove(llm_kv_pool *p, int b)
+{
+    if (p->b[b].pinned) {
+        list_remove(p, &p->pin_head, &p->pin_tail, b);
+        p->b[b].pinned = 0;
+        p->n_pinned--;
+    } else {
+        list_remove(p, &p->lru_head, &p->lru_tail, b);
+    }
+    p->n_cached--;
+}
+
+/*
+ * A block becomes cached: on the pinned list while its retention runs (at
+ * most half the pool is held so), else last on the LRU list.
+ */
+static void
+lru_append(llm_kv_pool *p, int b)
+{
+    if (p->b[b].pin_until > p->now
+        && p->n_pinned < (size_t) p->n_blocks / 2)
+    {
+        list_append(p, &p->pin_head, &p->pin_tail, b);
+        p->b[b].pinned = 1;
+        p->n_pinned++;
+    } else {
+        list_append(p, &p->lru_head, &p->lru_tail, b);
+    }
     p->n_cached++;
 }
 
@@ -187,8 +226,9 @@ llm_kv_alloc(llm_kv_pool *p)
         b = p->free_head;
         p->free_head = p->b[b].next;
         p->n_free--;
-    } else if (p->lru_head >= 0) {
-        b = p->lru_head;
+    } else if (p->lru_head >= 0 || p->pin_head >= 0) {
+        /* retention is a hint: a pinned block goes when nothing else can */
+        b = p->lru_head >= 0 ? p->lru_head : p->pin_head;
         index_remove(p, b);
         lru_remove(p, b);
         p->evicted++;
@@ -196,6 +236,7 @@ llm_kv_alloc(llm_kv_pool *p)
         return -1;
     }
     p->b[b].refs = 1;
+    p->b[b].pin_until = 0;
     p->b[b].next = p->b[b].prev = -1;
     p->n_used++;
     return b;
@@ -268,8 +309,36 @@ llm_kv_publish(llm_kv_pool *p, int b, uint64_t parent, int n)
         }
     }
     k->parent = parent;
-    k->n = n;
+    k->n = (unsigned char) n;
     k->indexed = 1;
     k->hnext = p->bucket[parent & p->mask];
     p->bucket[parent & p->mask] = b;
+}
+
+void
+llm_kv_pin(llm_kv_pool *p, int b, double until)
+{
+    llm_kv_block *k = &p->b[b];
+
+    if ((float) until <= k->pin_until) return;
+    k->pin_until = (float) until;
+    if (k->refs == 0 && k->indexed && !k->pinned) {
+        lru_remove(p, b);
+        lru_append(p, b);
+    }
+}
+
+void
+llm_kv_set_now(llm_kv_pool *p, double now)
+{
+    int b, next;
+
+    p->now = now;
+    for (b = p->pin_head; b >= 0; b = next) {
+        next = p->b[b].next;
+        if (p->b[b].pin_until <= now) {
+            lru_remove(p, b);
+            lru_append(p, b);     /* expired: evictable, most recent last */
+        }
+    }
 }

@@ -12,7 +12,10 @@
  *   used     referenced by one or more sequences;
  *   cached   no reference, but indexed: its content stays until the pool
  *            needs the block for something else (least recently released
- *            first).
+ *            first).  A cached block whose retention runs (llm_kv_pin:
+ *            Anthropic cache_control TTLs) is pinned: evicted only when no
+ *            other free or cached block is left.  At most half the pool is
+ *            pinned; retention beyond that is not kept (it is a hint).
  *
  * The index is keyed by the hash of everything before a block (its parent
  * chain hash, as vLLM's prefix caching does): the children of one prefix
@@ -42,6 +45,7 @@ typedef struct {
     size_t   blocks;        /* all of them */
     size_t   used;          /* referenced by a sequence */
     size_t   cached;        /* unreferenced, content kept */
+    size_t   pinned;        /* of those, kept from eviction by their retention */
     size_t   free;          /* neither */
     uint64_t evicted;       /* cached blocks given to new content */
 } llm_kv_stats;
@@ -52,7 +56,7 @@ size_t llm_kv_pool_bytes(int n_blocks);
 void llm_kv_pool_free(llm_kv_pool *p);
 int llm_kv_pool_blocks(const llm_kv_pool *p);
 void llm_kv_pool_get_stats(const llm_kv_pool *p, llm_kv_stats *st);
-/* Blocks a sequence could get now: free ones plus cached ones. */
+/* Blocks a sequence could get now: free ones plus cached ones not pinned. */
 int llm_kv_available(const llm_kv_pool *p);
 
 /*
@@ -89,5 +93,13 @@ void llm_kv_publish(llm_kv_pool *p, int b, uint64_t parent, int n);
  */
 int llm_kv_lookup(const llm_kv_pool *p, uint64_t parent, const int32_t *tokens,
     int n, int *common);
+
+/*
+ * Retention: the block is kept from eviction until `until` (the pool's
+ * clock, llm_kv_set_now), once it is cached.  A later time extends it.
+ */
+void llm_kv_pin(llm_kv_pool *p, int b, double until);
+/* The pool's clock (seconds, any origin): pins that ran out become evictable. */
+void llm_kv_set_now(llm_kv_pool *p, double now);
 
 #endif

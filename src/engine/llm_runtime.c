@@ -327,6 +327,22 @@ slot_ok(const llm_runtime *rt, int slot)
     return slot >= 0 && slot < rt->n_seq_max && rt->seqs[slot].used;
 }
 
+void
+llm_runtime_kv_pin(llm_runtime *rt, int slot, int n, double until)
+{
+    llm_kv_seq *q;
+    int i;
+
+    if (!slot_ok(rt, slot)) return;
+    q = &rt->seqs[slot];
+    if (n > q->len) n = q->len;
+    for (i = 0; i < (n >> LLM_KV_BLOCK_SHIFT) && i < q->n_blocks; i++) {
+        llm_kv_pin(rt->kv, q->table[i], until);
+    }
+}
+
+void llm_runtime_kv_set_now(llm_runtime *rt, double now) { llm_kv_set_now(rt->kv, now); }
+
 /* Drops a slot's blocks from entry `from` on. */
 static void
 release_blocks(llm_runtime *rt, llm_kv_seq *q, int from)

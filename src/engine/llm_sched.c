@@ -37,6 +37,9 @@ struct llm_seq {
     size_t                 n_done;          /* of those, in the KV cache */
     size_t                 n_cached;        /* prompt tokens reused at first admission */
     uint64_t               admitted;        /* admission order; 0: not yet */
+    size_t                 retain;          /* prompt tokens to keep cached (breakpoint) */
+    double                 retain_s;        /* for so long */
+    unsigned char          retained;        /* pinned already */
 
     int32_t               *gen;             /* generated tokens */
     size_t                 n_gen;
@@ -526,6 +529,34 @@ llm_seq_pause(llm_seq *seq, int paused)
 }
 
 
+void
+llm_seq_set_retention(llm_seq *seq, size_t n_tokens, double seconds)
+{
+    seq->retain = n_tokens < seq->n_prompt ? n_tokens : seq->n_prompt;
+    seq->retain_s = seconds;
+}
+
+
+size_t
+llm_seq_n_cache_written(const llm_seq *seq)
+{
+    return seq->retain > seq->n_cached ? seq->retain - seq->n_cached : 0;
+}
+
+
+static double
+llm_sched_now(const llm_sched *s)
+{
+    struct timespec  ts;
+
+    if (s->cfg.now) {
+        return s->cfg.now();
+    }
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+
 size_t
 llm_seq_index(const llm_seq *seq)
 {
@@ -622,7 +653,7 @@ llm_sched_blocks_spare(const llm_sched *s, size_t *n_run)
     llm_kv_stats  kv;
 
     llm_runtime_kv_stats(s->rt, &kv);
-    return (long) (kv.free + kv.cached) - (long) promised;
+    return (long) (kv.free + kv.cached - kv.pinned) - (long) promised;
 }
 
 
@@ -937,6 +968,9 @@ llm_sched_step_prepare(llm_sched *s)
     if (s->in_flight) {
         return 0;
     }
+
+    /* retention that ran out: those blocks may be evicted again */
+    llm_runtime_kv_set_now(s->rt, llm_sched_now(s));
 
     /* retire sequences that ended while no step was in flight */
     for (i = 0; i < s->n_slots; i++) {
@@ -1417,6 +1451,12 @@ llm_sched_step_complete(llm_sched *s)
 
         if (seq->n_done < seq->n_input) {
             seq->n_done += kept;
+        }
+        if (seq->retain && !seq->retained && seq->n_done >= seq->retain) {
+            /* the prompt head up to its breakpoint is kept cached */
+            llm_runtime_kv_pin(s->rt, it->slot, (int) seq->retain,
+                               llm_sched_now(s) + seq->retain_s);
+            seq->retained = 1;
         }
 
         if (d > 0) {

@@ -64,6 +64,7 @@ typedef struct {
     size_t       kv_memory;  /* bytes of KV blocks shared by the sequences (llm_runtime_opts) */
     size_t       prefill_chunk;  /* prompt tokens from position 0 whose time bounds a
                                     step's prefill when nobody decodes; 0: 512 */
+    double     (*now)(void);     /* the retention clock in seconds; NULL: monotonic */
     /*
      * Called when new work may be runnable (a submit, a resume, a slot set
      * free) so the caller can post a step if none is in flight; may be NULL.
@@ -151,6 +152,20 @@ void llm_seq_set_constraint(llm_seq *seq, llm_constraint *c);
  * at their positions confirms.  The output is the same token for token.
  */
 void llm_seq_set_speculation(llm_seq *seq, llm_spec_mode mode);
+
+/*
+ * Retention (Anthropic cache_control breakpoints): once read, the KV blocks
+ * of the prompt's first n_tokens stay cached for `seconds` after this
+ * request, kept from eviction while other blocks can go (llm_kv_pin).
+ * Before submitting.
+ */
+void llm_seq_set_retention(llm_seq *seq, size_t n_tokens, double seconds);
+/*
+ * Prompt tokens up to the breakpoint that this request wrote to the cache
+ * (not read from it): Anthropic's cache_creation_input_tokens.  0 without
+ * retention.  After admission (with llm_seq_n_cached).
+ */
+size_t llm_seq_n_cache_written(const llm_seq *seq);
 
 /* Queues a sequence into a place reserved for it with llm_sched_reserve. */
 void llm_sched_submit(llm_sched *s, llm_seq *seq);

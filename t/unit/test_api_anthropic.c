@@ -381,7 +381,7 @@ test_stream(void)
     llm_buf              b;
     llm_anthropic_stream s;
     llm_anthropic_meta   meta = { "msg_2", "claude-x" };
-    llm_usage            u = { 30, 9, 10, 0 };
+    llm_usage            u = { 30, 9, 10, 0, 0 };
     llm_event            e;
     const char          *want[] = {
         "message_start", "content_block_start", "ping", "content_block_delta",

@@ -190,7 +190,7 @@ test_stream(void)
     llm_openai_chat_stream  s;
     llm_event               e;
     json_t                 *c[32], *d, *ch, *tc;
-    llm_usage               u = { 12, 7, 0, 0 };
+    llm_usage               u = { 12, 7, 0, 0, 0 };
     llm_token_logprobs      tl[1];
     llm_logprobs_list       lpl = { tl, 1 };
     char                    args[256] = "";

@@ -386,7 +386,7 @@ test_stream(void)
     llm_buf        b;
     llm_formatter *f;
     llm_result     r;
-    llm_usage      u = { 12, 9, 4, 3 };
+    llm_usage      u = { 12, 9, 4, 3, 0 };
     frames         fr;
     size_t         i, n = sizeof(order) / sizeof(order[0]);
     int            in_order = 1, numbered = 1;

@@ -59,7 +59,7 @@ test_chat_stream(void)
     llm_buf         b;
     llm_formatter  *f = make(LLM_API_CHAT, 1, 2, NULL);
     llm_result      r[2];
-    llm_usage       u = { 7, 3, 0, 0 };
+    llm_usage       u = { 7, 3, 0, 0, 0 };
     llm_api_error   err;
 
     llm_buf_init(&b);
@@ -142,7 +142,7 @@ test_messages(void)
     llm_buf         b;
     llm_formatter  *f = make(LLM_API_MESSAGES, 1, 1, NULL);
     llm_result      r;
-    llm_usage       u = { 7, 2, 0, 0 };
+    llm_usage       u = { 7, 2, 0, 0, 0 };
     llm_api_error   err;
 
     llm_buf_init(&b);

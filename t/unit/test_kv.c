@@ -119,6 +119,63 @@ run(llm_runtime *rt, int slot, const int32_t *t, int n, float *logits, int V)
     return best;
 }
 
+/*
+ * Retention: a pinned cached block outlives unpinned ones under pressure
+ * while its time runs, goes only when nothing else is left, and is
+ * evictable again once the clock passes it.
+ */
+static void
+test_pin(void)
+{
+    llm_kv_pool *p = llm_kv_pool_create(4);
+    llm_kv_stats st;
+    int32_t t[4][LLM_KV_BLOCK];
+    int b[4], i, x, y, common;
+
+    if (!ok(p != NULL, "a pool of 4 blocks")) return;
+    for (i = 0; i < 4; i++) {
+        fill_tokens(t[i], LLM_KV_BLOCK, 10 + i);
+        b[i] = llm_kv_alloc(p);
+        memcpy(llm_kv_tokens(p, b[i]), t[i], sizeof(t[i]));
+        llm_kv_publish(p, b[i], LLM_KV_ROOT, LLM_KV_BLOCK);
+    }
+    llm_kv_set_now(p, 100);
+    llm_kv_pin(p, b[0], 400);       /* the oldest released: LRU would take it first */
+    for (i = 0; i < 4; i++) llm_kv_unref(p, b[i]);
+    llm_kv_pool_get_stats(p, &st);
+    ok(st.cached == 4 && st.pinned == 1, "4 cached, 1 pinned (%zu)", st.pinned);
+    is_int(llm_kv_available(p), 3, "a pinned block is not counted available");
+
+    x = llm_kv_alloc(p);
+    y = llm_kv_alloc(p);
+    ok(x == b[1] && y == b[2], "eviction passes over the pinned block (%d %d)", x, y);
+    is_int(llm_kv_lookup(p, LLM_KV_ROOT, t[0], LLM_KV_BLOCK, &common), b[0],
+           "the pinned prefix is still found");
+    llm_kv_unref(p, x);
+    llm_kv_unref(p, y);     /* private now: free */
+
+    llm_kv_set_now(p, 399);
+    llm_kv_pool_get_stats(p, &st);
+    is_int(st.pinned, 1, "still pinned before its time");
+    llm_kv_set_now(p, 400);
+    llm_kv_pool_get_stats(p, &st);
+    is_int(st.pinned, 0, "its time ran out: evictable");
+    is_int(llm_kv_available(p), 4, "and available");
+
+    /* a pin extends while the block is cached; the cap is half the pool */
+    llm_kv_pin(p, b[0], 500);
+    llm_kv_pin(p, b[3], 500);
+    llm_kv_pool_get_stats(p, &st);
+    is_int(st.pinned, 2, "two pinned again");
+    x = llm_kv_alloc(p);
+    y = llm_kv_alloc(p);
+    ok(x != b[0] && y != b[0] && x != b[3] && y != b[3], "the free ones go first");
+    i = llm_kv_alloc(p);
+    ok(i == b[0], "then, nothing else left, a pinned block (a hint, not a reservation)");
+    llm_kv_pool_free(p);
+}
+
+
 static void
 test_runtime(void)
 {
@@ -251,6 +308,7 @@ int
 main(void)
 {
     test_pool();
+    test_pin();
     test_runtime();
     return done_testing();
 }

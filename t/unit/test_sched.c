@@ -402,6 +402,108 @@ test_preempt(const llm_model *m)
     llm_sched_free(ref);
 }
 
+static double fake_now = 1000;
+
+static double
+clock_now(void)
+{
+    return fake_now;
+}
+
+/* A run of one prompt to its end on scheduler s; the prompt tokens it reused. */
+static size_t
+run_one(llm_sched *s, const int32_t *prompt, size_t n, size_t max_gen,
+    size_t retain, size_t *written)
+{
+    owner_t  w = { 0 };
+    size_t   cached;
+
+    submit(s, prompt, n, max_gen, &w, 0);
+    if (retain) {
+        llm_seq_set_retention(w.seq, retain, 300);
+    }
+    run_all(s, 200);
+    cached = llm_seq_n_cached(w.seq);
+    if (written) {
+        *written = llm_seq_n_cache_written(w.seq);
+    }
+    llm_seq_release(w.seq);
+    return cached;
+}
+
+static void
+fill_b(int32_t *b, int seed)
+{
+    int  i;
+
+    for (i = 0; i < 40; i++) {
+        b[i] = (int32_t) (110 + (i * 3 + seed * 17) % 90);
+    }
+}
+
+/*
+ * cache_control retention on 8 KV blocks: A's first 32 tokens are
+ * retained; C is cached after it, so LRU would evict A's blocks first when
+ * B needs room.  With retention C's go instead and A's head stays; once the
+ * TTL has run A's blocks are evicted like any others; without retention B
+ * takes part of A's head.
+ */
+static void
+test_retention(const llm_model *m)
+{
+    char              err[256];
+    llm_sched        *s;
+    llm_sched_config  cfg = { 0 };
+    int32_t           a[33], c[33], b[40];
+    size_t            written = 99, i;
+    int               retain;
+
+    cfg.parallel = 1;
+    cfg.queue = 2;
+    cfg.n_ctx = 64;
+    cfg.threads = 1;
+    cfg.kv = LLM_KV_F32;
+    cfg.kv_memory = 8 * llm_runtime_kv_block_bytes(m, LLM_KV_F32);
+    cfg.now = clock_now;
+    for (i = 0; i < 33; i++) {
+        a[i] = (int32_t) (7 + (i * 5) % 100);
+        c[i] = (int32_t) (9 + (i * 7) % 100);
+    }
+
+    for (retain = 1; retain >= 0; retain--) {
+        s = llm_sched_create(m, &cfg, err, sizeof(err));
+        if (!ok(s != NULL, "one slot over 8 KV blocks, a fake clock")) {
+            diag(err);
+            return;
+        }
+        is_int(run_one(s, a, 33, 1, retain ? 32 : 0, &written), 0,
+               "A: nothing cached yet");
+        is_int(written, retain ? 32 : 0, "A wrote %s up to the breakpoint",
+               retain ? "its 32 tokens" : "nothing (no breakpoint)");
+        run_one(s, c, 33, 1, 0, NULL);      /* 3 blocks, cached after A's */
+        fill_b(b, 1);
+        run_one(s, b, 40, 20, 0, NULL);     /* 60 tokens: 4 blocks, 2 free */
+        if (!retain) {
+            ok(run_one(s, a, 33, 1, 0, NULL) < 32,
+               "without retention B evicted part of A's head (the oldest)");
+            llm_sched_free(s);
+            break;
+        }
+        is_int(run_one(s, a, 33, 1, 32, &written), 32,
+               "with it B evicted C's blocks: A's retained head is still cached");
+        is_int(written, 0, "and this time nothing was written at the breakpoint");
+
+        fake_now += 301;
+        fill_b(b, 2);
+        run_one(s, b, 40, 20, 0, NULL);
+        fill_b(b, 3);
+        run_one(s, b, 40, 20, 0, NULL);
+        ok(run_one(s, a, 33, 1, 0, NULL) < 32,
+           "the TTL ran out: evicted like any block");
+        llm_sched_free(s);
+    }
+}
+
 static void
 test_cancel_in_flight(const llm_model *m)
 {
@@ -649,6 +751,7 @@ main(void)
     test_prefix_reuse(m);
     test_kv_budget(m);
     test_preempt(m);
+    test_retention(m);
     test_cancel_in_flight(m);
     test_abort(m);
     test_chunking(m);
