@@ -21,7 +21,12 @@ struct llm_chat {
     char      *bos, *eos;
     json_t    *special;       /* other special tokens of the config (unk, pad, additional), as transformers passes them */
     int        uses_tools;    /* template reads `tools` */
-    int        tool_prompt;   /* describe tools ourselves when the template does not */
+    int        system_tools;  /* it reads tools only from a system message's `tools` (Phi-4-mini) */
+    int        call_text;     /* it never reads `tool_calls`: earlier calls go into the content as the
+                                 model writes them, <|tool_call|>[...]<|/tool_call|> (Phi-4-mini) */
+    int        observations;  /* its turns are user, assistant with `metadata` and `observation`,
+                                 and it knows no `tool` role (GLM-4-0414, GLM-Z1) */
+    int        tool_prompt;   /* bring tools and tool turns in the model's form (see the header) */
     int        args_retry;    /* retry with tool-call arguments as JSON text */
 };
 
@@ -76,6 +81,10 @@ make(const char *source, const char *tool_source, const char *bos, const char *e
         return NULL;
     }
     c->uses_tools = llm_jinja_uses_var(c->tmpl, "tools");
+    c->system_tools = !c->uses_tools && llm_jinja_mentions(c->tmpl, "tools");
+    c->call_text = c->system_tools && !llm_jinja_mentions(c->tmpl, "tool_calls");
+    c->observations = llm_jinja_mentions(c->tmpl, "observation") && llm_jinja_mentions(c->tmpl, "metadata")
+                      && !llm_jinja_mentions(c->tmpl, "tool") && !llm_jinja_mentions(c->tmpl, "tool_calls");
     c->tool_prompt = 1;
     c->args_retry = 1;
     return c;
@@ -274,6 +283,185 @@ messages_with_tools(json_t *messages, json_t *tools)
     return out;
 }
 
+/* next in place of v (which is released): next may be NULL (out of memory) */
+static json_t *
+replace(json_t *v, json_t *next)
+{
+    json_decref(v);
+    return next;
+}
+
+/* ---- tools and tool turns in the form of templates that read them their own way ---- */
+
+static int
+role_is(json_t *m, const char *role)
+{
+    const char *r = json_string_value(json_object_get(m, "role"));
+    return r != NULL && strcmp(r, role) == 0;
+}
+
+/* a function's arguments as JSON text: text as given, an object as tojson writes it */
+static json_t *
+arguments_text(json_t *args)
+{
+    char   *text;
+    json_t *r;
+
+    if (json_is_string(args)) return json_incref(args);
+    if ((text = llm_jinja_dumps(args ? args : json_null())) == NULL) return NULL;
+    r = json_stringn_nocheck(text, strlen(text));
+    free(text);
+    return r;
+}
+
+/*
+ * Phi-4-mini's template reads tools from the system message, as a JSON list
+ * of the functions (its model card: {"role": "system", "content": ...,
+ * "tools": json.dumps([...])}): the first message gets them, or a system
+ * message is put in front.
+ */
+static json_t *
+messages_with_system_tools(json_t *messages, json_t *tools)
+{
+    json_t *list = json_array(), *t, *out = json_array(), *sys = NULL, *text;
+    char   *s;
+    size_t  i;
+
+    if (list == NULL || out == NULL) goto fail;
+    json_array_foreach(tools, i, t) {
+        json_t *fn = json_object_get(t, "function");
+        json_array_append(list, json_is_object(fn) ? fn : t);
+    }
+    if ((s = llm_jinja_dumps(list)) == NULL) goto fail;
+    text = json_stringn_nocheck(s, strlen(s));
+    free(s);
+    if (text == NULL) goto fail;
+    i = 0;
+    if (role_is(json_array_get(messages, 0), "system")) {
+        sys = json_copy(json_array_get(messages, 0));
+        i = 1;
+    } else {
+        sys = json_pack("{s:s, s:s}", "role", "system", "content", "You are a helpful assistant with some tools.");
+    }
+    if (sys == NULL) {
+        json_decref(text);
+        goto fail;
+    }
+    json_object_set_new(sys, "tools", text);
+    json_array_append_new(out, sys);
+    for (; i < json_array_size(messages); i++) json_array_append(out, json_array_get(messages, i));
+    json_decref(list);
+    return out;
+fail:
+    json_decref(list);
+    json_decref(out);
+    return NULL;
+}
+
+/* one call as {"name", "arguments"}, the arguments as an object where their text is one */
+static json_t *
+call_object(json_t *call)
+{
+    json_t *fn = json_object_get(call, "function"), *args = json_object_get(fn, "arguments"), *parsed = NULL;
+
+    if (json_is_string(args)) parsed = json_loadb(json_string_value(args), json_string_length(args), JSON_DECODE_ANY, NULL);
+    return json_pack("{s:O?, s:o}", "name", json_object_get(fn, "name"),
+                     "arguments", parsed ? parsed : json_incref(args ? args : json_null()));
+}
+
+/*
+ * Earlier calls of an assistant turn appended to its content as the model
+ * wrote them, <|tool_call|>[{"name": ..., "arguments": ...}]<|/tool_call|>
+ * (for a template that drops tool_calls: Phi-4-mini).  NULL out of memory;
+ * messages itself (a new reference) when no turn has calls.
+ */
+static json_t *
+messages_with_call_text(json_t *messages)
+{
+    json_t *out = NULL, *m;
+    size_t  i, k;
+
+    json_array_foreach(messages, i, m) {
+        json_t     *calls = json_object_get(m, "tool_calls"), *list, *call, *nm;
+        const char *content = json_string_value(json_object_get(m, "content"));
+        char       *s, *text;
+        size_t      cl, sl;
+
+        if (!role_is(m, "assistant") || !json_is_array(calls) || json_array_size(calls) == 0) continue;
+        if (json_object_get(m, "content") != NULL && !json_is_null(json_object_get(m, "content")) && content == NULL)
+            continue;   /* content parts: left as they are */
+        if (out == NULL && (out = json_copy(messages)) == NULL) return NULL;
+        if ((list = json_array()) == NULL) goto fail;
+        json_array_foreach(calls, k, call) {
+            if (json_array_append_new(list, call_object(call)) < 0) break;
+        }
+        s = k == json_array_size(calls) ? llm_jinja_dumps(list) : NULL;
+        json_decref(list);
+        if (s == NULL) goto fail;
+        cl = content ? strlen(content) : 0;
+        sl = strlen(s);
+        if ((text = malloc(cl + sl + 32)) == NULL) { free(s); goto fail; }
+        memcpy(text, content ? content : "", cl);
+        memcpy(text + cl, "<|tool_call|>", 13);
+        memcpy(text + cl + 13, s, sl);
+        memcpy(text + cl + 13 + sl, "<|/tool_call|>", 15);
+        free(s);
+        nm = json_copy(m);
+        if (nm == NULL) { free(text); goto fail; }
+        json_object_set_new(nm, "content", json_stringn_nocheck(text, cl + 13 + sl + 14));
+        json_object_del(nm, "tool_calls");
+        free(text);
+        json_array_set_new(out, i, nm);
+    }
+    return out ? out : json_incref(messages);
+fail:
+    json_decref(out);
+    return NULL;
+}
+
+/*
+ * GLM-4-0414's turns: a tool result is an `observation` turn, and each call
+ * an assistant turn with the function name as `metadata` and the arguments
+ * (JSON text) as content, after the turn's own text if it has any.
+ */
+static json_t *
+messages_as_observations(json_t *messages)
+{
+    json_t *out = json_array(), *m;
+    size_t  i, k;
+
+    if (out == NULL) return NULL;
+    json_array_foreach(messages, i, m) {
+        json_t *calls = json_object_get(m, "tool_calls"), *call, *content = json_object_get(m, "content");
+
+        if (role_is(m, "tool")) {
+            if (json_array_append_new(out, json_pack("{s:s, s:O?}", "role", "observation", "content", content)) < 0)
+                goto fail;
+        } else if (role_is(m, "assistant") && json_is_array(calls) && json_array_size(calls) > 0) {
+            if (content != NULL && !json_is_null(content) && !(json_is_string(content) && json_string_length(content) == 0)) {
+                json_t *own = json_copy(m);
+                if (own == NULL) goto fail;
+                json_object_del(own, "tool_calls");
+                if (json_array_append_new(out, own) < 0) goto fail;
+            }
+            json_array_foreach(calls, k, call) {
+                json_t *fn = json_object_get(call, "function");
+                json_t *args = arguments_text(json_object_get(fn, "arguments"));
+                if (args == NULL) goto fail;
+                if (json_array_append_new(out, json_pack("{s:s, s:O?, s:o}", "role", "assistant", "metadata",
+                                                         json_object_get(fn, "name"), "content", args)) < 0)
+                    goto fail;
+            }
+        } else if (json_array_append(out, m) < 0) {
+            goto fail;
+        }
+    }
+    return out;
+fail:
+    json_decref(out);
+    return NULL;
+}
+
 /* a copy of messages with every object tool-call argument serialized; NULL when there is none */
 static json_t *
 arguments_as_text(json_t *messages)
@@ -290,10 +478,10 @@ arguments_as_text(json_t *messages)
                 char *text;
                 if (out == NULL) out = json_deep_copy(messages);
                 if (out == NULL) return NULL;
-                text = json_dumps(args, JSON_PRESERVE_ORDER);
+                text = llm_jinja_dumps(args);   /* as tojson writes it; keeps the marks of request text */
                 if (text) {
                     json_object_set_new(json_object_get(json_array_get(json_object_get(json_array_get(out, i),
-                                        "tool_calls"), k), "function"), "arguments", json_string(text));
+                                        "tool_calls"), k), "function"), "arguments", json_stringn_nocheck(text, strlen(text)));
                     free(text);
                 }
             }
@@ -434,23 +622,6 @@ unmark(llm_chat_prompt *p)
     return 0;
 }
 
-/* every value that comes from the request, marked */
-static int
-mark_request_values(const llm_tokenizer *tok, json_t *ctx)
-{
-    static const char *const keys[] = { "messages", "tools", NULL };
-    json_t     *v, *m;
-    size_t      i;
-
-    for (i = 0; keys[i]; i++) {
-        v = json_object_get(ctx, keys[i]);
-        if (v == NULL) continue;
-        if ((m = mark_value(tok, v)) == NULL) return -1;
-        json_object_set_new(ctx, keys[i], m);
-    }
-    return 0;
-}
-
 void
 llm_chat_prompt_free(llm_chat_prompt *p)
 {
@@ -532,8 +703,8 @@ int
 llm_chat_render_prompt(const llm_chat *c, const llm_tokenizer *tok, const llm_request *req,
                        llm_chat_prompt *p, char *err, size_t errlen)
 {
-    json_t     *ctx = json_object(), *msgs, *kwargs = NULL;
-    int         deliver_tools, rc;
+    json_t     *ctx = json_object(), *msgs, *tools, *kwargs = NULL;
+    int         deliver_tools, hermes, rc;
     const char *k;
     json_t     *v;
     llm_jinja  *t = c->tmpl;
@@ -547,19 +718,28 @@ llm_chat_render_prompt(const llm_chat *c, const llm_tokenizer *tok, const llm_re
     deliver_tools = req->tools && json_is_array(req->tools) && json_array_size(req->tools) > 0
                     && req->tool_choice != LLM_TOOL_CHOICE_NONE;
     msgs = req->messages ? json_incref(req->messages) : json_array();
-    if (deliver_tools && c->tool_prompt && !c->uses_tools && !(c->tool_tmpl && llm_jinja_uses_var(c->tool_tmpl, "tools"))) {
-        json_t *m = messages_with_tools(msgs, req->tools);
+    tools = req->tools ? json_incref(req->tools) : NULL;
+    hermes = deliver_tools && c->tool_prompt && !c->uses_tools && !c->system_tools
+             && !(c->tool_tmpl && llm_jinja_uses_var(c->tool_tmpl, "tools"));
+    if (hermes) msgs = replace(msgs, messages_with_tools(msgs, req->tools));
+    /* request text is marked before the model's own markup is added to it below */
+    if (tok && msgs) msgs = replace(msgs, mark_value(tok, msgs));
+    if (tok && tools) tools = replace(tools, mark_value(tok, tools));
+    if (msgs && c->tool_prompt && c->system_tools && deliver_tools) msgs = replace(msgs, messages_with_system_tools(msgs, tools));
+    if (msgs && c->tool_prompt && c->call_text) msgs = replace(msgs, messages_with_call_text(msgs));
+    if (msgs && c->tool_prompt && c->observations) msgs = replace(msgs, messages_as_observations(msgs));
+    if (msgs == NULL || (req->tools && tools == NULL)) {
         json_decref(msgs);
-        msgs = m;
-        if (msgs == NULL) {
-            json_decref(ctx);
-            ERR("out of memory");
-            return LLM_CHAT_ERR_INTERNAL;
-        }
-    } else if (deliver_tools) {
-        json_object_set(ctx, "tools", req->tools);
+        json_decref(tools);
+        json_decref(ctx);
+        ERR("out of memory");
+        return LLM_CHAT_ERR_INTERNAL;
+    }
+    if (deliver_tools && !hermes && !(c->tool_prompt && c->system_tools)) {
+        json_object_set(ctx, "tools", tools);
         if (c->tool_tmpl) t = c->tool_tmpl;
     }
+    json_decref(tools);
     /* transformers always passes tools and documents, None when absent */
     if (json_object_get(ctx, "tools") == NULL) json_object_set_new(ctx, "tools", json_null());
     json_object_set_new(ctx, "documents", json_null());
@@ -579,7 +759,7 @@ llm_chat_render_prompt(const llm_chat *c, const llm_tokenizer *tok, const llm_re
             if (strcmp(k, "messages") != 0 && strcmp(k, "tools") != 0) json_object_set(ctx, k, v);
         }
     }
-    if (tok && (mark_request_values(tok, ctx) < 0 || (req->template_kwargs && kwargs == NULL))) {
+    if (tok && req->template_kwargs && kwargs == NULL) {
         json_decref(kwargs);
         json_decref(msgs);
         json_decref(ctx);
@@ -591,11 +771,6 @@ llm_chat_render_prompt(const llm_chat *c, const llm_tokenizer *tok, const llm_re
     if (rc == LLM_JINJA_ERROR && c->args_retry) {
         /* templates that concatenate tool-call arguments want them as JSON text */
         json_t *alt = arguments_as_text(msgs);
-        if (alt != NULL && tok) {
-            json_t *marked = mark_value(tok, alt);
-            json_decref(alt);
-            alt = marked;
-        }
         if (alt != NULL) {
             char   e2[sizeof(e)];
             json_object_set_new(ctx, "messages", alt);

@@ -101,8 +101,20 @@ int llm_chat_prompt_encode(const llm_chat_prompt *p, const llm_tokenizer *tok,
                            int add_special, int32_t **ids, size_t *n_ids);
 
 /*
- * on (default 1): describe tools in a system prompt when the template does
- * not read `tools`; 0 renders exactly what transformers would (tools unused).
+ * on (default 1): bring tools and tool turns to the template in the model's
+ * own form where the template does not read them as OpenAI sends them:
+ *  - a template that reads `tools` only from a system message (Phi-4-mini):
+ *    the tools' functions as a JSON list in the first system message's
+ *    `tools` (a system message put in front when there is none), and, when
+ *    it never reads `tool_calls`, earlier calls appended to their turn's
+ *    content as <|tool_call|>[{"name": ..., "arguments": ...}]<|/tool_call|>;
+ *  - a template of `observation` turns and assistant `metadata` that knows
+ *    no `tool` role (GLM-4-0414, GLM-Z1): `tool` messages become
+ *    `observation` turns, each earlier call an assistant turn with the
+ *    function name as metadata and the arguments (JSON text) as content;
+ *  - any other template that does not read `tools`: the Hermes-style
+ *    system prompt described at llm_chat_render.
+ * 0 renders exactly what transformers would (tools unused).
  * Call once after load, before sharing the adapter.
  */
 void llm_chat_set_tool_prompt(llm_chat *chat, int on);

@@ -50,4 +50,19 @@ int llm_jinja_render(const llm_jinja *t, json_t *ctx, char **out, size_t *outlen
 /* 1 if the template source refers to the global variable name (e.g. "tools"). */
 int llm_jinja_uses_var(const llm_jinja *t, const char *name);
 
+/*
+ * 1 if an expression of the template names s as an attribute or a string
+ * literal: x.s, x['s'], x.get('s'), 's' in x, role == 's' (template text
+ * outside {{ }} and {% %} does not count).  What the template reads of a
+ * message, e.g. "tools" of a system message or the role "observation".
+ */
+int llm_jinja_mentions(const llm_jinja *t, const char *s);
+
+/*
+ * v as JSON text the way the templates' tojson filter writes it (Python's
+ * json.dumps(v, ensure_ascii=False): ", " and ": " separators).  malloc'd,
+ * NUL-terminated; NULL when out of memory or too long to render.
+ */
+char *llm_jinja_dumps(json_t *v);
+
 #endif

@@ -911,6 +911,40 @@ llm_jinja_uses_var(const llm_jinja *t, const char *name)
     return 0;
 }
 
+static int
+mentions(const llm_jnode *n, const char *s)
+{
+    size_t i;
+
+    if (n == NULL) return 0;
+    if (n->kind == JN_ATTR && n->name && strcmp(n->name, s) == 0) return 1;
+    if (n->kind == JN_LIT && json_is_string(n->lit) && strcmp(json_string_value(n->lit), s) == 0) return 1;
+    if (mentions(n->a, s) || mentions(n->b, s) || mentions(n->c, s)) return 1;
+    for (i = 0; i < n->args.n; i++) if (mentions(n->args.v[i], s)) return 1;
+    for (i = 0; i < n->kwvals.n; i++) if (mentions(n->kwvals.v[i], s)) return 1;
+    for (i = 0; i < n->body.n; i++) if (mentions(n->body.v[i], s)) return 1;
+    for (i = 0; i < n->orelse.n; i++) if (mentions(n->orelse.v[i], s)) return 1;
+    return 0;
+}
+
+int
+llm_jinja_mentions(const llm_jinja *t, const char *s)
+{
+    return mentions(t->root, s);
+}
+
+char *
+llm_jinja_dumps(json_t *v)
+{
+    llm_jbuf b = { 0 };
+
+    if (llm_jv_tojson(v, -1, ", ", ": ", 0, 0, &b) || b.fail || llm_jbuf_add(&b, "", 1)) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
 int
 llm_jinja_render(const llm_jinja *t, json_t *ctx, char **out, size_t *outlen, char *err, size_t errlen)
 {

@@ -201,8 +201,14 @@ today_dates(const char *want, json_t *strf)
     return cur;
 }
 
+/*
+ * form NULL: the conversations as sent, the adapter's own tool delivery off
+ * (transformers' behaviour); form "model_form": the adapter on, against the
+ * conversations brought into the model's form by the generator (tools in
+ * Phi-4-mini's system message, GLM-Z1's observation turns).
+ */
 static void
-check_family(const char *name, json_t *tokens, json_t *convs)
+check_family(const char *name, const char *form, json_t *tokens, json_t *convs)
 {
     char        path[256], err[1024];
     char       *src;
@@ -212,9 +218,9 @@ check_family(const char *name, json_t *tokens, json_t *convs)
 
     snprintf(path, sizeof(path), "t/fixtures/templates/%s.jinja", name);
     src = read_text(path);
-    snprintf(path, sizeof(path), FIX "%s.renders.jsonl", name);
+    snprintf(path, sizeof(path), FIX "%s%s%s.renders.jsonl", name, form ? "." : "", form ? form : "");
     gold = load_lines(path);
-    if (!ok(src && gold && meta && json_array_size(gold) > 1, "%s: template and renders", name)) {
+    if (!ok(src && gold && meta && json_array_size(gold) > 1, "%s: template and %s renders", name, form ? form : "plain")) {
         free(src);
         json_decref(gold);
         return;
@@ -228,7 +234,7 @@ check_family(const char *name, json_t *tokens, json_t *convs)
         json_decref(gold);
         return;
     }
-    llm_chat_set_tool_prompt(chat, 0);
+    llm_chat_set_tool_prompt(chat, form != NULL);
     llm_chat_set_arguments_retry(chat, 0);
     for (i = 0; i < json_array_size(convs) && i + 1 < json_array_size(gold); i++) {
         json_t     *c = json_array_get(convs, i), *g = json_array_get(gold, i + 1);
@@ -267,7 +273,7 @@ check_family(const char *name, json_t *tokens, json_t *convs)
         llm_request_free(&req);
     }
     ok(i >= 20 && i == json_array_size(convs) && bad == 0,
-       "%s: %zu renders identical to %s (%zu of them errors), %zu differ", name, i,
+       "%s%s%s: %zu renders identical to %s (%zu of them errors), %zu differ", name, form ? " " : "", form ? form : "", i,
        json_string_value(json_object_get(head, "renderer")), errors, bad);
     llm_chat_free(chat);
     json_decref(gold);
@@ -288,7 +294,10 @@ main(void)
     /* family templates need no tokenizer */
     tokens = json_load_file("t/fixtures/templates/tokens.json", 0, NULL);
     ok(tokens != NULL, "family template list loaded");
-    json_object_foreach(tokens, fam, unused) check_family(fam, tokens, convs);
+    json_object_foreach(tokens, fam, unused) {
+        check_family(fam, NULL, tokens, convs);
+        if (json_object_get(unused, "model_form")) check_family(fam, "model_form", tokens, convs);
+    }
     json_decref(tokens);
     if (probe == NULL) {
         printf("# no tokenizers in " CACHE " (run t/fetch-tokenizers.sh): real-model templates skipped\n");
