@@ -142,10 +142,30 @@ value(rd *r, uint32_t t, int depth)
     return scalar(r, t);
 }
 
-/* Hugging Face name of a GGUF tensor name; NULL for tensors the loader does not bind */
+/* Hugging Face name of a GGUF tensor name (arch: general.architecture, may be NULL) */
 static int
-hf_name(const char *g, char *out, size_t outlen)
+hf_name(const char *g, const char *arch, char *out, size_t outlen)
 {
+    /* names that depend on the architecture: the post-norms of OLMo 2, GLM-4
+     * and Gemma 2/3 (whose ffn_norm is the pre-MLP one, pre_feedforward_layernorm)
+     * (GLM-4's post_attention_layernorm is its pre-MLP norm, llama.cpp's
+     * ffn_norm, as Llama's); the fused gate/up matrix of GLM-4 and Phi-3 and
+     * Phi-3's fused Q/K/V */
+    static const struct { const char *arch, *gguf, *hf; } by_arch[] = {
+        { "olmo2", "post_attention_norm.weight", "post_attention_layernorm.weight" },
+        { "olmo2", "post_ffw_norm.weight", "post_feedforward_layernorm.weight" },
+        { "glm4", "post_attention_norm.weight", "post_self_attn_layernorm.weight" },
+        { "glm4", "post_ffw_norm.weight", "post_mlp_layernorm.weight" },
+        { "glm4", "ffn_up.weight", "mlp.gate_up_proj.weight" },
+        { "phi3", "attn_qkv.weight", "self_attn.qkv_proj.weight" },
+        { "phi3", "ffn_up.weight", "mlp.gate_up_proj.weight" },
+        { "gemma2", "post_attention_norm.weight", "post_attention_layernorm.weight" },
+        { "gemma2", "ffn_norm.weight", "pre_feedforward_layernorm.weight" },
+        { "gemma2", "post_ffw_norm.weight", "post_feedforward_layernorm.weight" },
+        { "gemma3", "post_attention_norm.weight", "post_attention_layernorm.weight" },
+        { "gemma3", "ffn_norm.weight", "pre_feedforward_layernorm.weight" },
+        { "gemma3", "post_ffw_norm.weight", "post_feedforward_layernorm.weight" },
+    };
     static const struct { const char *gguf, *hf; } glob[] = {
         { "token_embd.weight", "model.embed_tokens.weight" },
         { "output_norm.weight", "model.norm.weight" },
@@ -178,6 +198,12 @@ hf_name(const char *g, char *out, size_t outlen)
         }
     }
     if (sscanf(g, "blk.%d.%n", &layer, &pos) == 1 && pos > 0 && layer >= 0) {
+        for (i = 0; arch && i < sizeof(by_arch) / sizeof(by_arch[0]); i++) {
+            if (strcmp(arch, by_arch[i].arch) == 0 && strcmp(g + pos, by_arch[i].gguf) == 0) {
+                snprintf(out, outlen, "model.layers.%d.%s", layer, by_arch[i].hf);
+                return 0;
+            }
+        }
         for (i = 0; i < sizeof(blk) / sizeof(blk[0]); i++) {
             if (strcmp(g + pos, blk[i].gguf) == 0) {
                 snprintf(out, outlen, "model.layers.%d.%s", layer, blk[i].hf);
@@ -279,7 +305,7 @@ open_one(llm_st_file *f, const char *path, json_t *meta, char *err, size_t errle
                 }
             }
             if (u32(&r, &gt) || u64(&r, &offs[i].off)) { free(offs); goto bad; }
-            hf_name(g, hf, sizeof(hf));
+            hf_name(g, json_string_value(json_object_get(meta, "general.architecture")), hf, sizeof(hf));
             t->name = strdup(hf);
             if (t->name == NULL) {
                 free(offs);
@@ -338,7 +364,7 @@ llm_gguf_is_path(const char *path)
 }
 
 /*
- * llama.cpp stores the llama architecture's Q and K rows of each head in
+ * llama.cpp stores the Q and K rows of each head of llama, granite and smollm3 in
  * interleaved-pair order (its RoPE rotates pairs); the forward pass here
  * rotates halves as transformers does.  Row (h, i, a) of the file, i < hd/2,
  * a in {0, 1}, is row (h, a, i) of the Hugging Face weight.
@@ -383,7 +409,9 @@ fix_rope_order(llm_gguf *g, char *err, size_t errlen)
     int f, i, heads, kv_heads;
     char key[128];
 
-    if (arch == NULL || strcmp(arch, "llama") != 0) return 0;
+    if (arch == NULL || (strcmp(arch, "llama") != 0 && strcmp(arch, "granite") != 0 && strcmp(arch, "smollm3") != 0)) {
+        return 0;
+    }
     snprintf(key, sizeof(key), "%s.attention.head_count", arch);
     nh = json_object_get(g->meta, key);
     snprintf(key, sizeof(key), "%s.attention.head_count_kv", arch);
@@ -400,6 +428,43 @@ fix_rope_order(llm_gguf *g, char *err, size_t errlen)
             } else if (strcmp(s, ".self_attn.k_proj.weight") == 0 || strcmp(s, ".self_attn.k_proj.bias") == 0) {
                 if (unpermute(t, kv_heads, err, errlen) != 0) return -1;
             }
+        }
+    }
+    return 0;
+}
+
+/*
+ * llama.cpp's Gemma converters store each RMSNorm's scale as 1 + w; the
+ * forward pass, as transformers, computes 1 + w itself: w is taken back
+ * (exactly: the stored values lie in [0.5, 2] for any |w| <= 0.5, and
+ * outside that the subtraction rounds no worse than the converter did).
+ */
+static int
+fix_gemma_norms(llm_gguf *g, char *err, size_t errlen)
+{
+    const char *arch = json_string_value(json_object_get(g->meta, "general.architecture"));
+    int f, i;
+    int64_t j;
+
+    if (arch == NULL || (strcmp(arch, "gemma2") != 0 && strcmp(arch, "gemma3") != 0)) return 0;
+    for (f = 0; f < g->n_files; f++) {
+        for (i = 0; i < g->files[f].n; i++) {
+            llm_st_tensor *t = &g->files[f].t[i];
+            size_t nl = strlen(t->name);
+            float *w;
+            if (nl < 11 || strcmp(t->name + nl - 11, "norm.weight") != 0 || strncmp(t->name, "gguf:", 5) == 0) continue;
+            if (t->type != 0 || t->ndim != 1) {
+                snprintf(err, errlen, "tensor \"%s\": a Gemma norm must be one F32 vector", t->name);
+                return -1;
+            }
+            if ((w = malloc(t->nbytes)) == NULL) {
+                snprintf(err, errlen, "out of memory");
+                return -1;
+            }
+            for (j = 0; j < t->shape[0]; j++) w[j] = ((const float *) t->data)[j] - 1.0f;
+            free(t->owned);
+            t->owned = w;
+            t->data = w;
         }
     }
     return 0;
@@ -434,7 +499,8 @@ llm_gguf_open(llm_gguf *g, const char *path, char *err, size_t errlen)
         g->n_files++;
         if (open_one(&g->files[i], p, g->meta, err, errlen) != 0) return -1;
     }
-    return fix_rope_order(g, err, errlen);
+    if (fix_rope_order(g, err, errlen) != 0) return -1;
+    return fix_gemma_norms(g, err, errlen);
 }
 
 void

@@ -6,7 +6,8 @@
  * it (tokenizer.json, tokenizer_config.json) when present, else its
  * metadata.
  *
- * Architectures: llama (also Mistral), qwen2, qwen3.  Tokenizers: "gpt2"
+ * Architectures: llama (also Mistral), qwen2, qwen3, granite, olmo2, glm4,
+ * phi3, gemma2, gemma3, smollm3.  Tokenizers: "gpt2"
  * (byte-level BPE with merges; the pre-tokenizer name mapped to the split
  * regex its tokenizer.json has) and "llama" (SentencePiece with scores,
  * turned into BPE merges ranked by the merged piece's score, as
@@ -49,6 +50,44 @@ copy_key(json_t *o, const char *name, const llm_gguf *g, const char *arch, const
     if (v) json_object_set(o, name, v);
 }
 
+/*
+ * What llama.cpp fixes for Gemma 2 / 3 and SmolLM3 instead of reading it
+ * from the file: the scale of the attention scores (1 / sqrt(head size);
+ * 1 / sqrt(hidden / heads) for the 27B models: 46 and 62 layers), the
+ * sliding pattern (every 2nd / 6th layer global, the window from the file,
+ * 4096 without), Gemma 3's local RoPE base (10000, or rope.freq_base_swa
+ * where a file has it), SmolLM3's NoPE step (every 4th layer); Gemma 2's
+ * soft-caps are keys.
+ */
+static void
+llamacpp_fixed(json_t *c, const llm_gguf *g, const char *arch)
+{
+    json_t *hd = json_object_get(c, "head_dim"), *h = json_object_get(c, "hidden_size");
+    json_t *nh = json_object_get(c, "num_attention_heads"), *nl = json_object_get(c, "num_hidden_layers");
+    json_t *sw = mget(g, arch, "attention.sliding_window"), *swa_base = mget(g, arch, "rope.freq_base_swa");
+    int gemma2 = strcmp(arch, "gemma2") == 0;
+
+    if (strcmp(arch, "smollm3") == 0) {
+        json_object_set_new(c, "no_rope_layer_interval", json_integer(4));
+        return;
+    }
+    json_object_set_new(c, "hidden_activation", json_string("gelu_pytorch_tanh"));
+    if (json_is_integer(h) && json_is_integer(nh) && json_integer_value(nh) > 0 && json_is_integer(nl)) {
+        json_int_t per_head = json_integer_value(h) / json_integer_value(nh);
+        int big = json_integer_value(nl) == (gemma2 ? 46 : 62);
+        json_object_set_new(c, "query_pre_attn_scalar",
+                            json_integer(big || !json_is_integer(hd) ? per_head : json_integer_value(hd)));
+    }
+    json_object_set_new(c, "sliding_window", json_is_integer(sw) ? json_incref(sw) : json_integer(4096));
+    if (gemma2) {
+        copy_key(c, "attn_logit_softcapping", g, arch, "attn_logit_softcapping");
+        copy_key(c, "final_logit_softcapping", g, arch, "final_logit_softcapping");
+    } else {
+        json_object_set_new(c, "sliding_window_pattern", json_integer(6));
+        json_object_set_new(c, "rope_local_base_freq", json_is_number(swa_base) ? json_incref(swa_base) : json_real(10000.0));
+    }
+}
+
 static json_t *
 config_json(const llm_gguf *g, char *err, size_t errlen)
 {
@@ -56,7 +95,16 @@ config_json(const llm_gguf *g, char *err, size_t errlen)
         { "llama", "LlamaForCausalLM", "llama" },
         { "qwen2", "Qwen2ForCausalLM", "qwen2" },
         { "qwen3", "Qwen3ForCausalLM", "qwen3" },
+        { "granite", "GraniteForCausalLM", "granite" },
+        { "olmo2", "Olmo2ForCausalLM", "olmo2" },
+        { "glm4", "Glm4ForCausalLM", "glm4" },
+        { "phi3", "Phi3ForCausalLM", "phi3" },
+        { "gemma2", "Gemma2ForCausalLM", "gemma2" },
+        { "gemma3", "Gemma3ForCausalLM", "gemma3_text" },
+        { "smollm3", "SmolLM3ForCausalLM", "smollm3" },
     };
+    const llm_st_tensor *lf, *sf;
+    json_t *rdim;
     const char *arch = json_string_value(mget(g, NULL, "general.architecture")), *st;
     const llm_st_tensor *emb, *rf;
     json_t *c, *toks, *sc;
@@ -70,7 +118,8 @@ config_json(const llm_gguf *g, char *err, size_t errlen)
         if (strcmp(arch, archs[i].gguf) == 0) break;
     }
     if (i == sizeof(archs) / sizeof(archs[0])) {
-        ERR("GGUF architecture \"%s\" is not supported (llama, qwen2, qwen3)", arch);
+        ERR("GGUF architecture \"%s\" is not supported (llama, qwen2, qwen3, granite, olmo2, glm4, phi3, "
+            "gemma2, gemma3, smollm3)", arch);
         return NULL;
     }
     c = json_object();
@@ -86,6 +135,24 @@ config_json(const llm_gguf *g, char *err, size_t errlen)
     copy_key(c, "rope_theta", g, arch, "rope.freq_base");
     copy_key(c, "max_position_embeddings", g, arch, "context_length");
     copy_key(c, "vocab_size", g, arch, "vocab_size");
+    /* Granite's multipliers as llama.cpp names them */
+    copy_key(c, "embedding_multiplier", g, arch, "embedding_scale");
+    copy_key(c, "residual_multiplier", g, arch, "residual_scale");
+    copy_key(c, "attention_multiplier", g, arch, "attention.scale");
+    copy_key(c, "logits_scaling", g, arch, "logit_scale");
+    /* rotary dims of a head: a part of it for GLM-4 (and wherever fewer than the head) */
+    rdim = mget(g, arch, "rope.dimension_count");
+    if (json_is_integer(rdim)) {
+        json_t *hd = json_object_get(c, "head_dim");
+        json_int_t head = json_is_integer(hd) ? json_integer_value(hd)
+                          : json_is_integer(json_object_get(c, "hidden_size")) && json_is_integer(json_object_get(c, "num_attention_heads"))
+                            && json_integer_value(json_object_get(c, "num_attention_heads")) > 0
+                          ? json_integer_value(json_object_get(c, "hidden_size")) / json_integer_value(json_object_get(c, "num_attention_heads"))
+                          : 0;
+        if (head > 0 && (strcmp(arch, "glm4") == 0 || json_integer_value(rdim) < head)) {
+            json_object_set_new(c, "partial_rotary_factor", json_real((double) json_integer_value(rdim) / (double) head));
+        }
+    }
     toks = mget(g, NULL, "tokenizer.ggml.tokens");
     emb = tensor(g, "model.embed_tokens.weight");
     if (json_object_get(c, "vocab_size") == NULL) {
@@ -129,7 +196,41 @@ config_json(const llm_gguf *g, char *err, size_t errlen)
                        ? json_integer_value(json_object_get(c, "max_position_embeddings")) : (json_int_t) 1 << 20);
         json_decref(f);
     }
+    /* Phi-3's LongRoPE: its two factor sets as tensors, the original length and attention factor as keys */
+    lf = tensor(g, "gguf:rope_factors_long.weight");
+    sf = tensor(g, "gguf:rope_factors_short.weight");
+    if (lf || sf) {
+        json_t *fl = json_array(), *fs = json_array();
+        int64_t j;
+        if (lf == NULL || sf == NULL || lf->type != 0 || sf->type != 0 || lf->ndim != 1 || sf->ndim != 1
+            || lf->shape[0] != sf->shape[0] || sc != NULL)
+        {
+            ERR("GGUF rope_factors_long/short.weight must be two F32 vectors of one length without other RoPE scaling");
+            json_decref(fl);
+            json_decref(fs);
+            json_decref(sc);
+            json_decref(c);
+            return NULL;
+        }
+        for (j = 0; j < lf->shape[0]; j++) {
+            json_array_append_new(fl, json_real(((const float *) lf->data)[j]));
+            json_array_append_new(fs, json_real(((const float *) sf->data)[j]));
+        }
+        sc = json_pack("{sssoso}", "rope_type", "longrope", "long_factor", fl, "short_factor", fs);
+        copy_key(sc, "original_max_position_embeddings", g, arch, "rope.scaling.original_context_length");
+        copy_key(sc, "attention_factor", g, arch, "rope.scaling.attn_factor");
+    }
+    {
+        /* Phi-3's window, on every layer; 0 is none (what llama.cpp writes for models without one) */
+        json_t *sw = mget(g, arch, "attention.sliding_window");
+        if (strcmp(arch, "phi3") == 0 && json_is_integer(sw) && json_integer_value(sw) > 0) {
+            json_object_set(c, "sliding_window", sw);
+        }
+    }
     if (sc) json_object_set_new(c, "rope_scaling", sc);
+    if (strcmp(arch, "gemma2") == 0 || strcmp(arch, "gemma3") == 0 || strcmp(arch, "smollm3") == 0) {
+        llamacpp_fixed(c, g, arch);
+    }
     if (json_object_get(c, "hidden_size") == NULL || json_object_get(c, "num_hidden_layers") == NULL
         || json_object_get(c, "num_attention_heads") == NULL || json_object_get(c, "intermediate_size") == NULL)
     {

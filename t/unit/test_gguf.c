@@ -102,6 +102,69 @@ test_files(void)
     json_decref(hashes);
 }
 
+/*
+ * Granite, OLMo 2, GLM-4, Phi-3, Gemma 2 / 3 and SmolLM3 as llama.cpp names them (make_gguf_fixtures.py
+ * --archs: their float32 Hugging Face fixtures, the ones test_engine holds
+ * to transformers, written as F32 GGUF): the same logits at every position
+ * from either, so the architecture, its keys (Granite's multipliers, GLM-4's
+ * rotary part, Phi-3's window and LongRoPE with its factor tensors) and its
+ * tensor names (post-norms, fused Q/K/V and gate/up, Granite's Q/K row
+ * order, Gemma's stored 1 + w norms) are read as the folder is.  For Gemma
+ * and SmolLM3, whose sliding pattern, attention scale, local RoPE base and
+ * NoPE step llama.cpp fixes rather than reads, the folder's weights are
+ * loaded with that config (<name>.config.json, by the writer).  The runtime
+ * holds 64 positions, past Phi-3's original 20: its long factors are used.
+ */
+static void
+test_archs(void)
+{
+    static const char *const names[] = { "granite_f32", "olmo2_f32", "glm4_f32", "phi3_f32",
+                                         "gemma2_f32", "gemma3_f32", "smollm3_f32" };
+    static const int32_t prompt[] = { 3, 40, 41, 42, 101, 102, 7, 250, 9, 9, 60, 61 };
+    const int n = (int) (sizeof(prompt) / sizeof(prompt[0])), vocab = 256;
+    size_t k;
+
+    for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+        char path[256], err[512];
+        llm_model *g, *h;
+        float *a = malloc((size_t) n * vocab * sizeof(float)), *b = malloc((size_t) n * vocab * sizeof(float));
+        double md = 0, mx = 0;
+        int i, computed = 0;
+
+        snprintf(path, sizeof(path), FIX "/%s.gguf", names[k]);
+        g = llm_model_load(path, err, sizeof(err));
+        if (!ok(g != NULL, "%s.gguf loads", names[k])) diag(err);
+        snprintf(path, sizeof(path), FIX "/%s.config.json", names[k]);
+        if (access(path, R_OK) == 0) {
+            /* the config llama.cpp gives the file (what it fixes itself) over the same weights */
+            char dir[] = "/tmp/llm_gguf_arch_XXXXXX", cmd[1024];
+            if (mkdtemp(dir) == NULL) dir[0] = '\0';
+            snprintf(cmd, sizeof(cmd), "cp %s %s/config.json && ln -s \"$PWD\"/t/fixtures/models/%s/model.safetensors %s/",
+                     path, dir, names[k], dir);
+            h = dir[0] && system(cmd) == 0 ? llm_model_load(dir, err, sizeof(err)) : NULL;
+            snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+            if (dir[0] && system(cmd) != 0) diag("temporary folder not removed");
+        } else {
+            snprintf(path, sizeof(path), "t/fixtures/models/%s", names[k]);
+            h = llm_model_load(path, err, sizeof(err));
+        }
+        if (h == NULL) diag(err);
+        if (g && h && prompt_logits(g, prompt, n, a, vocab) == 0 && prompt_logits(h, prompt, n, b, vocab) == 0) {
+            computed = 1;
+            for (i = 0; i < n * vocab; i++) {
+                if (fabs(b[i]) > mx) mx = fabs(b[i]);
+                if (fabs(a[i] - b[i]) > md) md = fabs(a[i] - b[i]);
+            }
+        }
+        ok(computed && mx > 0 && md <= 1e-5, "%s.gguf: logits of all %d positions equal the Hugging Face folder's "
+           "(max |diff| %.3g, max |logit| %.3g)", names[k], n, md, mx);
+        llm_model_free(g);
+        llm_model_free(h);
+        free(a);
+        free(b);
+    }
+}
+
 static void
 test_split(void)
 {
@@ -266,6 +329,7 @@ int
 main(void)
 {
     test_files();
+    test_archs();
     test_split();
     test_errors();
     test_tokenizers();
