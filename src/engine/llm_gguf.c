@@ -187,6 +187,11 @@ hf_name(const char *g, const char *arch, char *out, size_t outlen)
         { "ffn_gate.weight", "mlp.gate_proj.weight" },
         { "ffn_up.weight", "mlp.up_proj.weight" },
         { "ffn_down.weight", "mlp.down_proj.weight" },
+        /* a sparse layer: the router, each expert matrix stacked [E][rows][cols] */
+        { "ffn_gate_inp.weight", "mlp.gate.weight" },
+        { "ffn_gate_exps.weight", "mlp.experts.gate_proj" },
+        { "ffn_up_exps.weight", "mlp.experts.up_proj" },
+        { "ffn_down_exps.weight", "mlp.experts.down_proj" },
     };
     size_t i;
     int layer, pos = 0;

@@ -7,7 +7,8 @@
  * metadata.
  *
  * Architectures: llama (also Mistral), qwen2, qwen3, granite, olmo2, glm4,
- * phi3, gemma2, gemma3, smollm3.  Tokenizers: "gpt2"
+ * phi3, gemma2, gemma3, smollm3, qwen3moe, and llama with experts (Mixtral).
+ * Tokenizers: "gpt2"
  * (byte-level BPE with merges; the pre-tokenizer name mapped to the split
  * regex its tokenizer.json has) and "llama" (SentencePiece with scores,
  * turned into BPE merges ranked by the merged piece's score, as
@@ -102,7 +103,9 @@ config_json(const llm_gguf *g, char *err, size_t errlen)
         { "gemma2", "Gemma2ForCausalLM", "gemma2" },
         { "gemma3", "Gemma3ForCausalLM", "gemma3_text" },
         { "smollm3", "SmolLM3ForCausalLM", "smollm3" },
+        { "qwen3moe", "Qwen3MoeForCausalLM", "qwen3_moe" },
     };
+    json_t *n_exp;
     const llm_st_tensor *lf, *sf;
     json_t *rdim;
     const char *arch = json_string_value(mget(g, NULL, "general.architecture")), *st;
@@ -119,12 +122,29 @@ config_json(const llm_gguf *g, char *err, size_t errlen)
     }
     if (i == sizeof(archs) / sizeof(archs[0])) {
         ERR("GGUF architecture \"%s\" is not supported (llama, qwen2, qwen3, granite, olmo2, glm4, phi3, "
-            "gemma2, gemma3, smollm3)", arch);
+            "gemma2, gemma3, smollm3, qwen3moe)", arch);
         return NULL;
     }
     c = json_object();
     json_object_set_new(c, "architectures", json_pack("[s]", archs[i].hf));
     json_object_set_new(c, "model_type", json_string(archs[i].type));
+    /* experts: Mixtral is llama.cpp's llama with expert_count; Qwen3-MoE has every layer sparse
+     * and always renormalizes the chosen experts' weights */
+    n_exp = mget(g, arch, "expert_count");
+    if (json_is_integer(n_exp) && json_integer_value(n_exp) > 0) {
+        copy_key(c, "num_experts_per_tok", g, arch, "expert_used_count");
+        if (strcmp(arch, "llama") == 0) {
+            json_object_set_new(c, "architectures", json_pack("[s]", "MixtralForCausalLM"));
+            json_object_set_new(c, "model_type", json_string("mixtral"));
+            json_object_set(c, "num_local_experts", n_exp);
+        } else if (strcmp(arch, "qwen3moe") == 0) {
+            json_object_set(c, "num_experts", n_exp);
+            copy_key(c, "moe_intermediate_size", g, arch, "expert_feed_forward_length");
+            json_object_set_new(c, "norm_topk_prob", json_true());
+            json_object_set_new(c, "decoder_sparse_step", json_integer(1));
+            json_object_set_new(c, "mlp_only_layers", json_array());
+        }
+    }
     copy_key(c, "hidden_size", g, arch, "embedding_length");
     copy_key(c, "intermediate_size", g, arch, "feed_forward_length");
     copy_key(c, "num_hidden_layers", g, arch, "block_count");

@@ -573,7 +573,8 @@ walk_stacked(tensor_walk *w, const char *name, int n, int cols, llm_mat *d0, int
  * checkpoints have them (Qwen3-MoE mlp.experts.E.gate_proj/up_proj/down_proj,
  * Mixtral block_sparse_moe.experts.E.w1/w3/w2), or stacked per layer as
  * transformers 5 saves them (experts.gate_up_proj [E][2I][H], experts.down_proj
- * [E][H][I]).
+ * [E][H][I]), or as GGUF files keep them (gate_proj and up_proj [E][I][H]
+ * apart: llama.cpp's ffn_gate_exps / ffn_up_exps).
  */
 static int
 walk_moe(tensor_walk *w, const llm_model *m, llm_moe *moe)
@@ -596,6 +597,14 @@ walk_moe(tensor_walk *w, const llm_model *m, llm_moe *moe)
         if ((rc = walk_mat(w, name, S, H, &moe->sh_up)) != 0) return rc;
         snprintf(name, sizeof(name), "%s.shared_experts.down_proj.weight", pre);
         if ((rc = walk_mat(w, name, H, S, &moe->sh_down)) != 0) return rc;
+    }
+    if (m->experts_stacked == 2) {
+        snprintf(name, sizeof(name), "%s.experts.gate_proj", pre);
+        if ((rc = walk_stacked(w, name, E, H, moe->gate, I, NULL, 0)) != 0) return rc;
+        snprintf(name, sizeof(name), "%s.experts.up_proj", pre);
+        if ((rc = walk_stacked(w, name, E, H, moe->up, I, NULL, 0)) != 0) return rc;
+        snprintf(name, sizeof(name), "%s.experts.down_proj", pre);
+        return walk_stacked(w, name, E, I, moe->down, H, NULL, 0);
     }
     if (m->experts_stacked) {
         snprintf(name, sizeof(name), "%s.experts.gate_up_proj", pre);
@@ -805,6 +814,10 @@ probe_experts(llm_model *m)
     snprintf(name, sizeof(name), "%slayers.%d.%s.experts.gate_up_proj", m->prefix, l,
              m->moe_legacy_names ? "block_sparse_moe" : "mlp");
     m->experts_stacked = find_tensor(m, name) != NULL;
+    if (!m->experts_stacked) {
+        snprintf(name, sizeof(name), "%slayers.%d.mlp.experts.gate_proj", m->prefix, l);
+        m->experts_stacked = find_tensor(m, name) != NULL ? 2 : 0;
+    }
 }
 
 /*

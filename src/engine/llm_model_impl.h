@@ -123,7 +123,8 @@ struct llm_model {
     int            n_group, topk_group;   /* sigmoid routing: experts in n_group groups, choose in the best topk_group */
     float          routed_scale;   /* routed_scaling_factor: chosen weights times this */
     int            shared_intermediate;   /* rows of the shared expert, 0 = none */
-    int            experts_stacked;   /* checkpoint keeps each layer's experts in 3-d tensors (transformers 5) */
+    int            experts_stacked;   /* each layer's experts in 3-d tensors: 1 gate_up_proj + down_proj
+                                         (transformers 5), 2 gate_proj, up_proj, down_proj (GGUF) */
     char           prefix[32];     /* of the text model's tensors: "model.", or inside a multimodal
                                       checkpoint "model.language_model." / "language_model.model." */
     char           head_prefix[32];   /* of lm_head: "", or "language_model." */

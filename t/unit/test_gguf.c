@@ -103,13 +103,15 @@ test_files(void)
 }
 
 /*
- * Granite, OLMo 2, GLM-4, Phi-3, Gemma 2 / 3 and SmolLM3 as llama.cpp names them (make_gguf_fixtures.py
+ * Granite, OLMo 2, GLM-4, Phi-3, Gemma 2 / 3, SmolLM3, Mixtral (llama with
+ * experts) and Qwen3-MoE as llama.cpp names them (make_gguf_fixtures.py
  * --archs: their float32 Hugging Face fixtures, the ones test_engine holds
  * to transformers, written as F32 GGUF): the same logits at every position
  * from either, so the architecture, its keys (Granite's multipliers, GLM-4's
  * rotary part, Phi-3's window and LongRoPE with its factor tensors) and its
  * tensor names (post-norms, fused Q/K/V and gate/up, Granite's Q/K row
- * order, Gemma's stored 1 + w norms) are read as the folder is.  For Gemma
+ * order, Gemma's stored 1 + w norms, experts stacked in ffn_*_exps) are read
+ * as the folder is.  For Gemma
  * and SmolLM3, whose sliding pattern, attention scale, local RoPE base and
  * NoPE step llama.cpp fixes rather than reads, the folder's weights are
  * loaded with that config (<name>.config.json, by the writer).  The runtime
@@ -119,7 +121,8 @@ static void
 test_archs(void)
 {
     static const char *const names[] = { "granite_f32", "olmo2_f32", "glm4_f32", "phi3_f32",
-                                         "gemma2_f32", "gemma3_f32", "smollm3_f32" };
+                                         "gemma2_f32", "gemma3_f32", "smollm3_f32", "mixtral_bf16",
+                                         "qwen3moe_f32" };
     static const int32_t prompt[] = { 3, 40, 41, 42, 101, 102, 7, 250, 9, 9, 60, 61 };
     const int n = (int) (sizeof(prompt) / sizeof(prompt[0])), vocab = 256;
     size_t k;
@@ -145,7 +148,9 @@ test_archs(void)
             snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
             if (dir[0] && system(cmd) != 0) diag("temporary folder not removed");
         } else {
-            snprintf(path, sizeof(path), "t/fixtures/models/%s", names[k]);
+            /* Qwen3-MoE: a model of the writer's, every layer sparse (llama.cpp has no dense ones) */
+            if (strcmp(names[k], "qwen3moe_f32") == 0) snprintf(path, sizeof(path), FIX "/qwen3moe_src");
+            else snprintf(path, sizeof(path), "t/fixtures/models/%s", names[k]);
             h = llm_model_load(path, err, sizeof(err));
         }
         if (h == NULL) diag(err);
