@@ -9,6 +9,8 @@
  */
 #include "ngx_http_llm_generate.h"
 
+#include "core/llm_metrics.h"
+
 #include "chat/llm_reply.h"
 #include "chat/llm_structured.h"
 #include "engine/llm_constrain.h"
@@ -21,6 +23,7 @@ typedef struct {
     ngx_http_llm_gen_t             *gen;
     llm_seq                        *seq;
     ngx_uint_t                      index;
+    uint64_t                        last_token_ns;  /* /metrics: 0 = none yet */
 } ngx_http_llm_choice_t;
 
 
@@ -595,7 +598,15 @@ ngx_http_llm_on_token(void *owner, llm_seq *seq, int32_t token,
     ngx_http_llm_choice_t *ch = owner;
 
     ngx_http_llm_gen_t       *g = ch->gen;
+    uint64_t                  now;
     ngx_http_llm_loc_conf_t  *lcf;
+
+    now = llm_metrics_now_ns();
+    if (ch->last_token_ns) {
+        ngx_http_llm_metrics_observe(g->model, LLM_METRICS_ITL,
+                                     now - ch->last_token_ns);
+    }
+    ch->last_token_ns = now;
 
     if (g->ctx->ttft_ms < 0) {
         g->ctx->ttft_ms = (ngx_msec_int_t) (ngx_current_msec
@@ -823,6 +834,9 @@ ngx_http_llm_gen_cleanup(void *data)
             ch->seq = NULL;
         }
     }
+
+    /* the released sequences leave /metrics' gauges of this worker */
+    ngx_http_llm_metrics_publish(g->model);
 
     llm_reply_free(g->reply);
 }

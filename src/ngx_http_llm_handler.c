@@ -169,7 +169,8 @@ ngx_http_llm_handler(ngx_http_request_t *r)
         return ngx_http_llm_unknown_path(r);
     }
 
-    info = lcf->api == LLM_API_MODELS || lcf->api == LLM_API_HEALTH;
+    info = lcf->api == LLM_API_MODELS || lcf->api == LLM_API_HEALTH
+           || lcf->api == LLM_API_METRICS;
 
     if (info ? !(r->method & (NGX_HTTP_GET|NGX_HTTP_HEAD))
              : r->method != NGX_HTTP_POST)
@@ -184,7 +185,8 @@ ngx_http_llm_handler(ngx_http_request_t *r)
         }
 
         return lcf->api == LLM_API_MODELS ? ngx_http_llm_models_handler(r)
-                                          : ngx_http_llm_health_handler(r);
+               : lcf->api == LLM_API_HEALTH ? ngx_http_llm_health_handler(r)
+               : ngx_http_llm_metrics_handler(r);
     }
 
     if (ngx_http_llm_json_body_declared(r) != NGX_OK) {

@@ -206,6 +206,7 @@ static ngx_str_t  ngx_http_llm_api_names[] = {
     ngx_string("tokenize"),        /* LLM_API_TOKENIZE */
     ngx_string("detokenize"),      /* LLM_API_DETOKENIZE */
     ngx_string("responses"),       /* LLM_API_RESPONSES */
+    ngx_string("metrics"),         /* LLM_API_METRICS */
 };
 
 
@@ -349,6 +350,10 @@ ngx_http_llm_postconfiguration(ngx_conf_t *cf)
     }
 
     if (ngx_http_llm_add_variables(cf) != NGX_OK) {
+        return NGX_ERROR;
+    }
+
+    if (ngx_http_llm_metrics_postconfiguration(cf) != NGX_OK) {
         return NGX_ERROR;
     }
 
@@ -670,7 +675,7 @@ ngx_http_llm_api(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                            "unknown llm_api \"%V\", expected chat, "
                            "completions, messages, responses, embeddings, "
-                           "models, health, tokenize or detokenize",
+                           "models, health, tokenize, detokenize or metrics",
                            &value[1]);
         return NGX_CONF_ERROR;
     }

@@ -70,6 +70,10 @@ typedef struct {
     off_t                      memory_limit; /* llm_memory_limit, or unset */
     /* llm_prompt_strip: volatile system-prompt lines; NULL = the default list */
     struct llm_volatile_set   *prompt_strip;
+    /* /metrics: the block in the shared zone (_metrics.c), a slot per worker */
+    struct llm_metrics        *metrics;
+    ngx_uint_t                 metrics_workers;
+    size_t                     metrics_size;
 } ngx_http_llm_main_conf_t;
 
 
@@ -132,6 +136,8 @@ ngx_table_elt_t *ngx_http_llm_find_header(ngx_http_request_t *r,
 /* Responses (ngx_http_llm_response.c). */
 ngx_int_t ngx_http_llm_send_json(ngx_http_request_t *r, ngx_uint_t status,
     const char *body, size_t len);
+ngx_int_t ngx_http_llm_send_body(ngx_http_request_t *r, ngx_uint_t status,
+    const char *content_type, const char *body, size_t len);
 ngx_int_t ngx_http_llm_send_error(ngx_http_request_t *r, ngx_uint_t status,
     const char *type, const char *param, const char *code, const char *fmt, ...);
 /* err (the layers' only error type) in the location's protocol shape. */
@@ -148,6 +154,19 @@ ngx_int_t ngx_http_llm_error_api(ngx_http_llm_loc_conf_t *lcf);
 /* Endpoints that need no inference (ngx_http_llm_info.c). */
 ngx_int_t ngx_http_llm_models_handler(ngx_http_request_t *r);
 ngx_int_t ngx_http_llm_health_handler(ngx_http_request_t *r);
+
+/*
+ * /metrics (ngx_http_llm_metrics.c): the shared zone and the log-phase
+ * counter of requests (postconfiguration), the scrape, and what the step
+ * loop and generation report: an observation of a model's histogram
+ * (LLM_METRICS_TTFT, _ITL, _STEP of core/llm_metrics.h) and this worker's
+ * scheduler counters and gauges for a model.
+ */
+ngx_int_t ngx_http_llm_metrics_postconfiguration(ngx_conf_t *cf);
+ngx_int_t ngx_http_llm_metrics_handler(ngx_http_request_t *r);
+void ngx_http_llm_metrics_observe(ngx_http_llm_model_t *m, ngx_uint_t kind,
+    uint64_t ns);
+void ngx_http_llm_metrics_publish(ngx_http_llm_model_t *m);
 
 ngx_http_llm_model_t *ngx_http_llm_find_model(ngx_http_request_t *r,
     const char *name);

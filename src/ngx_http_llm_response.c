@@ -79,6 +79,14 @@ ngx_int_t
 ngx_http_llm_send_json(ngx_http_request_t *r, ngx_uint_t status,
     const char *body, size_t len)
 {
+    return ngx_http_llm_send_body(r, status, "application/json", body, len);
+}
+
+
+ngx_int_t
+ngx_http_llm_send_body(ngx_http_request_t *r, ngx_uint_t status,
+    const char *content_type, const char *body, size_t len)
+{
     ngx_int_t            rc;
     ngx_buf_t           *b;
     ngx_chain_t          out;
@@ -92,7 +100,8 @@ ngx_http_llm_send_json(ngx_http_request_t *r, ngx_uint_t status,
 
     r->headers_out.status = status;
     r->headers_out.content_length_n = len;
-    ngx_str_set(&r->headers_out.content_type, "application/json");
+    r->headers_out.content_type.data = (u_char *) content_type;
+    r->headers_out.content_type.len = ngx_strlen(content_type);
     r->headers_out.content_type_len = r->headers_out.content_type.len;
     r->headers_out.content_type_lowcase = NULL;
 

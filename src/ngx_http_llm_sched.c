@@ -10,6 +10,7 @@
  */
 #include "ngx_http_llm_sched.h"
 #include "chat/llm_structured.h"
+#include "core/llm_metrics.h"
 
 
 struct ngx_http_llm_stepper_s {
@@ -20,6 +21,7 @@ struct ngx_http_llm_stepper_s {
     ngx_log_t                *log;
     ngx_uint_t                exiting;
     ngx_uint_t                files_logged;
+    uint64_t                  posted_ns;    /* the step in flight, for /metrics */
 };
 
 
@@ -200,6 +202,8 @@ ngx_http_llm_step_post(void *data)
     ngx_log_debug1(NGX_LOG_DEBUG_HTTP, st->log, 0,
                    "llm step post: model \"%V\"", &st->model->alias);
 
+    st->posted_ns = llm_metrics_now_ns();
+
     if (ngx_thread_task_post(st->tp, st->task) != NGX_OK) {
         ngx_log_error(NGX_LOG_ALERT, st->log, 0,
                       "llm: cannot post a step to the thread pool");
@@ -249,6 +253,10 @@ ngx_http_llm_step_done(ngx_event_t *ev)
     }
 
     llm_sched_step_complete(st->sched);
+
+    ngx_http_llm_metrics_observe(st->model, LLM_METRICS_STEP,
+                                 llm_metrics_now_ns() - st->posted_ns);
+    ngx_http_llm_metrics_publish(st->model);
 
     ngx_http_llm_step_post(st);
 }

@@ -23,7 +23,8 @@ typedef enum {
     LLM_API_HEALTH,
     LLM_API_TOKENIZE,        /* /tokenize (vLLM, llama-server shapes) */
     LLM_API_DETOKENIZE,      /* /detokenize */
-    LLM_API_RESPONSES        /* OpenAI /v1/responses */
+    LLM_API_RESPONSES,       /* OpenAI /v1/responses */
+    LLM_API_METRICS          /* /metrics (Prometheus) */
 } llm_api_kind;
 
 typedef enum {

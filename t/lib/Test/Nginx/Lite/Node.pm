@@ -33,7 +33,7 @@ my $NodeDir = abs_path(dirname(__FILE__) . '/../../../../node');
 # start_nginx(config => ..., http_config => ..., main_config => ...,
 #             post_main_config => ..., log_level => 'info', http2 => 0,
 #             files => { 'name' => 'body' }, nginx_env => ['VAR'],
-#             root => DIR, port => N)
+#             root => DIR, port => N, workers => N)
 # Starts nginx with those sections laid out as Test::Nginx::Socket does
 # ($TEST_NGINX_* expanded) and returns the running
 # Test::Nginx::Lite::Server; dies with the error log's tail if it fails.
@@ -47,6 +47,7 @@ sub start_nginx {
         port => $o{port} || $ENV{TEST_NGINX_SERVER_PORT}
                 || Test::Nginx::Lite::Server::pick_free_port(),
         ($o{log_level} ? (log_level => $o{log_level}) : ()),
+        ($o{workers} ? (workers => $o{workers}) : ()),
         env => $o{nginx_env} || [],
     );
     $ENV{TEST_NGINX_SERVER_PORT} = $srv->port;
