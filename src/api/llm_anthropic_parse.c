@@ -555,28 +555,13 @@ static int
 tools_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
     llm_api_error *err)
 {
-    const json_t *ts = json_object_get(root, "tools");
-    const json_t *t, *type, *name, *desc, *schema;
-    json_t       *f, *tool;
+    const json_t *ts, *t, *type;
     char          path[128];
-    size_t        i, max;
+    size_t        i;
 
-    max = lim && lim->max_tools ? lim->max_tools : LLM_API_DEFAULT_MAX_TOOLS;
-    if (ts == NULL || json_is_null(ts)) {
-        return 0;
+    if (llm_api_tools_array(root, lim, req, &ts, err) < 0) {
+        return -1;
     }
-    if (!json_is_array(ts)) {
-        return llm_api_type_error(err, "tools", "an array", ts);
-    }
-    if (json_array_size(ts) > max) {
-        return llm_api_bad_request(err, "too_many_tools", "tools",
-            "Invalid value for 'tools': at most %zu tools are allowed, but "
-            "got %zu.", max, json_array_size(ts));
-    }
-    if (json_array_size(ts) == 0) {
-        return 0;
-    }
-    req->tools = json_array();
     json_array_foreach(ts, i, t) {
         llm_api_path(path, sizeof(path), "tools[%zu]", i);
         if (!json_is_object(t)) {
@@ -598,37 +583,8 @@ tools_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
                 "and input_schema.", path,
                 json_is_string(type) ? json_string_value(type) : "?");
         }
-        llm_api_path(path, sizeof(path), "tools[%zu].name", i);
-        name = json_object_get(t, "name");
-        if (llm_api_tool_name(name, path, req->tools, i, err) != 0) {
+        if (llm_api_function_tool(t, path, "input_schema", 1, req, err) < 0) {
             return -1;
-        }
-        llm_api_path(path, sizeof(path), "tools[%zu].description", i);
-        desc = json_object_get(t, "description");
-        if (desc && !json_is_null(desc) && !json_is_string(desc)) {
-            return llm_api_type_error(err, path, "a string", desc);
-        }
-        llm_api_path(path, sizeof(path), "tools[%zu].input_schema", i);
-        schema = json_object_get(t, "input_schema");
-        if (!json_is_object(schema)) {
-            if (schema == NULL || json_is_null(schema)) {
-                return llm_api_bad_request(err, "missing_required_parameter",
-                    path, "Missing required parameter: '%s'.", path);
-            }
-            return llm_api_type_error(err, path, "a JSON Schema object",
-                schema);
-        }
-        f = json_object();
-        json_object_set(f, "name", (json_t *) name);
-        if (json_is_string(desc)) {
-            json_object_set(f, "description", (json_t *) desc);
-        }
-        json_object_set_new(f, "parameters", json_deep_copy(schema));
-        tool = json_object();
-        json_object_set_new(tool, "type", json_string("function"));
-        json_object_set_new(tool, "function", f);
-        if (json_array_append_new(req->tools, tool) != 0) {
-            return OOM(err);
         }
     }
     return 0;

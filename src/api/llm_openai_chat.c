@@ -329,28 +329,13 @@ static int
 tools_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
     llm_api_error *err)
 {
-    const json_t *ts = json_object_get(root, "tools");
-    const json_t *t, *type, *fn, *name, *desc, *params;
-    json_t       *f, *tool;
+    const json_t *ts, *t, *type;
     char          path[128];
-    size_t        i, max;
+    size_t        i;
 
-    max = lim && lim->max_tools ? lim->max_tools : LLM_API_DEFAULT_MAX_TOOLS;
-    if (ts == NULL || json_is_null(ts)) {
-        return 0;
+    if (llm_api_tools_array(root, lim, req, &ts, err) < 0) {
+        return -1;
     }
-    if (!json_is_array(ts)) {
-        return llm_api_type_error(err, "tools", "an array", ts);
-    }
-    if (json_array_size(ts) > max) {
-        return llm_api_bad_request(err, "too_many_tools", "tools",
-            "Invalid value for 'tools': at most %zu tools are allowed, but "
-            "got %zu.", max, json_array_size(ts));
-    }
-    if (json_array_size(ts) == 0) {
-        return 0;                       /* same as no tools */
-    }
-    req->tools = json_array();
     json_array_foreach(ts, i, t) {
         llm_api_path(path, sizeof(path), "tools[%zu]", i);
         if (!json_is_object(t)) {
@@ -366,57 +351,14 @@ tools_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
                 json_is_string(type) ? "" : ", the only supported tool type");
         }
         llm_api_path(path, sizeof(path), "tools[%zu].function", i);
-        fn = json_object_get(t, "function");
-        if (!json_is_object(fn)) {
-            return llm_api_type_error(err, path, "an object", fn);
+        if (!json_is_object(json_object_get(t, "function"))) {
+            return llm_api_type_error(err, path, "an object",
+                json_object_get(t, "function"));
         }
-        llm_api_path(path, sizeof(path), "tools[%zu].function.name", i);
-        name = json_object_get(fn, "name");
-        if (llm_api_tool_name(name, path, req->tools, i, err) != 0) {
+        if (llm_api_function_tool(json_object_get(t, "function"), path,
+                                  "parameters", 0, req, err) < 0)
+        {
             return -1;
-        }
-        llm_api_path(path, sizeof(path), "tools[%zu].function.description",
-                     i);
-        desc = json_object_get(fn, "description");
-        if (desc && !json_is_null(desc) && !json_is_string(desc)) {
-            return llm_api_type_error(err, path, "a string", desc);
-        }
-        llm_api_path(path, sizeof(path), "tools[%zu].function.parameters", i);
-        params = json_object_get(fn, "parameters");
-        if (params && !json_is_null(params) && !json_is_object(params)) {
-            return llm_api_type_error(err, path, "a JSON Schema object",
-                params);
-        }
-        f = json_object();
-        json_object_set(f, "name", (json_t *) name);
-        if (desc && json_is_string(desc)) {
-            json_object_set(f, "description", (json_t *) desc);
-        }
-        if (params && json_is_object(params)) {
-            json_object_set_new(f, "parameters", json_deep_copy(params));
-        }
-        tool = json_object();
-        json_object_set_new(tool, "type", json_string("function"));
-        json_object_set_new(tool, "function", f);
-        if (json_array_append_new(req->tools, tool) != 0) {
-            return OOM(err);
-        }
-    }
-    return 0;
-}
-
-/* Does the request define a tool with this name? */
-static int
-has_tool(const llm_request *req, const char *name)
-{
-    const json_t *t;
-    size_t        i;
-
-    json_array_foreach(req->tools, i, t) {
-        const json_t *n = json_object_get(json_object_get(t, "function"),
-                                          "name");
-        if (json_is_string(n) && strcmp(json_string_value(n), name) == 0) {
-            return 1;
         }
     }
     return 0;
@@ -477,7 +419,9 @@ tool_choice_in(const json_t *root, llm_request *req, llm_api_error *err)
         return llm_api_type_error(err, "tool_choice.function.name",
             "a string", name);
     }
-    if (req->tools == NULL || !has_tool(req, json_string_value(name))) {
+    if (req->tools == NULL
+        || !llm_api_has_tool(req->tools, json_string_value(name)))
+    {
         return llm_api_bad_request(err, "invalid_value",
             "tool_choice.function.name",
             "Invalid value for 'tool_choice.function.name': no tool named "
@@ -501,21 +445,10 @@ reasoning_in(const json_t *root, llm_request *req, llm_api_error *err)
     if (rc < 0) {
         return -1;
     }
-    if (rc) {
-        if (strcmp(effort, "none") == 0 || strcmp(effort, "minimal") == 0) {
-            req->reasoning = 0;
-        } else if (strcmp(effort, "low") == 0
-                   || strcmp(effort, "medium") == 0
-                   || strcmp(effort, "high") == 0)
-        {
-            req->reasoning = 1;
-        } else {
-            return llm_api_bad_request(err, "invalid_value",
-                "reasoning_effort",
-                "Invalid value for 'reasoning_effort': expected one of "
-                "'none', 'minimal', 'low', 'medium', 'high', but got "
-                "'%.64s'.", effort);
-        }
+    if (rc && llm_api_reasoning_effort(effort, "reasoning_effort", req, err)
+              < 0)
+    {
+        return -1;
     }
     if (kw == NULL || json_is_null(kw)) {
         return 0;

@@ -64,6 +64,155 @@ llm_api_tool_name(const json_t *name, const char *path, const json_t *tools,
     return 0;
 }
 
+int
+llm_api_tools_array(const json_t *root, const llm_api_limits *lim,
+    llm_request *req, const json_t **out, llm_api_error *err)
+{
+    const json_t *ts = json_object_get(root, "tools");
+    size_t        max;
+
+    *out = NULL;
+    max = lim && lim->max_tools ? lim->max_tools : LLM_API_DEFAULT_MAX_TOOLS;
+    if (ts == NULL || json_is_null(ts)) {
+        return 0;
+    }
+    if (!json_is_array(ts)) {
+        return llm_api_type_error(err, "tools", "an array", ts);
+    }
+    if (json_array_size(ts) > max) {
+        return llm_api_bad_request(err, "too_many_tools", "tools",
+            "Invalid value for 'tools': at most %zu tools are allowed, but "
+            "got %zu.", max, json_array_size(ts));
+    }
+    if (json_array_size(ts) == 0) {
+        return 0;                       /* same as no tools */
+    }
+    req->tools = json_array();
+    if (req->tools == NULL) {
+        return llm_api_error_set(err, 500, "api_error", NULL, NULL,
+            "Out of memory while reading the request.");
+    }
+    *out = ts;
+    return 0;
+}
+
+int
+llm_api_function_tool(const json_t *obj, const char *base,
+    const char *schema_key, int schema_required, llm_request *req,
+    llm_api_error *err)
+{
+    char          path[160];
+    const json_t *name, *desc, *schema;
+    json_t       *f, *tool;
+
+    llm_api_path(path, sizeof(path), "%s.name", base);
+    name = json_object_get(obj, "name");
+    if (llm_api_tool_name(name, path, req->tools,
+                          json_array_size(req->tools), err) != 0)
+    {
+        return -1;
+    }
+    llm_api_path(path, sizeof(path), "%s.description", base);
+    desc = json_object_get(obj, "description");
+    if (desc && !json_is_null(desc) && !json_is_string(desc)) {
+        return llm_api_type_error(err, path, "a string", desc);
+    }
+    llm_api_path(path, sizeof(path), "%s.%s", base, schema_key);
+    schema = json_object_get(obj, schema_key);
+    if (schema == NULL || json_is_null(schema)) {
+        if (schema_required) {
+            return llm_api_bad_request(err, "missing_required_parameter",
+                path, "Missing required parameter: '%s'.", path);
+        }
+    } else if (!json_is_object(schema)) {
+        return llm_api_type_error(err, path, "a JSON Schema object", schema);
+    }
+    f = json_object();
+    tool = json_object();
+    if (f == NULL || tool == NULL
+        || json_object_set(f, "name", (json_t *) name) != 0
+        || (json_is_string(desc)
+            && json_object_set(f, "description", (json_t *) desc) != 0)
+        || (json_is_object(schema)
+            && json_object_set_new(f, "parameters", json_deep_copy(schema))
+               != 0)
+        || json_object_set_new(tool, "type", json_string("function")) != 0
+        || json_object_set_new(tool, "function", f) != 0)
+    {
+        json_decref(f);
+        json_decref(tool);
+        return llm_api_error_set(err, 500, "api_error", NULL, NULL,
+            "Out of memory while reading the request.");
+    }
+    if (json_array_append_new(req->tools, tool) != 0) {
+        return llm_api_error_set(err, 500, "api_error", NULL, NULL,
+            "Out of memory while reading the request.");
+    }
+    return 0;
+}
+
+int
+llm_api_has_tool(const json_t *tools, const char *name)
+{
+    const json_t *t;
+    size_t        i;
+
+    json_array_foreach(tools, i, t) {
+        const json_t *n = json_object_get(json_object_get(t, "function"),
+                                          "name");
+        if (json_is_string(n) && strcmp(json_string_value(n), name) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int
+llm_api_reasoning_effort(const char *effort, const char *param,
+    llm_request *req, llm_api_error *err)
+{
+    if (strcmp(effort, "none") == 0 || strcmp(effort, "minimal") == 0) {
+        req->reasoning = 0;
+    } else if (strcmp(effort, "low") == 0 || strcmp(effort, "medium") == 0
+               || strcmp(effort, "high") == 0)
+    {
+        req->reasoning = 1;
+    } else {
+        return llm_api_bad_request(err, "invalid_value", param,
+            "Invalid value for '%s': expected one of 'none', 'minimal', "
+            "'low', 'medium', 'high', but got '%.64s'.", param, effort);
+    }
+    return 0;
+}
+
+int
+llm_openai_parse_sampling(const json_t *root, llm_request *req,
+    llm_api_error *err)
+{
+    double d;
+    int    rc;
+
+    if ((rc = llm_api_opt_number(root, "temperature", "temperature",
+                                 0, 0, 2, 0, &d, err)) < 0)
+    {
+        return -1;
+    }
+    if (rc) {
+        req->sampling.temperature = d;
+        req->sampling.set |= LLM_SAMPLING_SET_TEMPERATURE;
+    }
+    if ((rc = llm_api_opt_number(root, "top_p", "top_p", 0, 1, 1, 0, &d,
+                                 err)) < 0)
+    {
+        return -1;
+    }
+    if (rc) {
+        req->sampling.top_p = d;
+        req->sampling.set |= LLM_SAMPLING_SET_TOP_P;
+    }
+    return 0;
+}
+
 json_t *
 llm_api_parse_arguments(const char *text, size_t len, const char *param,
     const llm_api_limits *lim, llm_api_error *err)
@@ -363,23 +512,8 @@ llm_openai_parse_common(const json_t *root, const llm_api_limits *lim,
         req->max_tokens = (long) i;   /* the newer name wins */
     }
 
-    if ((rc = llm_api_opt_number(root, "temperature", "temperature",
-                                 0, 0, 2, 0, &d, err)) < 0)
-    {
+    if (llm_openai_parse_sampling(root, req, err) < 0) {
         return -1;
-    }
-    if (rc) {
-        req->sampling.temperature = d;
-        req->sampling.set |= LLM_SAMPLING_SET_TEMPERATURE;
-    }
-    if ((rc = llm_api_opt_number(root, "top_p", "top_p", 0, 1, 1, 0, &d,
-                                 err)) < 0)
-    {
-        return -1;
-    }
-    if (rc) {
-        req->sampling.top_p = d;
-        req->sampling.set |= LLM_SAMPLING_SET_TOP_P;
     }
     if ((rc = llm_api_opt_int(root, "n", "n", 1, max_n, &i, err)) < 0) {
         return -1;

@@ -34,6 +34,38 @@ int llm_api_valid_tool_name(const char *name);
 int llm_api_tool_name(const json_t *name, const char *path,
     const json_t *tools, size_t n, llm_api_error *err);
 
+/*
+ * The request's "tools" array: 0 with *out NULL when absent, null or empty
+ * (no tools); 0 with *out the array, and req->tools created empty, when it
+ * holds tools to read; -1 when it is not an array or holds more than
+ * lim->max_tools.
+ */
+int llm_api_tools_array(const json_t *root, const llm_api_limits *lim,
+    llm_request *req, const json_t **out, llm_api_error *err);
+
+/*
+ * Append to req->tools, in the canonical {"type":"function","function":
+ * {name, description, parameters}} shape, the tool whose name, description
+ * and schema (member schema_key: "parameters", Anthropic's "input_schema")
+ * are members of obj, found at path `base`.  The name must be valid and new;
+ * the schema an object (required when schema_required).
+ */
+int llm_api_function_tool(const json_t *obj, const char *base,
+    const char *schema_key, int schema_required, llm_request *req,
+    llm_api_error *err);
+
+/* Does tools (canonical shape) define a function with this name? */
+int llm_api_has_tool(const json_t *tools, const char *name);
+
+/* OpenAI's reasoning effort at param: none / minimal turn reasoning off,
+ * low / medium / high on; anything else is a 400. */
+int llm_api_reasoning_effort(const char *effort, const char *param,
+    llm_request *req, llm_api_error *err);
+
+/* temperature [0, 2] and top_p [0, 1], recorded as set. */
+int llm_openai_parse_sampling(const json_t *root, llm_request *req,
+    llm_api_error *err);
+
 /* Copy a string; NULL on allocation failure (err filled). */
 char *llm_api_strdup(const char *s, llm_api_error *err);
 

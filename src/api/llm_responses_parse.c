@@ -496,35 +496,16 @@ input_in(const json_t *root, conv *cv, llm_api_error *err)
     return 0;
 }
 
-/* Flat function tools -> the canonical {"type","function":{...}} shape. */
 static int
 tools_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
     llm_api_error *err)
 {
-    const json_t *ts = json_object_get(root, "tools");
-    const json_t *t, *type, *name, *desc, *params;
-    json_t       *f, *tool;
+    const json_t *ts, *t, *type;
     char          path[128];
-    size_t        i, max;
+    size_t        i;
 
-    max = lim && lim->max_tools ? lim->max_tools : LLM_API_DEFAULT_MAX_TOOLS;
-    if (ts == NULL || json_is_null(ts)) {
-        return 0;
-    }
-    if (!json_is_array(ts)) {
-        return llm_api_type_error(err, "tools", "an array", ts);
-    }
-    if (json_array_size(ts) > max) {
-        return llm_api_bad_request(err, "too_many_tools", "tools",
-            "Invalid value for 'tools': at most %zu tools are allowed, but "
-            "got %zu.", max, json_array_size(ts));
-    }
-    if (json_array_size(ts) == 0) {
-        return 0;
-    }
-    req->tools = json_array();
-    if (req->tools == NULL) {
-        return OOM(err);
+    if (llm_api_tools_array(root, lim, req, &ts, err) < 0) {
+        return -1;
     }
     json_array_foreach(ts, i, t) {
         llm_api_path(path, sizeof(path), "tools[%zu]", i);
@@ -542,55 +523,9 @@ tools_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
                 "supported by this server; only 'function' tools are.", path,
                 json_string_value(type));
         }
-        llm_api_path(path, sizeof(path), "tools[%zu].name", i);
-        name = json_object_get(t, "name");
-        if (llm_api_tool_name(name, path, req->tools, i, err) != 0) {
+        llm_api_path(path, sizeof(path), "tools[%zu]", i);
+        if (llm_api_function_tool(t, path, "parameters", 0, req, err) < 0) {
             return -1;
-        }
-        llm_api_path(path, sizeof(path), "tools[%zu].description", i);
-        desc = json_object_get(t, "description");
-        if (desc && !json_is_null(desc) && !json_is_string(desc)) {
-            return llm_api_type_error(err, path, "a string", desc);
-        }
-        llm_api_path(path, sizeof(path), "tools[%zu].parameters", i);
-        params = json_object_get(t, "parameters");
-        if (params && !json_is_null(params) && !json_is_object(params)) {
-            return llm_api_type_error(err, path, "a JSON Schema object",
-                params);
-        }
-        f = json_object();
-        tool = json_object();
-        if (f == NULL || tool == NULL
-            || json_object_set(f, "name", (json_t *) name) != 0
-            || (json_is_string(desc)
-                && json_object_set(f, "description", (json_t *) desc) != 0)
-            || (json_is_object(params)
-                && json_object_set_new(f, "parameters",
-                                       json_deep_copy(params)) != 0)
-            || json_object_set_new(tool, "type", json_string("function"))
-               != 0
-            || json_object_set_new(tool, "function", f) != 0
-            || json_array_append_new(req->tools, tool) != 0)
-        {
-            json_decref(f);
-            json_decref(tool);
-            return OOM(err);
-        }
-    }
-    return 0;
-}
-
-static int
-has_tool(const llm_request *req, const char *name)
-{
-    const json_t *t;
-    size_t        i;
-
-    json_array_foreach(req->tools, i, t) {
-        const json_t *n = json_object_get(json_object_get(t, "function"),
-                                          "name");
-        if (json_is_string(n) && strcmp(json_string_value(n), name) == 0) {
-            return 1;
         }
     }
     return 0;
@@ -645,7 +580,9 @@ tool_choice_in(const json_t *root, llm_request *req, llm_api_error *err)
     if (!json_is_string(name)) {
         return llm_api_type_error(err, "tool_choice.name", "a string", name);
     }
-    if (req->tools == NULL || !has_tool(req, json_string_value(name))) {
+    if (req->tools == NULL
+        || !llm_api_has_tool(req->tools, json_string_value(name)))
+    {
         return llm_api_bad_request(err, "invalid_value", "tool_choice.name",
             "Invalid value for 'tool_choice.name': no function named "
             "'%.80s' is defined in 'tools'.", json_string_value(name));
@@ -761,21 +698,10 @@ reasoning_in(const json_t *root, llm_request *req, llm_api_error *err)
     if (rc < 0) {
         return -1;
     }
-    if (rc) {
-        if (strcmp(effort, "none") == 0 || strcmp(effort, "minimal") == 0) {
-            req->reasoning = 0;
-        } else if (strcmp(effort, "low") == 0
-                   || strcmp(effort, "medium") == 0
-                   || strcmp(effort, "high") == 0)
-        {
-            req->reasoning = 1;
-        } else {
-            return llm_api_bad_request(err, "invalid_value",
-                "reasoning.effort",
-                "Invalid value for 'reasoning.effort': expected one of "
-                "'none', 'minimal', 'low', 'medium', 'high', but got "
-                "'%.64s'.", effort);
-        }
+    if (rc && llm_api_reasoning_effort(effort, "reasoning.effort", req, err)
+              < 0)
+    {
+        return -1;
     }
     rc = llm_api_opt_string(r, "summary", "reasoning.summary", &summary, err);
     if (rc < 0) {
@@ -934,7 +860,6 @@ responses_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
     const char   *s;
     const json_t *v, *so;
     long long     i;
-    double        d;
     int           b, rc;
     conv          cv;
 
@@ -996,23 +921,8 @@ responses_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
     if (rc) {
         req->max_tokens = (long) i;
     }
-    if ((rc = llm_api_opt_number(root, "temperature", "temperature",
-                                 0, 0, 2, 0, &d, err)) < 0)
-    {
+    if (llm_openai_parse_sampling(root, req, err) < 0) {
         return -1;
-    }
-    if (rc) {
-        req->sampling.temperature = d;
-        req->sampling.set |= LLM_SAMPLING_SET_TEMPERATURE;
-    }
-    if ((rc = llm_api_opt_number(root, "top_p", "top_p", 0, 0, 1, 0, &d,
-                                 err)) < 0)
-    {
-        return -1;
-    }
-    if (rc) {
-        req->sampling.top_p = d;
-        req->sampling.set |= LLM_SAMPLING_SET_TOP_P;
     }
     if ((rc = llm_api_opt_bool(root, "stream", "stream", &b, err)) < 0) {
         return -1;
