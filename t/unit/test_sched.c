@@ -109,6 +109,27 @@ make_sched(const llm_model *m, int parallel, int queue)
     return s;
 }
 
+/* A scheduler of `blocks` KV blocks (0: room for every slot) on one thread. */
+static llm_sched *
+make_sched_kv(const llm_model *m, int parallel, int queue, int n_ctx,
+    size_t blocks, llm_sched_config *cfg)
+{
+    char  err[256];
+    llm_sched *s;
+
+    cfg->parallel = parallel;
+    cfg->queue = queue;
+    cfg->n_ctx = n_ctx;
+    cfg->threads = 1;
+    cfg->kv = LLM_KV_F32;
+    cfg->kv_memory = blocks * llm_runtime_kv_block_bytes(m, LLM_KV_F32);
+    s = llm_sched_create(m, cfg, err, sizeof(err));
+    if (s == NULL) {
+        diag(err);
+    }
+    return s;
+}
+
 static llm_seq *
 submit(llm_sched *s, const int32_t *prompt, size_t n, size_t max_gen,
     owner_t *w, size_t index)
@@ -279,7 +300,6 @@ test_prefix_reuse(const llm_model *m)
 static void
 test_kv_budget(const llm_model *m)
 {
-    char              err[256];
     llm_sched        *s;
     llm_sched_config  cfg = { 0 };
     llm_sched_stats   st;
@@ -287,15 +307,8 @@ test_kv_budget(const llm_model *m)
     owner_t           wa = { 0 }, wb = { 0 };
     int               i, both = 0;
 
-    cfg.parallel = 2;
-    cfg.queue = 0;
-    cfg.n_ctx = 64;
-    cfg.threads = 1;
-    cfg.kv = LLM_KV_F32;
-    cfg.kv_memory = 4 * llm_runtime_kv_block_bytes(m, LLM_KV_F32);
-    s = llm_sched_create(m, &cfg, err, sizeof(err));
+    s = make_sched_kv(m, 2, 0, 64, 4, &cfg);
     if (!ok(s != NULL, "a scheduler with 4 KV blocks for 2 slots of 64")) {
-        diag(err);
         return;
     }
     for (i = 0; i < 40; i++) {
@@ -331,7 +344,6 @@ test_kv_budget(const llm_model *m)
 static void
 test_preempt(const llm_model *m)
 {
-    char              err[256];
     llm_sched        *s, *ref;
     llm_sched_config  cfg = { 0 };
     llm_sched_stats   st;
@@ -343,15 +355,8 @@ test_preempt(const llm_model *m)
 
     memset(w, 0, sizeof(w));
     memset(r, 0, sizeof(r));
-    cfg.parallel = 3;
-    cfg.queue = 0;
-    cfg.n_ctx = 64;
-    cfg.threads = 1;
-    cfg.kv = LLM_KV_F32;
-    cfg.kv_memory = 6 * llm_runtime_kv_block_bytes(m, LLM_KV_F32);
-    s = llm_sched_create(m, &cfg, err, sizeof(err));
+    s = make_sched_kv(m, 3, 0, 64, 6, &cfg);
     if (!ok(s != NULL, "3 slots of 64 tokens over 6 KV blocks")) {
-        diag(err);
         return;
     }
     for (i = 0; i < 3; i++) {
