@@ -8,6 +8,7 @@
 #include "core/llm_file.h"
 #include "engine/llm_engine.h"
 #include "engine/llm_memory.h"
+#include "engine/llm_spec.h"
 #include "engine/llm_tokenizer.h"
 #include "parsers/llm_parser.h"
 #include "ngx_http_llm_sched.h"
@@ -130,6 +131,27 @@ ngx_http_llm_model_load_engine(ngx_conf_t *cf, ngx_http_llm_model_t *m)
         return NGX_CONF_ERROR;
     }
 
+    if (m->draft_path.len) {
+        llm_tokenizer  *dt;
+
+        /* a draft proposes tokens by id: it must have the same vocabulary */
+        m->draft = llm_model_load((char *) m->draft_path.data, err, sizeof(err));
+        dt = m->draft ? llm_tokenizer_load((char *) m->draft_path.data, err,
+                                           sizeof(err))
+                      : NULL;
+        if (dt == NULL
+            || llm_spec_draft_check(m->model, m->tokenizer, m->draft, dt, err,
+                                    sizeof(err)) != 0)
+        {
+            llm_tokenizer_free(dt);
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "llm_model \"%V\": draft \"%V\": %s",
+                               &m->alias, &m->draft_path, err);
+            return NGX_CONF_ERROR;
+        }
+        llm_tokenizer_free(dt);
+    }
+
     if (m->chat_off) {
         ngx_conf_log_error(NGX_LOG_NOTICE, cf, 0,
                            "llm_model \"%V\": chat=off: chat and messages "
@@ -197,6 +219,9 @@ ngx_http_llm_model_cleanup(void *data)
     }
     if (m->model) {
         llm_model_free(m->model);
+    }
+    if (m->draft) {
+        llm_model_free(m->draft);
     }
 }
 

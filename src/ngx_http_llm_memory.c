@@ -52,12 +52,23 @@ static uint64_t
 ngx_http_llm_worker_bytes(ngx_http_llm_model_t *m, uint64_t *kv_bytes)
 {
     size_t             kv, rt;
-    llm_runtime_opts   o;
+    char               err[256];
+    llm_runtime_opts   o, d;
 
     ngx_http_llm_runtime_opts(m, &o);
     rt = llm_runtime_memory(m->model, &o, &kv);
 
     *kv_bytes = kv;
+
+    if (m->draft) {
+        /* the draft model's runtime: KV memory of its own for as many positions */
+        if (llm_sched_draft_opts(m->model, m->draft, &o, &d, err, sizeof(err))
+            == 0)
+        {
+            rt += llm_runtime_memory(m->draft, &d, &kv);
+            *kv_bytes += kv;
+        }
+    }
 
     /* the scheduler's copy of the tokens each running sequence's KV holds */
     return (uint64_t) rt + (uint64_t) m->parallel * m->context_length
@@ -98,7 +109,9 @@ ngx_http_llm_memory_init_conf(ngx_cycle_t *cycle, void *conf)
     m = mcf->models.elts;
     for (i = 0; i < mcf->models.nelts; i++) {
         per_worker = ngx_http_llm_worker_bytes(&m[i], &kv);
-        llm_memory_add(&need, llm_model_get_info(m[i].model)->weight_bytes,
+        llm_memory_add(&need, llm_model_get_info(m[i].model)->weight_bytes
+                              + (m[i].draft ? llm_model_get_info(m[i].draft)
+                                                  ->weight_bytes : 0),
                        per_worker);
 
         total = llm_memory_total(&need, workers);

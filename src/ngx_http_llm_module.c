@@ -364,7 +364,7 @@ ngx_http_llm_postconfiguration(ngx_conf_t *cf)
 /*
  * llm_model <alias> <path> [ctx=N] [parallel=N] [threads=N] [queue=N]
  *           [kv=f32|f16] [kv_memory=SIZE] [quant=q8_0|q4_0|q4_k|q6_k]
- *           [chat=on|off]
+ *           [chat=on|off] [draft=<path>]
  */
 static char *
 ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
@@ -493,6 +493,15 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
             }
             m->quant = val;      /* NUL-terminated: the end of the argument */
 
+        } else if (name.len == 5 && ngx_strncmp(name.data, "draft", 5) == 0) {
+            if (val.len == 0) {
+                goto invalid;
+            }
+            m->draft_path = val;
+            if (ngx_conf_full_name(cf->cycle, &m->draft_path, 0) != NGX_OK) {
+                return NGX_CONF_ERROR;
+            }
+
         } else if (name.len == 4 && ngx_strncmp(name.data, "chat", 4) == 0) {
             if (val.len == 3 && ngx_strncmp(val.data, "off", 3) == 0) {
                 m->chat_off = 1;
@@ -504,7 +513,7 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
             ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                                "unknown llm_model option \"%V\" "
                                "(known: ctx=, parallel=, threads=, queue=, "
-                               "kv=, kv_memory=, quant=, chat=)", &value[i]);
+                               "kv=, kv_memory=, quant=, chat=, draft=)", &value[i]);
             return NGX_CONF_ERROR;
         }
     }

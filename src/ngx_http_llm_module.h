@@ -39,6 +39,7 @@ typedef struct {
     size_t                     kv_memory;    /* KV blocks per worker; 0 = not given,
                                                 then the default once loaded */
     ngx_str_t                  quant;        /* on-load quantization: q8_0, q4_0, q4_k, q6_k */
+    ngx_str_t                  draft_path;   /* draft=: a draft model for speculation */
     ngx_uint_t                 chat_off;     /* chat=off: no chat template */
     ngx_uint_t                 context_length;
     time_t                     created;
@@ -46,6 +47,7 @@ typedef struct {
     ngx_uint_t                 conf_line;
 
     void                      *model;        /* llm_model *      (engine) */
+    void                      *draft;        /* llm_model * of draft=, or NULL */
     void                      *tokenizer;    /* llm_tokenizer *  (engine) */
     void                      *chat;         /* llm_chat *       (adapter) */
     const char                *tool_parser;      /* auto-selected ids */

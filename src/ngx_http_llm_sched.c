@@ -67,6 +67,7 @@ ngx_http_llm_stepper_create(ngx_cycle_t *cycle, ngx_http_llm_model_t *m,
     cfg.kv_memory = m->kv_memory;
     cfg.threads = (int) m->threads;
     cfg.kv = m->kv_f16 ? LLM_KV_F16 : LLM_KV_F32;
+    cfg.draft = m->draft;
     cfg.wake = ngx_http_llm_step_post;
     cfg.wake_data = st;
 
@@ -333,6 +334,10 @@ ngx_http_llm_sched_health(llm_sched *s, json_t *out)
                                   ? (double) (long) (1000.0 * st.generated_tokens
                                                      / st.seq_steps) / 1000
                                   : 0));
+    json_object_set_new(sp, "draft_proposed_tokens",
+                        json_integer(st.draft_proposed));
+    json_object_set_new(sp, "draft_accepted_tokens",
+                        json_integer(st.draft_accepted));
     json_object_set_new(out, "speculation", sp);
     json_object_set_new(out, "kv_cache_bytes",
                         json_integer(st.kv_cache_bytes));

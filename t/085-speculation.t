@@ -57,7 +57,7 @@ my ($p) = ::golden(0);
 --- response_body_like eval
 my (undef, $t) = ::golden(0);
 [qr/"token_ids":\[\Q@{[CORE::join ',', @$t]}\E\]/,
- qr/"speculation":\{"steps":[1-9]\d*,"proposed_tokens":[1-9]\d*,"accepted_tokens":[1-9]\d*,"acceptance_rate":[0-9.]+,"tokens_per_step":1\.\d+\}/]
+ qr/"speculation":\{"steps":[1-9]\d*,"proposed_tokens":[1-9]\d*,"accepted_tokens":[1-9]\d*,"acceptance_rate":[0-9.]+,"tokens_per_step":1\.\d+,"draft_proposed_tokens":0,"draft_accepted_tokens":0\}/]
 
 
 
@@ -144,3 +144,36 @@ location = /health { llm_api health; }
 [200, 400]
 --- response_body_like eval
 [qr/"type":"message"/, qr/^\{"type":"error","error":\{"type":"invalid_request_error","message":"[^"]*'speculation'/]
+
+
+
+=== TEST 8: a draft model (another model of the same vocabulary): greedy tokens still transformers'
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 parallel=2 draft=$TEST_NGINX_FIXTURES/models/llama_f32;
+llm_thread_pool llm;
+--- config
+location = /v1/completions { llm_api completions; }
+location = /health { llm_api health; }
+--- request eval
+my ($p) = ::golden(1);
+["POST /v1/completions\n" . ::body(prompt => $p, max_tokens => 32, temperature => 0,
+                                    speculation => "on", return_token_ids => JSON::PP::true),
+ "GET /health"]
+--- error_code eval
+[200, 200]
+--- response_body_like eval
+my (undef, $t) = ::golden(1);
+[qr/"token_ids":\[\Q@{[CORE::join ',', @$t]}\E\]/,
+ qr/"draft_proposed_tokens":[1-9]\d*,"draft_accepted_tokens":\d+\}/]
+
+
+
+=== TEST 9: a draft of another vocabulary fails the configuration
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 draft=$TEST_NGINX_MODELS/ngxllm-tiny;
+llm_thread_pool llm;
+--- config
+location = /v1/completions { llm_api completions; }
+--- must_die
+--- error_log eval
+qr/llm_model "tiny": draft "[^"]*ngxllm-tiny": the draft's vocabulary has 8192 ids/

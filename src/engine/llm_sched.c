@@ -74,6 +74,8 @@ struct llm_seq {
     llm_token_logprobs    *lps;             /* [LLM_SPEC_K_MAX + 1] with logprobs */
 
     llm_spec_state         spec;            /* speculative decoding */
+    int                    draft_k;         /* tokens the draft model is to propose this step */
+    int                    drafted;         /* and has proposed */
 };
 
 struct llm_sched {
@@ -102,6 +104,10 @@ struct llm_sched {
     int                    n_prefill;       /* prompt tokens in the step */
     int                    n_draft;         /* proposed tokens in the step */
     llm_suffix            *recent;          /* recent requests' tokens, for proposals */
+    llm_runtime           *draft_rt;        /* the draft model's runtime, or NULL */
+    double                 draft_cost;      /* a draft token in target decode steps */
+    llm_batch_item        *draft_items;     /* a draft forward's items ... */
+    int                   *draft_item;      /* ... and the step item of each */
     int                    rc;
     int                    files_changed;   /* set by the step thread */
     char                   err[512];
@@ -121,6 +127,7 @@ struct llm_sched {
     uint64_t               admissions, preempted;
     uint64_t               seq_steps;       /* sequences' sampling steps */
     uint64_t               spec_steps, spec_proposed, spec_accepted;
+    uint64_t               draft_proposed, draft_accepted;
 };
 
 
@@ -133,7 +140,64 @@ llm_sched_wake(llm_sched *s)
 }
 
 
+/*
+ * The slot keeps the first len positions of its KV cache, and the draft
+ * model's slot no more: rollback of the tokens of rejected proposals.  The
+ * one place that shortens a running slot.
+ */
+static void
+llm_sched_slot_truncate(llm_sched *s, int slot, size_t len)
+{
+    llm_seq_truncate(s->rt, slot, (int) len);
+    if (s->draft_rt) {
+        llm_seq_truncate(s->draft_rt, slot, (int) len);
+    }
+    s->slot_len[slot] = len;
+}
+
+
+/* The model's slot and the draft's: their blocks go to the prefix caches. */
+static void
+llm_sched_slot_close(llm_sched *s, int slot)
+{
+    llm_seq_close(s->rt, slot);
+    if (s->draft_rt) {
+        llm_seq_close(s->draft_rt, slot);
+    }
+}
+
+
 /* ---- creation ---- */
+
+int
+llm_sched_draft_opts(const llm_model *m, const llm_model *draft,
+    const llm_runtime_opts *target, llm_runtime_opts *out, char *err,
+    size_t errlen)
+{
+    llm_runtime_opts  t = *target;
+    size_t            blocks;
+
+    if (llm_runtime_resolve(m, &t, err, errlen) != 0) {
+        return -1;
+    }
+
+    /*
+     * The draft holds at most the positions its slot holds in the model:
+     * as many blocks as the model's KV memory has, and one more per slot
+     * for the proposal it feeds beyond them.
+     */
+    blocks = t.kv_memory > 0
+             ? t.kv_memory / llm_runtime_kv_block_bytes(m, t.kv)
+             : (size_t) t.n_seq_max
+               * (((size_t) t.n_ctx + LLM_KV_BLOCK - 1) / LLM_KV_BLOCK);
+
+    *out = t;
+    out->kv_memory = (blocks + (size_t) t.n_seq_max)
+                     * llm_runtime_kv_block_bytes(draft, t.kv);
+
+    return llm_runtime_resolve(draft, out, err, errlen);
+}
+
 
 llm_sched *
 llm_sched_create(const llm_model *m, const llm_sched_config *cfg, char *err,
@@ -141,7 +205,7 @@ llm_sched_create(const llm_model *m, const llm_sched_config *cfg, char *err,
 {
     size_t             i;
     llm_sched         *s;
-    llm_runtime_opts   opts;
+    llm_runtime_opts   opts, dopts;
 
     s = calloc(1, sizeof(*s));
     if (s == NULL) {
@@ -172,7 +236,26 @@ llm_sched_create(const llm_model *m, const llm_sched_config *cfg, char *err,
     }
     s->n_ctx = (size_t) llm_runtime_n_ctx(s->rt);
 
+    if (cfg->draft) {
+        if (llm_sched_draft_opts(m, cfg->draft, &opts, &dopts, err, errlen) != 0) {
+            llm_runtime_free(s->rt);
+            free(s);
+            return NULL;
+        }
+        s->draft_rt = llm_runtime_create_opts(cfg->draft, &dopts, err, errlen);
+        if (s->draft_rt == NULL) {
+            llm_runtime_free(s->rt);
+            free(s);
+            return NULL;
+        }
+        /* decode reads the weights: a draft token costs their ratio of a step */
+        s->draft_cost = (double) llm_model_get_info(cfg->draft)->weight_bytes
+                        / (double) llm_model_get_info(m)->weight_bytes;
+    }
+
     s->recent = llm_suffix_create(LLM_SCHED_RECENT_TOKENS);
+    s->draft_items = calloc(s->n_slots, sizeof(*s->draft_items));
+    s->draft_item = calloc(s->n_slots, sizeof(*s->draft_item));
     s->slot_seq = calloc(s->n_slots, sizeof(*s->slot_seq));
     s->slot_tokens = calloc(s->n_slots, sizeof(*s->slot_tokens));
     s->slot_len = calloc(s->n_slots, sizeof(*s->slot_len));
@@ -181,7 +264,7 @@ llm_sched_create(const llm_model *m, const llm_sched_config *cfg, char *err,
     s->prefilling = calloc(s->n_slots, sizeof(*s->prefilling));
     if (s->slot_seq == NULL || s->slot_tokens == NULL || s->slot_len == NULL
         || s->items == NULL || s->item_seq == NULL || s->recent == NULL
-        || s->prefilling == NULL)
+        || s->prefilling == NULL || s->draft_items == NULL || s->draft_item == NULL)
     {
         snprintf(err, errlen, "out of memory for %zu slots", s->n_slots);
         goto failed;
@@ -234,7 +317,10 @@ llm_sched_free(llm_sched *s)
     }
 
     llm_runtime_free(s->rt);
+    llm_runtime_free(s->draft_rt);
     llm_suffix_free(s->recent);
+    free(s->draft_items);
+    free(s->draft_item);
     free(s->slot_seq);
     free(s->slot_tokens);
     free(s->slot_len);
@@ -301,6 +387,8 @@ llm_sched_get_stats(const llm_sched *s, llm_sched_stats *st)
     st->spec_steps = s->spec_steps;
     st->spec_proposed = s->spec_proposed;
     st->spec_accepted = s->spec_accepted;
+    st->draft_proposed = s->draft_proposed;
+    st->draft_accepted = s->draft_accepted;
 }
 
 
@@ -474,7 +562,7 @@ llm_slot_release(llm_sched *s, llm_seq *seq)
 
     if (seq->running) {
         s->slot_seq[seq->slot] = NULL;
-        llm_seq_close(s->rt, seq->slot);
+        llm_sched_slot_close(s, seq->slot);
         seq->running = 0;
     }
 }
@@ -696,7 +784,7 @@ llm_sched_preempt(llm_sched *s, llm_seq *seq)
     seq->n_done = 0;
 
     s->slot_seq[seq->slot] = NULL;
-    llm_seq_close(s->rt, seq->slot);
+    llm_sched_slot_close(s, seq->slot);
     seq->running = 0;
     seq->slot = -1;
 
@@ -739,7 +827,7 @@ llm_sched_make_room(llm_sched *s)
 static void
 llm_sched_admit(llm_sched *s)
 {
-    int            slot;
+    int            slot, d_slot;
     size_t         limit, reused, n_run;
     long           spare;
     llm_seq       *seq;
@@ -755,14 +843,28 @@ llm_sched_admit(llm_sched *s)
         /* at least one input token is computed, for its logits */
         limit = seq->sampler == NULL ? 0 : seq->n_input - 1;
 
+        /* the draft's slot is open exactly when the model's is: the same id */
+        if (s->draft_rt && (d_slot = llm_seq_open(s->draft_rt)) != slot) {
+            if (d_slot >= 0) {
+                llm_seq_close(s->draft_rt, d_slot);
+            }
+            llm_seq_close(s->rt, slot);
+            return;
+        }
+
         reused = (size_t) llm_seq_reuse(s->rt, slot, seq->prompt, (int) limit);
 
         /* blocks the rest of the input and the next token need, beyond
          * those promised to the sequences already running */
         spare = llm_sched_blocks_spare(s, &n_run);
         if ((long) llm_seq_blocks_needed(seq, reused) > spare && n_run > 0) {
-            llm_seq_close(s->rt, slot);
+            llm_sched_slot_close(s, slot);
             return;
+        }
+
+        if (s->draft_rt) {
+            /* the draft reads from where its own prefix cache ends */
+            llm_seq_reuse(s->draft_rt, slot, seq->prompt, (int) reused);
         }
 
         llm_seq_unqueue(seq);
@@ -945,9 +1047,11 @@ llm_sched_propose(llm_sched *s, llm_seq *seq, size_t n, int *rows,
     t.na = seq->n_prompt;
     t.b = seq->gen;
     t.nb = seq->n_gen;
-    d = llm_spec_propose(&seq->spec, &t, s->recent, cost, (int) k_max,
-                         seq->gen + seq->n_gen);
-    *rows -= d;
+    d = llm_spec_propose(&seq->spec, &t, s->recent, cost,
+                         s->draft_rt ? s->draft_cost : -1, (int) k_max,
+                         seq->gen + seq->n_gen, &seq->draft_k);
+    /* the draft model's proposals are made in the step: their rows now */
+    *rows -= d + seq->draft_k;
     *spare -= llm_seq_blocks_to_grow(s->rt, seq->slot, (int) (n + d))
               - llm_seq_blocks_to_grow(s->rt, seq->slot, (int) n);
 
@@ -1023,6 +1127,7 @@ llm_sched_step_prepare(llm_sched *s)
         it->want_embedding = 0;
         seq->n_out = 0;
         seq->n_accepted = 0;
+        seq->draft_k = 0;
 
         /*
          * feed the last sampled token and any forced after it, then the
@@ -1199,6 +1304,133 @@ llm_seq_verify(llm_sched *s, int i, llm_seq *seq)
 }
 
 
+static int32_t
+llm_argmax(const float *v, int n)
+{
+    int  i, best = 0;
+
+    for (i = 1; i < n; i++) {
+        if (v[i] > v[best]) {
+            best = i;
+        }
+    }
+    return best;
+}
+
+
+/*
+ * The draft model's part of the step (step thread, before the forward
+ * pass).  It reads what it has not seen of each speculating sequence — the
+ * prompt up to the end of a prefill item's chunk, or a decoding sequence's
+ * output through the tokens this step feeds — and then decodes greedily
+ * the tokens it was asked for (llm_seq.draft_k), all sequences batched,
+ * one draft forward per proposed position; the proposals are appended to
+ * the step's items.  A greedy draft names one token per position, so
+ * verification stays exact.  A draft item that fails only leaves its
+ * sequence with fewer proposals.
+ */
+static void
+llm_sched_draft(llm_sched *s)
+{
+    int              i, j, n, pos, k_max = 0, nv;
+    size_t           have, end;
+    char             err[256];
+    llm_seq         *seq;
+    llm_batch_item  *it, *dt;
+    const float     *lg;
+
+    nv = llm_model_get_info(s->model)->n_vocab;
+    n = 0;
+
+    for (i = 0; i < s->n_items; i++) {
+        seq = s->item_seq[i];
+        it = &s->items[i];
+        seq->drafted = 0;
+
+        if (seq->sampler == NULL || seq->spec.mode == LLM_SPEC_OFF) {
+            continue;
+        }
+
+        have = (size_t) llm_seq_len(s->draft_rt, it->slot);
+        dt = &s->draft_items[n];
+        dt->slot = it->slot;
+        dt->want_embedding = 0;
+
+        if (seq->n_done < seq->n_input) {
+            /* prefill: the prompt through this chunk, in step with the model */
+            end = seq->n_done + (size_t) it->n_tokens;
+            if (have >= end) {
+                continue;
+            }
+            dt->tokens = seq->prompt + have;
+            dt->n_tokens = (int) (end - have);
+            dt->want_logits = 0;
+
+        } else {
+            if (seq->draft_k == 0 || have < seq->n_prompt
+                || have - seq->n_prompt >= seq->n_gen)
+            {
+                seq->draft_k = 0;
+                continue;
+            }
+            dt->tokens = seq->gen + (have - seq->n_prompt);
+            dt->n_tokens = (int) (seq->n_gen - (have - seq->n_prompt));
+            dt->want_logits = 1;
+            if (seq->draft_k > k_max) {
+                k_max = seq->draft_k;
+            }
+        }
+
+        s->draft_item[n++] = i;
+    }
+
+    /* position 0 from the catch-up pass, then one pass per position */
+    for (pos = 0; n > 0; pos++) {
+        if (llm_forward(s->draft_rt, s->draft_items, n, err, sizeof(err)) < 0) {
+            break;
+        }
+
+        for (j = 0; j < n; j++) {
+            seq = s->item_seq[s->draft_item[j]];
+            lg = s->draft_items[j].want_logits ? llm_forward_logits(s->draft_rt, j)
+                                               : NULL;
+            if (lg != NULL && seq->drafted == pos) {
+                seq->gen[seq->n_gen + pos] = llm_argmax(lg, nv);
+                seq->drafted++;
+            }
+        }
+
+        if (pos + 1 >= k_max) {
+            break;
+        }
+
+        /* the next pass: the token just proposed, where more are wanted */
+        n = 0;
+        for (i = 0; i < s->n_items; i++) {
+            seq = s->item_seq[i];
+            if (seq->draft_k > pos + 1 && seq->drafted == pos + 1) {
+                dt = &s->draft_items[n];
+                dt->slot = s->items[i].slot;
+                dt->tokens = &seq->gen[seq->n_gen + pos];
+                dt->n_tokens = 1;
+                dt->want_logits = 1;
+                dt->want_embedding = 0;
+                s->draft_item[n++] = i;
+            }
+        }
+    }
+
+    for (i = 0; i < s->n_items; i++) {
+        seq = s->item_seq[i];
+        if (seq->drafted > 0 && seq->n_done == seq->n_input) {
+            s->items[i].n_tokens += seq->drafted;
+            s->items[i].want_logits = 1 + seq->drafted;
+            s->n_draft += seq->drafted;
+        }
+    }
+}
+
+
 void
 llm_sched_step_run(llm_sched *s)
 {
@@ -1211,10 +1443,17 @@ llm_sched_step_run(llm_sched *s)
     clock_gettime(CLOCK_MONOTONIC, &t0);
 
     /* weights rewritten in place: their mapping must not be read (SIGBUS) */
-    if (llm_model_files_changed(s->model, s->err, sizeof(s->err))) {
+    if (llm_model_files_changed(s->model, s->err, sizeof(s->err))
+        || (s->cfg.draft
+            && llm_model_files_changed(s->cfg.draft, s->err, sizeof(s->err))))
+    {
         s->rc = -1;
         s->files_changed = 1;
         return;
+    }
+
+    if (s->draft_rt) {
+        llm_sched_draft(s);
     }
 
     /* rc > 0: some items failed on their own; the others ran */
@@ -1346,18 +1585,6 @@ llm_seq_set_speculation(llm_seq *seq, llm_spec_mode mode)
 }
 
 
-/*
- * Rollback: the slot keeps the first len positions of its KV cache (the
- * tokens of rejected proposals go).  The one place that shortens a running
- * slot, whatever the cache's layout.
- */
-static void
-llm_sched_slot_truncate(llm_sched *s, int slot, size_t len)
-{
-    llm_seq_truncate(s->rt, slot, (int) len);
-    s->slot_len[slot] = len;
-}
-
 
 const char *
 llm_sched_step_failure(const llm_sched *s, int *files_changed)
@@ -1459,6 +1686,11 @@ llm_sched_step_complete(llm_sched *s)
             seq->retained = 1;
         }
 
+        if (seq->spec.proposer == LLM_PROPOSER_DRAFT) {
+            seq->spec.n_proposed = (int) d;    /* the draft may have made fewer */
+            s->draft_proposed += d;
+            s->draft_accepted += (uint64_t) seq->n_accepted;
+        }
         if (d > 0) {
             s->spec_steps++;
             s->spec_proposed += d;

@@ -66,6 +66,13 @@ typedef struct {
                                     step's prefill when nobody decodes; 0: 512 */
     double     (*now)(void);     /* the retention clock in seconds; NULL: monotonic */
     /*
+     * A draft model (same vocabulary; NULL: none): it follows every
+     * speculating sequence's tokens in a runtime of its own and, when the
+     * draft-free proposers have no guess, proposes by greedy decoding, k
+     * tokens in k batched steps of its own before the step's forward pass.
+     */
+    const llm_model *draft;
+    /*
      * Called when new work may be runnable (a submit, a resume, a slot set
      * free) so the caller can post a step if none is in flight; may be NULL.
      */
@@ -99,9 +106,11 @@ typedef struct {
     uint64_t spec_steps;      /* of those, steps that verified proposed tokens */
     uint64_t spec_proposed;   /* tokens proposed */
     uint64_t spec_accepted;   /* of those, kept */
+    uint64_t draft_proposed;  /* of the proposed, made by the draft model */
+    uint64_t draft_accepted;  /* and of those, kept */
 } llm_sched_stats;
 
-/* Creates the runtime (KV memory, compute threads). */
+/* Creates the runtime (KV memory, compute threads), and the draft model's. */
 llm_sched *llm_sched_create(const llm_model *m, const llm_sched_config *cfg,
     char *err, size_t errlen);
 /*
@@ -109,6 +118,17 @@ llm_sched *llm_sched_create(const llm_model *m, const llm_sched_config *cfg,
  * queue (a worker that exits); every other sequence must have been released.
  */
 void llm_sched_free(llm_sched *s);
+
+/*
+ * The runtime options of a draft model for a model whose runtime has the
+ * options `target`: the same threads, context and slots, KV memory for as
+ * many positions as the model's and a block more per slot (what
+ * llm_sched_create gives it, and what a configuration check counts).
+ * 0, or -1 with err.
+ */
+int llm_sched_draft_opts(const llm_model *m, const llm_model *draft,
+    const llm_runtime_opts *target, llm_runtime_opts *out, char *err,
+    size_t errlen);
 
 const llm_model *llm_sched_model(const llm_sched *s);
 size_t llm_sched_n_ctx(const llm_sched *s);

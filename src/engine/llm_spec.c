@@ -6,6 +6,7 @@
  * beats the verification's cost, and after a proposal that did not pay
  * waits a growing number of steps before it probes again.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "engine/llm_spec.h"
@@ -57,30 +58,72 @@ llm_spec_best_k(double alpha, double cost, int k_max)
 }
 
 
+/*
+ * Tokens to propose from a proposer whose acceptance is alpha (0: none
+ * this step); auto backs off while it does not pay and probes with one
+ * token when the wait ends.
+ */
+static int
+llm_spec_decide_k(llm_spec_state *st, double alpha, double cost, int k_max)
+{
+    int  k, probe;
+
+    probe = st->probe;
+    st->probe = 0;
+
+    k = llm_spec_best_k(alpha, cost, k_max);
+    if (k == 0) {
+        if (st->mode == LLM_SPEC_AUTO && !probe) {
+            /* does not pay now: wait, longer each time */
+            st->skip = st->backoff;
+            st->backoff = st->backoff * 2 < LLM_SPEC_BACKOFF_MAX
+                          ? st->backoff * 2 : LLM_SPEC_BACKOFF_MAX;
+            return 0;
+        }
+        k = 1;
+    }
+    return k;
+}
+
+
+/* Waiting after a proposal that did not pay: 1 while this step is skipped. */
+static int
+llm_spec_waiting(llm_spec_state *st)
+{
+    if (st->skip > 0) {
+        /* the first proposal after waiting is a probe: at least one token */
+        st->probe = --st->skip == 0;
+        return 1;
+    }
+    return 0;
+}
+
+
 int
 llm_spec_propose(llm_spec_state *st, const llm_tokens2 *t,
-    const llm_suffix *sx, double cost, int k_max, int32_t *out)
+    const llm_suffix *sx, double cost, double draft_cost, int k_max,
+    int32_t *out, int *draft_k)
 {
-    int      n[LLM_PROPOSERS], match[LLM_PROPOSERS], p, best, k, probe;
+    int      n[LLM_PROPOSERS], match[LLM_PROPOSERS], p, best, k;
     int32_t  guess[LLM_PROPOSERS][LLM_SPEC_K_MAX], tail[LLM_SPEC_MATCH_MAX];
     size_t   total = t->na + t->nb, i, from;
 
     st->proposer = -1;
     st->n_proposed = 0;
+    *draft_k = 0;
 
+    if (cost <= 0) {
+        cost = LLM_SPEC_COST_PRIOR;
+    }
     if (st->mode == LLM_SPEC_OFF || k_max <= 0) {
         return 0;
     }
     if (k_max > LLM_SPEC_K_MAX) {
         k_max = LLM_SPEC_K_MAX;
     }
-    if (st->skip > 0) {
-        /* the first proposal after waiting is a probe: at least one token */
-        st->probe = --st->skip == 0;
+    if (llm_spec_waiting(st)) {
         return 0;
     }
-    probe = st->probe;
-    st->probe = 0;
 
     n[LLM_PROPOSER_LOOKUP] = llm_lookup_propose(t, LLM_SPEC_MATCH_MIN,
                                  LLM_SPEC_MATCH_MAX, guess[LLM_PROPOSER_LOOKUP],
@@ -101,7 +144,7 @@ llm_spec_propose(llm_spec_state *st, const llm_tokens2 *t,
 
     /* the proposer that has been right more often; ties: the longer match */
     best = -1;
-    for (p = 0; p < LLM_PROPOSERS; p++) {
+    for (p = LLM_PROPOSER_LOOKUP; p <= LLM_PROPOSER_SUFFIX; p++) {
         if (n[p] == 0) {
             continue;
         }
@@ -111,21 +154,24 @@ llm_spec_propose(llm_spec_state *st, const llm_tokens2 *t,
             best = p;
         }
     }
+    if (best < 0 && draft_cost >= 0) {
+        /* no guess from the request: the draft model's, each token costing its step too */
+        k = llm_spec_decide_k(st, st->acc[LLM_PROPOSER_DRAFT], cost + draft_cost,
+                              k_max);
+        if (k > 0) {
+            st->proposer = LLM_PROPOSER_DRAFT;
+            st->n_proposed = k;
+            *draft_k = k;
+        }
+        return 0;
+    }
     if (best < 0) {
         return 0;
     }
 
-    k = llm_spec_best_k(st->acc[best], cost > 0 ? cost : LLM_SPEC_COST_PRIOR,
-                        k_max);
+    k = llm_spec_decide_k(st, st->acc[best], cost, k_max);
     if (k == 0) {
-        if (st->mode == LLM_SPEC_AUTO && !probe) {
-            /* does not pay now: wait, longer each time */
-            st->skip = st->backoff;
-            st->backoff = st->backoff * 2 < LLM_SPEC_BACKOFF_MAX
-                          ? st->backoff * 2 : LLM_SPEC_BACKOFF_MAX;
-            return 0;
-        }
-        k = 1;
+        return 0;
     }
     if (k > n[best]) {
         k = n[best];
@@ -169,4 +215,33 @@ llm_spec_update(llm_spec_state *st, int accepted)
 
     st->proposer = -1;
     st->n_proposed = 0;
+}
+
+
+int
+llm_spec_draft_check(const llm_model *m, const llm_tokenizer *tok,
+    const llm_model *draft, const llm_tokenizer *draft_tok, char *err,
+    size_t errlen)
+{
+    int          a = llm_model_get_info(m)->n_vocab;
+    int          b = llm_model_get_info(draft)->n_vocab;
+    size_t       n = llm_tokenizer_n_vocab(tok), i;
+    const char  *p, *q;
+
+    if (a != b || n != llm_tokenizer_n_vocab(draft_tok)) {
+        snprintf(err, errlen, "the draft's vocabulary has %d ids (%zu in its "
+                 "tokenizer), the model's %d (%zu)", b,
+                 llm_tokenizer_n_vocab(draft_tok), a, n);
+        return -1;
+    }
+    for (i = 0; i < n; i++) {
+        p = llm_tokenizer_piece(tok, (int32_t) i);
+        q = llm_tokenizer_piece(draft_tok, (int32_t) i);
+        if ((p == NULL) != (q == NULL) || (p && strcmp(p, q) != 0)) {
+            snprintf(err, errlen, "token %zu is \"%s\" for the model but "
+                     "\"%s\" for the draft", i, p ? p : "", q ? q : "");
+            return -1;
+        }
+    }
+    return 0;
 }

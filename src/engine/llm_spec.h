@@ -14,7 +14,9 @@
 #include <stdint.h>
 
 #include "core/llm_ir.h"
+#include "engine/llm_engine.h"
 #include "engine/llm_lookup.h"
+#include "engine/llm_tokenizer.h"
 #include "engine/llm_suffix.h"
 
 /* Most tokens proposed in one step. */
@@ -30,6 +32,7 @@ typedef enum {
 typedef enum {
     LLM_PROPOSER_LOOKUP = 0,
     LLM_PROPOSER_SUFFIX,
+    LLM_PROPOSER_DRAFT,    /* a small model of the same vocabulary, decoding greedily */
     LLM_PROPOSERS
 } llm_proposer;
 
@@ -57,9 +60,23 @@ int llm_spec_best_k(double alpha, double cost, int k_max);
  * A proposal of up to k_max tokens for the sequence whose tokens are t
  * (suffix store may be NULL); cost as for llm_spec_best_k (<= 0: not yet
  * measured).  Returns the number written to out, 0 for none this step.
+ * With a draft model (draft_cost >= 0: one draft token in decode steps of
+ * the target), when the draft-free proposers have no guess, *draft_k gets
+ * how many tokens the draft should propose instead (0: none); the caller
+ * corrects st->n_proposed if the draft makes fewer.
  */
 int llm_spec_propose(llm_spec_state *st, const llm_tokens2 *t,
-    const llm_suffix *sx, double cost, int k_max, int32_t *out);
+    const llm_suffix *sx, double cost, double draft_cost, int k_max,
+    int32_t *out, int *draft_k);
+
+/*
+ * A draft model must speak the target's vocabulary: the same number of ids
+ * and the same token at every id.  0, or -1 with the first difference in
+ * err.
+ */
+int llm_spec_draft_check(const llm_model *m, const llm_tokenizer *tok,
+    const llm_model *draft, const llm_tokenizer *draft_tok, char *err,
+    size_t errlen);
 
 /* The verification of the proposal in flight kept `accepted` of its tokens. */
 void llm_spec_update(llm_spec_state *st, int accepted);

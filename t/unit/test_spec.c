@@ -112,7 +112,7 @@ test_policy(void)
     llm_spec_state  st;
     int32_t         p[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3 }, out[LLM_SPEC_K_MAX];
     llm_tokens2     t = { p, 12, NULL, 0 };
-    int             n, i, skipped;
+    int             n, i, skipped, dk;
 
     is_int(llm_spec_best_k(0.9, 0.05, 8), 8, "high acceptance, cheap verification: all 8");
     is_int(llm_spec_best_k(0.5, 0.3, 8), 1, "even odds at 0.3 steps a token: 1");
@@ -120,20 +120,20 @@ test_policy(void)
     is_int(llm_spec_best_k(0.99, 1.0, 8), 0, "verification as dear as a step never pays");
 
     llm_spec_init(&st, LLM_SPEC_OFF);
-    is_int(llm_spec_propose(&st, &t, NULL, 0.1, 8, out), 0, "off: nothing");
+    is_int(llm_spec_propose(&st, &t, NULL, 0.1, -1, 8, out, &dk), 0, "off: nothing");
 
     llm_spec_init(&st, LLM_SPEC_AUTO);
-    n = llm_spec_propose(&st, &t, NULL, 0.05, 8, out);
+    n = llm_spec_propose(&st, &t, NULL, 0.05, -1, 8, out, &dk);
     ok(n >= 1 && out[0] == 4, "auto: prompt lookup proposes 4 ... (%d)", n);
 
     /* rejected every time: auto stops proposing, then probes now and then */
     for (i = 0; i < 6; i++) {
-        n = llm_spec_propose(&st, &t, NULL, 0.3, 8, out);
+        n = llm_spec_propose(&st, &t, NULL, 0.3, -1, 8, out, &dk);
         llm_spec_update(&st, 0);
     }
     skipped = 0;
     for (i = 0; i < 20; i++) {
-        n = llm_spec_propose(&st, &t, NULL, 0.3, 8, out);
+        n = llm_spec_propose(&st, &t, NULL, 0.3, -1, 8, out, &dk);
         skipped += n == 0;
         llm_spec_update(&st, 0);
     }
@@ -142,20 +142,20 @@ test_policy(void)
 
     llm_spec_init(&st, LLM_SPEC_ON);
     for (i = 0; i < 6; i++) {
-        llm_spec_propose(&st, &t, NULL, 0.3, 8, out);
+        llm_spec_propose(&st, &t, NULL, 0.3, -1, 8, out, &dk);
         llm_spec_update(&st, 0);
     }
-    ok(llm_spec_propose(&st, &t, NULL, 0.3, 8, out) >= 1, "on: proposes whatever the acceptance");
+    ok(llm_spec_propose(&st, &t, NULL, 0.3, -1, 8, out, &dk) >= 1, "on: proposes whatever the acceptance");
 
     /* kept every time: k grows */
     llm_spec_init(&st, LLM_SPEC_AUTO);
     for (i = 0; i < 10; i++) {
-        n = llm_spec_propose(&st, &t, NULL, 0.05, 8, out);
+        n = llm_spec_propose(&st, &t, NULL, 0.05, -1, 8, out, &dk);
         llm_spec_update(&st, n);
     }
     ok(st.acc[LLM_PROPOSER_LOOKUP] > 0.8, "acceptance estimate rises (%.2f)",
        st.acc[LLM_PROPOSER_LOOKUP]);
-    n = llm_spec_propose(&st, &t, NULL, 0.05, 8, out);
+    n = llm_spec_propose(&st, &t, NULL, 0.05, -1, 8, out, &dk);
     ok(n >= 3, "and so does k (%d; the lookup had 3 to give)", n);
 }
 
@@ -279,12 +279,13 @@ static void on_flush(void *o) { (void) o; }
 static const llm_seq_events events = { on_token, on_done, on_flush };
 
 static llm_sched *
-make_sched(const llm_model *m, int parallel)
+make_sched_draft(const llm_model *m, int parallel, const llm_model *draft)
 {
     char              err[256];
     llm_sched_config  cfg = { 0 };
     llm_sched        *s;
 
+    cfg.draft = draft;
     cfg.parallel = parallel;
     cfg.queue = 8;
     cfg.n_ctx = 256;
@@ -293,6 +294,12 @@ make_sched(const llm_model *m, int parallel)
     s = llm_sched_create(m, &cfg, err, sizeof(err));
     if (s == NULL) diag(err);
     return s;
+}
+
+static llm_sched *
+make_sched(const llm_model *m, int parallel)
+{
+    return make_sched_draft(m, parallel, NULL);
 }
 
 typedef struct {
@@ -476,6 +483,84 @@ test_copy_steps(const llm_model *m)
     llm_sched_get_stats(s, &c);
     (void) c;
     llm_sched_free(s);
+}
+
+/*
+ * A draft model: the target's own weights (every greedy proposal kept) and
+ * another model of the same vocabulary; outputs the same with and without,
+ * alone and batched, greedy and sampled; prefix reuse keeps the draft's
+ * cache in step with the slot's.
+ */
+static void
+test_draft(const llm_model *m, const llm_model *other)
+{
+    const llm_model  *drafts[2] = { m, other };
+    const char       *names[2] = { "itself", "llama_f32" };
+    int32_t           prompt[3][64];
+    size_t            np[3];
+    sampling_t        sm[2] = { { 0, 1, 0, 1 }, { 0.8f, 11, 1, 1 } };
+    run_t             off[3], on[3];
+    llm_sched_stats   a, b;
+    int               d, c, i, all_same;
+
+    for (i = 0; i < 3; i++) {
+        /* variants without repeats of their own, so that the draft proposes */
+        np[i] = make_prompt(prompt[i], i) / 3;
+    }
+    for (d = 0; d < 2; d++) {
+        llm_sched  *s = make_sched_draft(m, 3, drafts[d]), *plain = make_sched(m, 3);
+
+        if (!ok(s != NULL && plain != NULL, "scheduler with a draft model (%s)", names[d])) {
+            return;
+        }
+        for (c = 0; c < 2; c++) {
+            llm_sched_get_stats(s, &a);
+            for (i = 0; i < 3; i++) {
+                start(plain, prompt[i], np[i], 40, &sm[c], LLM_SPEC_OFF, &off[i]);
+                run_steps(plain);
+                llm_seq_release(off[i].seq);
+            }
+            /* twice alone (the second reuses the cached prompt), then batched */
+            all_same = 1;
+            for (i = 0; i < 3; i++) {
+                start(s, prompt[i], np[i], 40, &sm[c], LLM_SPEC_ON, &on[i]);
+                run_steps(s);
+                llm_seq_release(on[i].seq);
+                all_same &= same(&off[i], &on[i]) && off[i].n == 40;
+                start(s, prompt[i], np[i], 40, &sm[c], LLM_SPEC_AUTO, &on[i]);
+                run_steps(s);
+                llm_seq_release(on[i].seq);
+                all_same &= same(&off[i], &on[i]);
+            }
+            for (i = 0; i < 3; i++) {
+                start(s, prompt[i], np[i], 40, &sm[c], LLM_SPEC_ON, &on[i]);
+            }
+            run_steps(s);
+            for (i = 0; i < 3; i++) {
+                all_same &= same(&off[i], &on[i]);
+                llm_seq_release(on[i].seq);
+            }
+            llm_sched_get_stats(s, &b);
+            ok(all_same, "draft %s, temperature %.1f: the same tokens alone, again, and batched",
+               names[d], sm[c].temperature);
+            ok(b.draft_proposed > a.draft_proposed,
+               "draft %s, temperature %.1f: it proposed %llu tokens, %llu of all %llu proposals kept",
+               names[d], sm[c].temperature,
+               (unsigned long long) (b.draft_proposed - a.draft_proposed),
+               (unsigned long long) (b.spec_accepted - a.spec_accepted),
+               (unsigned long long) (b.spec_proposed - a.spec_proposed));
+            if (d == 0 && c == 0) {
+                /* all but end-of-sequence, which the requests' logit_bias forbids */
+                ok(10 * (b.draft_accepted - a.draft_accepted)
+                   >= 9 * (b.draft_proposed - a.draft_proposed),
+                   "the model as its own greedy draft: %llu of its %llu proposals kept",
+                   (unsigned long long) (b.draft_accepted - a.draft_accepted),
+                   (unsigned long long) (b.draft_proposed - a.draft_proposed));
+            }
+        }
+        llm_sched_free(s);
+        llm_sched_free(plain);
+    }
 }
 
 /*
@@ -663,6 +748,13 @@ main(void)
     test_exact(m, "qwen3_f32");
     test_copy_steps(m);
     test_distribution(m);
+    {
+        llm_model  *other = llm_model_load("t/fixtures/models/llama_f32", err, sizeof(err));
+        if (ok(other != NULL, "llama_f32 loads as a draft")) {
+            test_draft(m, other);
+            llm_model_free(other);
+        }
+    }
     llm_model_free(m);
 
     for (i = 0; i < 2; i++) {
