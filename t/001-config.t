@@ -76,7 +76,7 @@ llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 batch=4;
 location = /health { llm_api health; }
 --- must_die
 --- error_log eval
-qr/unknown llm_model option "batch=4" \(known: ctx=, parallel=, threads=, queue=, kv=, kv_memory=, quant=, chat=\)/
+qr/unknown llm_model option "batch=4" \(known: ctx=, parallel=, threads=, queue=, kv=, kv_memory=, quant=, chat=, draft=\)/
 
 
 
