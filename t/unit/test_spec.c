@@ -563,6 +563,31 @@ test_draft(const llm_model *m, const llm_model *other)
     }
 }
 
+/* The draft's KV memory: the model's positions and a block per slot. */
+static void
+test_draft_opts(const llm_model *m, const llm_model *draft)
+{
+    char              err[256];
+    llm_runtime_opts  t = { 1, 256, 3, LLM_KV_F32, 0 }, d;
+    size_t            db = llm_runtime_kv_block_bytes(draft, LLM_KV_F32), kv = 0;
+
+    int               rc;
+
+    rc = llm_sched_draft_opts(m, draft, &t, &d, err, sizeof(err));
+    ok(rc == 0 && d.kv_memory == (3 * 256 / LLM_KV_BLOCK + 3) * db && d.n_ctx == 256
+       && d.n_seq_max == 3 && d.n_threads == 1,
+       "draft of a model without kv_memory: %zu blocks for 3 slots of 256",
+       d.kv_memory / db);
+    t.kv_memory = 20 * llm_runtime_kv_block_bytes(m, LLM_KV_F32) + 1;
+    ok(llm_sched_draft_opts(m, draft, &t, &d, err, sizeof(err)) == 0
+       && d.kv_memory == 23 * db
+       && llm_runtime_memory(draft, &d, &kv) > kv && kv == 23 * db,
+       "draft of a model with 20 blocks of kv_memory: 23 blocks, counted");
+    t.kv_memory = 1;
+    ok(llm_sched_draft_opts(m, draft, &t, &d, err, sizeof(err)) != 0,
+       "a model whose options are refused has no draft options: %s", err);
+}
+
 /*
  * The target distribution, statistically: the second and third generated
  * tokens of many sampled runs with speculation on (seeds 1..N) against as
@@ -751,6 +776,7 @@ main(void)
     {
         llm_model  *other = llm_model_load("t/fixtures/models/llama_f32", err, sizeof(err));
         if (ok(other != NULL, "llama_f32 loads as a draft")) {
+            test_draft_opts(m, other);
             test_draft(m, other);
             llm_model_free(other);
         }
