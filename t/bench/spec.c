@@ -290,7 +290,7 @@ main(int argc, char **argv)
         llm_tokens2     tt = { ctx, 4095, ctx + 4095, 1 };
         uint64_t        x = 88172645463325252ull;
         double          t0, t1;
-        int             i, n = 0;
+        int             i, n = 0, dk;
 
         for (i = 0; i < 4096; i++) {
             x ^= x << 13; x ^= x >> 7; x ^= x << 17;
@@ -301,7 +301,7 @@ main(int argc, char **argv)
         llm_spec_init(&st, LLM_SPEC_AUTO);
         t0 = now_ms();
         for (i = 0; i < 2000; i++) {
-            n += llm_spec_propose(&st, &tt, sx, 0.1, LLM_SPEC_K_MAX, out);
+            n += llm_spec_propose(&st, &tt, sx, 0.1, -1, LLM_SPEC_K_MAX, out, &dk);
         }
         t1 = now_ms();
         printf("proposal search with nothing to find (4096-token context, suffix store of 4096): "
