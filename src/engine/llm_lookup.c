@@ -48,8 +48,14 @@ llm_lookup_propose(const llm_tokens2 *t, int n_min, int n_max,
         return 0;
     }
 
-    for (j = 0; j < k && best_end + j < n; j++) {
-        out[j] = tok_at(t, best_end + j);
+    /*
+     * what followed the occurrence; past the context's end that is what
+     * this proposal has just put there (an overlapping copy): a tail that
+     * repeats with period n - best_end goes on repeating, instead of the
+     * proposal stopping after one period
+     */
+    for (j = 0; j < k; j++) {
+        out[j] = best_end + j < n ? tok_at(t, best_end + j) : out[best_end + j - n];
     }
 
     *match = best;

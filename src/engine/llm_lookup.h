@@ -21,9 +21,10 @@ typedef struct {
 
 /*
  * The longest n in [n_min, n_max] for which the last n tokens of t occur
- * earlier in t (the latest such occurrence on ties); writes up to k tokens
- * that followed it into out and returns their number (0: no match), with
- * the match length in *match.
+ * earlier in t (the latest such occurrence on ties); writes the k tokens
+ * that followed it into out (where those run past the end of t, the ones
+ * this proposal put there: a repeating tail goes on repeating) and returns
+ * k, or 0 when nothing matches, with the match length in *match.
  */
 int llm_lookup_propose(const llm_tokens2 *t, int n_min, int n_max,
     int32_t *out, int k, int *match);

@@ -105,7 +105,11 @@ struct llm_sched {
     int                    n_draft;         /* proposed tokens in the step */
     llm_suffix            *recent;          /* recent requests' tokens, for proposals */
     llm_runtime           *draft_rt;        /* the draft model's runtime, or NULL */
-    double                 draft_cost;      /* a draft token in target decode steps */
+    double                 draft_cost;      /* a draft token in target decode steps,
+                                               until draft_pass_ms is measured */
+    double                 draft_ms;        /* the draft's part of the step (thread) */
+    int                    draft_passes;    /* and its forward passes */
+    double                 draft_pass_ms;   /* moving average of a draft pass */
     llm_batch_item        *draft_items;     /* a draft forward's items ... */
     int                   *draft_item;      /* ... and the step item of each */
     int                    rc;
@@ -982,6 +986,10 @@ llm_sched_step_timing(llm_sched *s)
 {
     double  per_token;
 
+    if (s->draft_passes > 0) {
+        s->draft_pass_ms = llm_ema(s->draft_pass_ms, s->draft_ms / s->draft_passes);
+    }
+
     if (s->n_prefill == 0 && s->n_draft == 0) {
         s->decode_ms = llm_ema(s->decode_ms, s->step_ms);
         return;
@@ -1011,7 +1019,7 @@ llm_sched_propose(llm_sched *s, llm_seq *seq, size_t n, int *rows,
     long *spare)
 {
     long         k_max, room;
-    double       cost;
+    double       cost, draft_cost;
     llm_tokens2  t;
     int          d;
 
@@ -1043,12 +1051,17 @@ llm_sched_propose(llm_sched *s, llm_seq *seq, size_t n, int *rows,
     cost = s->decode_ms > 0 && s->prefill_token_ms > 0
            ? s->prefill_token_ms / s->decode_ms : 0;
 
+    /* a draft token: one pass of the draft, measured once it has run */
+    draft_cost = s->draft_rt == NULL ? -1
+                 : s->draft_pass_ms > 0 && s->decode_ms > 0
+                 ? s->draft_pass_ms / s->decode_ms : s->draft_cost;
+
     t.a = seq->prompt;
     t.na = seq->n_prompt;
     t.b = seq->gen;
     t.nb = seq->n_gen;
     d = llm_spec_propose(&seq->spec, &t, s->recent, cost,
-                         s->draft_rt ? s->draft_cost : -1, (int) k_max,
+                         draft_cost, (int) k_max,
                          seq->gen + seq->n_gen, &seq->draft_k);
     /* the draft model's proposals are made in the step: their rows now */
     *rows -= d + seq->draft_k;
@@ -1327,12 +1340,12 @@ llm_argmax(const float *v, int n)
  * one draft forward per proposed position; the proposals are appended to
  * the step's items.  A greedy draft names one token per position, so
  * verification stays exact.  A draft item that fails only leaves its
- * sequence with fewer proposals.
+ * sequence with fewer proposals.  Returns the passes that proposed.
  */
-static void
+static int
 llm_sched_draft(llm_sched *s)
 {
-    int              i, j, n, pos, k_max = 0, nv;
+    int              i, j, n, pos, k_max = 0, nv, passes = 0;
     size_t           have, end;
     char             err[256];
     llm_seq         *seq;
@@ -1386,6 +1399,7 @@ llm_sched_draft(llm_sched *s)
 
     /* position 0 from the catch-up pass, then one pass per position */
     for (pos = 0; n > 0; pos++) {
+        passes += k_max > 0;
         if (llm_forward(s->draft_rt, s->draft_items, n, err, sizeof(err)) < 0) {
             break;
         }
@@ -1428,6 +1442,8 @@ llm_sched_draft(llm_sched *s)
             s->n_draft += seq->drafted;
         }
     }
+
+    return passes;
 }
 
 
@@ -1452,8 +1468,14 @@ llm_sched_step_run(llm_sched *s)
         return;
     }
 
+    s->draft_passes = 0;
     if (s->draft_rt) {
-        llm_sched_draft(s);
+        /* timed apart: the model's step times stay the model's */
+        s->draft_passes = llm_sched_draft(s);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        s->draft_ms = (t1.tv_sec - t0.tv_sec) * 1e3
+                      + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+        t0 = t1;
     }
 
     /* rc > 0: some items failed on their own; the others ran */

@@ -4,7 +4,8 @@
  * it were, and alpha per proposer is estimated from decayed counts of kept
  * tokens and rejections.  Auto mode proposes only while the expected gain
  * beats the verification's cost, and after a proposal that did not pay
- * waits a growing number of steps before it probes again.
+ * waits a growing number of steps before it probes again, unless the
+ * sequence starts repeating a long stretch of what it has seen.
  */
 #include <stdio.h>
 #include <string.h>
@@ -20,6 +21,12 @@
 
 /* Cost of verifying one token, in decode steps, until the scheduler has measured it. */
 #define LLM_SPEC_COST_PRIOR  0.3
+
+/*
+ * A match at least this long ends a wait: the sequence is repeating what it
+ * has seen, whatever the acceptance of the steps before.
+ */
+#define LLM_SPEC_MATCH_TRUST 8
 
 #define LLM_SPEC_BACKOFF_MIN 4
 #define LLM_SPEC_BACKOFF_MAX 64
@@ -104,7 +111,8 @@ llm_spec_propose(llm_spec_state *st, const llm_tokens2 *t,
     const llm_suffix *sx, double cost, double draft_cost, int k_max,
     int32_t *out, int *draft_k)
 {
-    int      n[LLM_PROPOSERS], match[LLM_PROPOSERS], p, best, k;
+    int      n[LLM_PROPOSERS], match[LLM_PROPOSERS], p, best, k, waiting;
+    double   alpha;
     int32_t  guess[LLM_PROPOSERS][LLM_SPEC_K_MAX], tail[LLM_SPEC_MATCH_MAX];
     size_t   total = t->na + t->nb, i, from;
 
@@ -121,9 +129,8 @@ llm_spec_propose(llm_spec_state *st, const llm_tokens2 *t,
     if (k_max > LLM_SPEC_K_MAX) {
         k_max = LLM_SPEC_K_MAX;
     }
-    if (llm_spec_waiting(st)) {
-        return 0;
-    }
+    /* waiting still looks (a search costs microseconds): see MATCH_TRUST */
+    waiting = llm_spec_waiting(st);
 
     n[LLM_PROPOSER_LOOKUP] = llm_lookup_propose(t, LLM_SPEC_MATCH_MIN,
                                  LLM_SPEC_MATCH_MAX, guess[LLM_PROPOSER_LOOKUP],
@@ -154,6 +161,14 @@ llm_spec_propose(llm_spec_state *st, const llm_tokens2 *t,
             best = p;
         }
     }
+    if (waiting) {
+        if (best < 0 || match[best] < LLM_SPEC_MATCH_TRUST) {
+            return 0;
+        }
+        /* a long match ends the wait: probe, trusting the match that much */
+        st->skip = 0;
+        st->probe = 1;
+    }
     if (best < 0 && draft_cost >= 0) {
         /* no guess from the request: the draft model's, each token costing its step too */
         k = llm_spec_decide_k(st, st->acc[LLM_PROPOSER_DRAFT], cost + draft_cost,
@@ -169,7 +184,11 @@ llm_spec_propose(llm_spec_state *st, const llm_tokens2 *t,
         return 0;
     }
 
-    k = llm_spec_decide_k(st, st->acc[best], cost, k_max);
+    alpha = st->acc[best];
+    if (waiting && alpha < 1.0 - 1.0 / match[best]) {
+        alpha = 1.0 - 1.0 / match[best];
+    }
+    k = llm_spec_decide_k(st, alpha, cost, k_max);
     if (k == 0) {
         return 0;
     }

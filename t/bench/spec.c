@@ -1,17 +1,23 @@
 /*
  * make bench: speculative decoding on the default model (greedy, one
- * sequence, the engine's scheduler without nginx).  Three workloads:
+ * sequence, the engine's scheduler without nginx).  The workloads:
  *   edit  the model is asked to return a ~500-token text with a few fixes
  *   tool  a tool call whose argument copies a text from the user message
+ *   quote the same with the text in quotes (the default model copies those further)
  *   chat  free chat, nothing to copy
- * each run with llm_speculation off, auto and on in a fresh scheduler (so
- * the suffix store never replays an earlier run), printing decode speed,
+ * and free chat again with a draft model (the default model quantized on
+ * load to q8_0 and to q4_0: draft=, proposing where the draft-free
+ * proposers have nothing), each run with llm_speculation off, auto and on
+ * in a fresh scheduler that serves the workload's requests in a row (the
+ * suffix store holds the earlier requests of the run, never a replay of
+ * the same one; off runs without the draft), printing decode speed,
  * tokens per step, acceptance and whether the outputs are identical; then
  * what searching for a proposal costs a step that finds none.
  * Not a test: nothing here asserts on time.
  *
  *   build/bench/spec MODEL_DIR [threads] [repeats]
- *   BENCH_SPEC_SHOW=1: print the outputs; BENCH_SPEC_ONLY_COST=1: the search cost only
+ *   BENCH_SPEC_SHOW=1: print the outputs; BENCH_SPEC_ONLY_COST=1: the search cost only;
+ *   BENCH_SPEC_ONLY=tool (edit, quote, chat, chat/q8_0, chat/q4_0): that workload only
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +107,35 @@ static const char *tool_tasks[][2] = {
     { NULL, NULL }
 };
 
+/*
+ * the same requests with the text in quotes, as the default model's
+ * training data asks for copied values: it copies these further
+ */
+static const char *quote_tasks[][2] = {
+    { "{\"name\": \"send_message\", \"description\": \"Send a chat message to a person\", "
+      "\"parameters\": {\"type\": \"object\", \"properties\": {\"recipient\": {\"type\": "
+      "\"string\"}, \"text\": {\"type\": \"string\"}}, \"required\": [\"recipient\", \"text\"]}}",
+      "Send a message to Ana saying \"The deploy finished at noon, all checks passed, and the new "
+      "search filters are live behind the flag. Please watch the error dashboard this afternoon "
+      "and ping me if the latency goes above two hundred milliseconds.\"" },
+    { "{\"name\": \"write_file\", \"description\": \"Write text to a file\", \"parameters\": "
+      "{\"type\": \"object\", \"properties\": {\"path\": {\"type\": \"string\"}, \"content\": "
+      "{\"type\": \"string\"}}, \"required\": [\"path\", \"content\"]}}",
+      "Write \"Meeting notes, Tuesday. Decisions: ship the search filters behind a flag next "
+      "Monday; keep the old export until the end of the month; Bo owns the rollout checklist. "
+      "Action items: Ana writes the flag cleanup ticket, Chen measures query latency with the "
+      "filters on, Dita updates the help pages before Friday.\" into the file notes/tuesday.md." },
+    { "{\"name\": \"send_email\", \"description\": \"Send an email\", \"parameters\": "
+      "{\"type\": \"object\", \"properties\": {\"to\": {\"type\": \"string\"}, \"subject\": "
+      "{\"type\": \"string\"}, \"body\": {\"type\": \"string\"}}, \"required\": [\"to\", "
+      "\"subject\", \"body\"]}}",
+      "Send an email to bo@example.com with subject \"Rollout plan\" and the message \"We start "
+      "the rollout on Monday at nine with five percent of users, move to half of them on "
+      "Wednesday if the error rate stays flat, and finish on Friday. The old export stays "
+      "available until the end of the month.\"" },
+    { NULL, NULL }
+};
+
 static const char *chat_questions[] = {
     "What are some good ways to stay focused while studying for an exam?",
     "Can you explain what a hash table is?",
@@ -115,10 +150,11 @@ static const char *chat_questions[] = {
 static char *
 prompt_text(const char *kind, int i)
 {
-    char  *p;
+    const char  *(*tasks)[2] = strcmp(kind, "quote") == 0 ? quote_tasks : tool_tasks;
+    char        *p;
 
     if (strcmp(kind, "edit") == 0 ? i > 0
-        : strcmp(kind, "tool") == 0 ? tool_tasks[i][0] == NULL : chat_questions[i] == NULL)
+        : strcmp(kind, "chat") != 0 ? tasks[i][0] == NULL : chat_questions[i] == NULL)
     {
         return NULL;
     }
@@ -127,14 +163,14 @@ prompt_text(const char *kind, int i)
         snprintf(p, 16384, "<|im_start|>user\nFix the spelling mistakes in this report and "
                  "return the whole report, unchanged otherwise:\n\n%s<|im_end|>\n"
                  "<|im_start|>assistant\n<think>\n\n</think>\n\n", edit_text);
-    } else if (strcmp(kind, "tool") == 0) {
+    } else if (strcmp(kind, "chat") != 0) {
         snprintf(p, 16384, "<|im_start|>system\n# Tools\n\nYou may call one or more of these "
                  "functions to help with the request. Their signatures are inside "
                  "<tools></tools>:\n<tools>\n%s\n</tools>\n\nTo call a function, reply with one "
                  "block per call, each a JSON object with the function name and its arguments:\n"
                  "<tool_call>\n{\"name\": <function-name>, \"arguments\": "
                  "<arguments-json-object>}\n</tool_call><|im_end|>\n<|im_start|>user\n%s<|im_end|>\n"
-                 "<|im_start|>assistant\n", tool_tasks[i][0], tool_tasks[i][1]);
+                 "<|im_start|>assistant\n", tasks[i][0], tasks[i][1]);
     } else {
         snprintf(p, 16384, "<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n"
                  "<think>\n\n</think>\n\n", chat_questions[i]);
@@ -142,28 +178,35 @@ prompt_text(const char *kind, int i)
     return p;
 }
 
-static int
-run(const llm_model *m, const int32_t *ids, size_t n, size_t max_gen, int threads,
-    llm_spec_mode mode, out_t *o, llm_sched_stats *st)
+static llm_sched *
+make_sched(const llm_model *m, const llm_model *draft, int threads)
 {
     char              err[256];
     llm_sched_config  cfg = { 0 };
     llm_sched        *s;
-    llm_seq          *seq;
-    llm_sampler_params sp;
-    size_t            granted;
-    int               fc;
 
     cfg.parallel = 1;
     cfg.queue = 1;
     cfg.n_ctx = 2048;
     cfg.threads = threads;
     cfg.kv = LLM_KV_F32;
+    cfg.draft = draft;
     s = llm_sched_create(m, &cfg, err, sizeof(err));
     if (s == NULL) {
         fprintf(stderr, "%s\n", err);
-        return -1;
     }
+    return s;
+}
+
+/* one greedy request to its end */
+static void
+run(llm_sched *s, const int32_t *ids, size_t n, size_t max_gen, llm_spec_mode mode, out_t *o)
+{
+    llm_seq           *seq;
+    llm_sampler_params sp;
+    size_t             granted;
+    int                fc;
+
     llm_sampler_params_default(&sp);
     sp.temperature = 0;
     memset(o, 0, sizeof(*o));
@@ -176,37 +219,45 @@ run(const llm_model *m, const int32_t *ids, size_t n, size_t max_gen, int thread
         if (llm_sched_step_failure(s, &fc)) fprintf(stderr, "step failed\n");
         llm_sched_step_complete(s);
     }
-    llm_sched_get_stats(s, st);
     llm_seq_release(seq);
-    llm_sched_free(s);
-    return 0;
 }
 
-/* one workload in one mode: its prompts one after the other, each in a fresh scheduler */
+/* one workload in one mode */
 typedef struct {
     size_t    prompt;          /* prompt tokens, all prompts */
     int       tokens;          /* generated */
     double    ms;              /* decode time: first to last token of each */
     int32_t   out[8192];       /* all outputs, for the comparison */
     int       n_out;
-    uint64_t  seq_steps, proposed, accepted;
+    uint64_t  seq_steps, proposed, accepted, draft_proposed;
 } total_t;
 
+/*
+ * A workload's prompts one after the other in one fresh scheduler, as one
+ * worker serves different requests in a row: the suffix store proposes
+ * what the earlier requests of the run wrote, never a replay of the same
+ * request (off: no draft)
+ */
 static void
-run_workload(const llm_model *m, const llm_tokenizer *tok, const char *kind, size_t max_gen,
-    int threads, llm_spec_mode mode, total_t *t)
+run_workload(const llm_model *m, const llm_model *draft, const llm_tokenizer *tok,
+    const char *kind, size_t max_gen, int threads, llm_spec_mode mode, total_t *t)
 {
     char            *text;
     int32_t         *ids;
     size_t           n_ids;
     int              i;
     out_t            o;
+    llm_sched       *s;
     llm_sched_stats  st;
 
     memset(t, 0, sizeof(*t));
+    s = make_sched(m, mode == LLM_SPEC_OFF ? NULL : draft, threads);
+    if (s == NULL) {
+        return;
+    }
     for (i = 0; (text = prompt_text(kind, i)) != NULL; i++) {
         llm_tokenizer_encode(tok, text, strlen(text), 0, &ids, &n_ids);
-        run(m, ids, n_ids, max_gen, threads, mode, &o, &st);
+        run(s, ids, n_ids, max_gen, mode, &o);
         t->prompt += n_ids;
         t->tokens += o.n;
         t->ms += o.n > 1 ? o.t_last - o.t_first : 0;
@@ -216,9 +267,6 @@ run_workload(const llm_model *m, const llm_tokenizer *tok, const char *kind, siz
             memcpy(t->out + t->n_out, o.toks, sizeof(int32_t) * o.n);
             t->n_out += o.n;
         }
-        t->seq_steps += st.seq_steps;
-        t->proposed += st.spec_proposed;
-        t->accepted += st.spec_accepted;
         if (getenv("BENCH_SPEC_SHOW") && mode == LLM_SPEC_OFF) {
             char   *d;
             size_t  dl;
@@ -229,16 +277,37 @@ run_workload(const llm_model *m, const llm_tokenizer *tok, const char *kind, siz
         free(ids);
         free(text);
     }
+    llm_sched_get_stats(s, &st);
+    t->seq_steps = st.seq_steps;
+    t->proposed = st.spec_proposed;
+    t->accepted = st.spec_accepted;
+    t->draft_proposed = st.draft_proposed;
+    llm_sched_free(s);
 }
 
 int
 main(int argc, char **argv)
 {
-    const char      *kinds[] = { "edit", "tool", "chat" };
-    const size_t     max_gen[] = { 700, 300, 200 };
+    /*
+     * the workloads; the last two are free chat with a draft model: the
+     * default model itself quantized on load (the only draft of its
+     * vocabulary there is), proposing where lookup and suffix store have
+     * nothing
+     */
+    static const struct {
+        const char *kind, *draft_quant;
+        size_t      max_gen;
+        int         runs;            /* times the repeats */
+    } work[] = {
+        { "edit", NULL, 700, 1 }, { "tool", NULL, 300, 1 }, { "quote", NULL, 300, 1 },
+        { "chat", NULL, 200, 4 },
+        { "chat", "q8_0", 200, 4 }, { "chat", "q4_0", 200, 4 },
+    };
     const char      *mode_name[] = { "off", "auto", "on" };
-    char             err[256];
-    llm_model       *m;
+    const char      *only = getenv("BENCH_SPEC_ONLY");
+    char             err[256], label[32];
+    llm_model       *m, *draft;
+    llm_model_opts   mo;
     llm_tokenizer   *tok;
     int              threads = argc > 2 ? atoi(argv[2]) : 1, reps = argc > 3 ? atoi(argv[3]) : 3;
     int              k, mode, r;
@@ -255,19 +324,34 @@ main(int argc, char **argv)
         return 1;
     }
 
-    printf("decode speed: best of %d runs (chat: %d); tokens per step: generated / sequence steps\n",
-           reps, 4 * reps);
-    printf("%-5s %-4s %7s %7s %9s %8s %9s %7s %s\n", "work", "mode", "prompt", "tokens",
-           "decode/s", "speedup", "tok/step", "accept", "same");
-    for (k = getenv("BENCH_SPEC_ONLY_COST") ? 3 : 0; k < 3; k++) {
+    printf("decode speed: best of %d runs (chat: %d); tokens per step: generated / sequence steps;"
+           " draft: proposed by the draft model\n", reps, 4 * reps);
+    printf("%-9s %-4s %7s %7s %9s %8s %9s %7s %6s %s\n", "work", "mode", "prompt", "tokens",
+           "decode/s", "speedup", "tok/step", "accept", "draft", "same");
+    for (k = 0; k < (int) (sizeof(work) / sizeof(work[0])); k++) {
         double  best[3] = { 0, 0, 0 };
 
+        snprintf(label, sizeof(label), "%s%s%s", work[k].kind, work[k].draft_quant ? "/" : "",
+                 work[k].draft_quant ? work[k].draft_quant : "");
+        if (getenv("BENCH_SPEC_ONLY_COST") || (only && strcmp(only, label) != 0)) {
+            continue;
+        }
+        draft = NULL;
+        if (work[k].draft_quant) {
+            mo.quant = work[k].draft_quant;
+            draft = llm_model_load_opts(argv[1], &mo, err, sizeof(err));
+            if (draft == NULL) {
+                fprintf(stderr, "draft %s: %s\n", label, err);
+                continue;
+            }
+        }
         /* chat is short (about 20 tokens an answer): more runs for the same certainty */
-        for (r = 0; r < (k == 2 ? 4 * reps : reps); r++) {
+        for (r = 0; r < work[k].runs * reps; r++) {
             /* modes interleaved so that load drifts into all three alike */
             for (mode = 0; mode < 3; mode++) {
                 double rate;
-                run_workload(m, tok, kinds[k], max_gen[k], threads, (llm_spec_mode) mode, &t[mode]);
+                run_workload(m, draft, tok, work[k].kind, work[k].max_gen, threads,
+                             (llm_spec_mode) mode, &t[mode]);
                 rate = t[mode].ms > 0 ? t[mode].tokens / (t[mode].ms / 1e3) : 0;
                 if (rate > best[mode]) best[mode] = rate;
             }
@@ -275,12 +359,15 @@ main(int argc, char **argv)
         for (mode = 0; mode < 3; mode++) {
             int same = t[mode].n_out == t[0].n_out
                        && memcmp(t[mode].out, t[0].out, sizeof(int32_t) * t[0].n_out) == 0;
-            printf("%-5s %-4s %7zu %7d %9.1f %7.3fx %9.2f %6.1f%% %s\n", kinds[k], mode_name[mode],
-                   t[mode].prompt, t[mode].n_out, best[mode], best[0] > 0 ? best[mode] / best[0] : 0,
+            printf("%-9s %-4s %7zu %7d %9.1f %7.3fx %9.2f %6.1f%% %6llu %s\n", label,
+                   mode_name[mode], t[mode].prompt, t[mode].n_out, best[mode],
+                   best[0] > 0 ? best[mode] / best[0] : 0,
                    t[mode].seq_steps ? (double) t[mode].n_out / t[mode].seq_steps : 0,
                    t[mode].proposed ? 100.0 * t[mode].accepted / t[mode].proposed : 0,
-                   same ? "yes" : "NO");
+                   (unsigned long long) t[mode].draft_proposed, same ? "yes" : "NO");
         }
+        fflush(stdout);
+        llm_model_free(draft);
     }
     /* what auto costs a step that finds nothing to propose: lookup over the context, suffix query */
     {

@@ -26,10 +26,19 @@ test_lookup(void)
 
     /* output "... 2 3" matches "1 2 3" twice; the latest earlier one is 1 2 3 9 */
     n = llm_lookup_propose(&t, 2, 8, out, 6, &match);
-    is_int(n, 4, "proposes what followed, up to the end of the context");
+    is_int(n, 6, "proposes k tokens");
     is_int(match, 2, "match of 2 tokens");
-    ok(n == 4 && out[0] == 9 && out[1] == 9 && out[2] == 2 && out[3] == 3,
-       "the tokens after the latest occurrence");
+    ok(n == 6 && out[0] == 9 && out[1] == 9 && out[2] == 2 && out[3] == 3,
+       "the tokens after the latest occurrence, up to the end of the context");
+    ok(n == 6 && out[4] == 9 && out[5] == 9,
+       "and then what the proposal itself put there (9 9 2 3 repeats)");
+    {
+        int32_t      r[] = { 8, 5, 5, 5 };
+        llm_tokens2  v = { r, 4, NULL, 0 };
+        n = llm_lookup_propose(&v, 2, 8, out, 5, &match);
+        ok(n == 5 && match == 2 && out[0] == 5 && out[4] == 5,
+           "a run of one token goes on for k tokens (%d, match %d)", n, match);
+    }
 
     g[0] = 3;
     g[1] = 4;
@@ -140,6 +149,26 @@ test_policy(void)
     ok(skipped >= 15, "after rejections auto mostly stays off (%d of 20 steps)", skipped);
     ok(skipped < 20, "but probes again");
 
+    /* waiting, the sequence starts repeating a long stretch: the wait ends */
+    {
+        int32_t      q[30];
+        llm_tokens2  u = { q, 30, NULL, 0 };
+
+        for (i = 0; i < 20; i++) q[i] = 100 + i;
+        for (i = 20; i < 30; i++) q[i] = 100 + i - 20;
+        llm_spec_init(&st, LLM_SPEC_AUTO);
+        for (i = 0; i < 6 && st.skip == 0; i++) {
+            llm_spec_propose(&st, &t, NULL, 0.3, -1, 8, out, &dk);
+            llm_spec_update(&st, 0);
+        }
+        ok(st.skip > 0, "auto waits after rejections (%d steps left)", st.skip);
+        n = llm_spec_propose(&st, &t, NULL, 0.3, -1, 8, out, &dk);
+        is_int(n, 0, "a short match while waiting: nothing");
+        n = llm_spec_propose(&st, &u, NULL, 0.3, -1, 8, out, &dk);
+        ok(n >= 1 && out[0] == 110 && st.skip == 0,
+           "a match of 10 tokens ends the wait: %d proposed from 110", n);
+    }
+
     llm_spec_init(&st, LLM_SPEC_ON);
     for (i = 0; i < 6; i++) {
         llm_spec_propose(&st, &t, NULL, 0.3, -1, 8, out, &dk);
@@ -156,7 +185,7 @@ test_policy(void)
     ok(st.acc[LLM_PROPOSER_LOOKUP] > 0.8, "acceptance estimate rises (%.2f)",
        st.acc[LLM_PROPOSER_LOOKUP]);
     n = llm_spec_propose(&st, &t, NULL, 0.05, -1, 8, out, &dk);
-    ok(n >= 3, "and so does k (%d; the lookup had 3 to give)", n);
+    ok(n >= 3, "and so does k (%d)", n);
 }
 
 /* ---- the engine: logits at several positions of one item ---- */
