@@ -23,8 +23,9 @@
 #define LLM_SPEC_COST_PRIOR  0.3
 
 /*
- * A match at least this long ends a wait: the sequence is repeating what it
- * has seen, whatever the acceptance of the steps before.
+ * A match at least this long, all of it output, ends a wait: the sequence
+ * is repeating what it has seen, whatever the acceptance of the steps
+ * before.
  */
 #define LLM_SPEC_MATCH_TRUST 8
 
@@ -162,7 +163,10 @@ llm_spec_propose(llm_spec_state *st, const llm_tokens2 *t,
         }
     }
     if (waiting) {
-        if (best < 0 || match[best] < LLM_SPEC_MATCH_TRUST) {
+        /* the output itself repeats (not a prompt's template seen before) */
+        if (best < 0 || match[best] < LLM_SPEC_MATCH_TRUST
+            || t->nb < LLM_SPEC_MATCH_TRUST)
+        {
             return 0;
         }
         /* a long match ends the wait: probe, trusting the match that much */

@@ -152,7 +152,7 @@ test_policy(void)
     /* waiting, the sequence starts repeating a long stretch: the wait ends */
     {
         int32_t      q[30];
-        llm_tokens2  u = { q, 30, NULL, 0 };
+        llm_tokens2  u = { q, 20, q + 20, 10 }, w = { q, 30, NULL, 0 };
 
         for (i = 0; i < 20; i++) q[i] = 100 + i;
         for (i = 20; i < 30; i++) q[i] = 100 + i - 20;
@@ -164,6 +164,8 @@ test_policy(void)
         ok(st.skip > 0, "auto waits after rejections (%d steps left)", st.skip);
         n = llm_spec_propose(&st, &t, NULL, 0.3, -1, 8, out, &dk);
         is_int(n, 0, "a short match while waiting: nothing");
+        n = llm_spec_propose(&st, &w, NULL, 0.3, -1, 8, out, &dk);
+        is_int(n, 0, "a long match in the prompt (a template seen before): nothing");
         n = llm_spec_propose(&st, &u, NULL, 0.3, -1, 8, out, &dk);
         ok(n >= 1 && out[0] == 110 && st.skip == 0,
            "a match of 10 tokens ends the wait: %d proposed from 110", n);
