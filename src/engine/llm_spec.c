@@ -174,7 +174,18 @@ llm_spec_propose(llm_spec_state *st, const llm_tokens2 *t,
         st->probe = 1;
     }
     if (best < 0 && draft_cost >= 0) {
-        /* no guess from the request: the draft model's, each token costing its step too */
+        /*
+         * no guess from the request: the draft model's, each token costing
+         * its pass too.  A draft that would not pay even if every token
+         * were kept is not probed either (auto): a probe after a wait also
+         * pays for the draft reading all the tokens it missed.
+         */
+        if (st->mode == LLM_SPEC_AUTO
+            && llm_spec_best_k(1.0, cost + draft_cost, k_max) == 0)
+        {
+            st->probe = 0;
+            return 0;
+        }
         k = llm_spec_decide_k(st, st->acc[LLM_PROPOSER_DRAFT], cost + draft_cost,
                               k_max);
         if (k > 0) {

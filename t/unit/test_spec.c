@@ -149,6 +149,24 @@ test_policy(void)
     ok(skipped >= 15, "after rejections auto mostly stays off (%d of 20 steps)", skipped);
     ok(skipped < 20, "but probes again");
 
+    /* nothing to look up: the draft model's turn, if it can pay */
+    {
+        int32_t      r[] = { 1, 2, 3, 4, 5, 6 };
+        llm_tokens2  v = { r, 6, NULL, 0 };
+
+        llm_spec_init(&st, LLM_SPEC_AUTO);
+        n = llm_spec_propose(&st, &v, NULL, 0.3, 0.1, 8, out, &dk);
+        ok(n == 0 && dk >= 1, "a cheap draft proposes where lookup has nothing (%d)", dk);
+        llm_spec_update(&st, 0);
+        llm_spec_init(&st, LLM_SPEC_AUTO);
+        n = llm_spec_propose(&st, &v, NULL, 0.3, 1.0, 8, out, &dk);
+        ok(n == 0 && dk == 0, "auto: a draft pass as dear as a step is never asked, not even to probe");
+        llm_spec_init(&st, LLM_SPEC_ON);
+        llm_spec_propose(&st, &v, NULL, 0.3, 1.0, 8, out, &dk);
+        ok(dk >= 1, "on: it is (%d)", dk);
+        llm_spec_update(&st, 0);
+    }
+
     /* waiting, the sequence starts repeating a long stretch: the wait ends */
     {
         int32_t      q[30];
