@@ -68,7 +68,7 @@ sub queued { wait_until(sub { (health()->{waiting} // 0) >= 1 }, 30) }
     my $h = hold_slot();
     is(health()->{paused}, 1, 'chat: the only slot is held by a paused stream');
     my $c = Test::LLM::Client->post($port, '/v1/chat/completions',
-        '{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 40, "stream": true}');
+        '{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 40, "stream": true, "temperature": 0}');
     ok(queued(), 'chat: the streamed request waits in the queue');
     ok($c->read_until(qr/\r\n\r\n.*: keep-alive\n\n.*: keep-alive\n\n/s, 30),
        'chat: SSE comments arrive while it waits');
@@ -77,7 +77,8 @@ sub queued { wait_until(sub { (health()->{waiting} // 0) >= 1 }, 30) }
     my ($status, $headers, $body) = $c->finish(60);
     is($status, 200, 'chat: status 200 once the slot is free');
     like($body, qr/data: \[DONE\]\n\n$/, 'chat: the stream ends with [DONE]');
-    my ($after) = $body =~ /("content":"[^"].*)$/s;
+    # the first token's text: an answer, or reasoning when the model thinks first
+    my ($after) = $body =~ /("(?:content|reasoning_content)":"[^"].*)$/s;
     ok(defined $after && $after !~ /keep-alive/,
        'chat: no comment after the first token');
     my @events = grep { length } split /\n\n/, $body;
