@@ -146,6 +146,7 @@ test: deps-test
 	@bash t/run-all.sh
 
 test-unit: unit
+	@bash t/make-gguf-models.sh archs
 	prove -e '' $(UNIT_BINS)
 
 # No dependency cycles between files, below the glue and in it

@@ -1,10 +1,17 @@
 #!/bin/bash
-# The shipped default model (models/ngxllm-tiny) as quantized files for the
-# end-to-end tests: t/.cache/gguf/ngxllm-tiny-Q8_0.gguf and -Q4_K_M.gguf
-# (t/080-gguf.t), written by t/fixtures/gen/make_gguf.py, and the MLX 4-bit
-# folder t/.cache/mlx/ngxllm-tiny-4bit (groups of 64, t/081-mlx.t), written
-# by t/fixtures/gen/make_mlx.py (numpy).  Remade when the model or the
-# writer is newer than a file.
+# GGUF and MLX files the tests read, made from committed models by committed
+# writers (numpy), so that the repository holds each model once:
+#  - t/.cache/gguf-archs/: the architectures beyond llama/qwen as llama.cpp
+#    lays them out (t/fixtures/gen/make_gguf_fixtures.py --archs; read by
+#    t/unit/test_gguf.c against their Hugging Face folders);
+#  - the shipped default model (models/ngxllm-tiny) as quantized files for
+#    the end-to-end tests: t/.cache/gguf/ngxllm-tiny-Q8_0.gguf and
+#    -Q4_K_M.gguf (t/080-gguf.t), written by t/fixtures/gen/make_gguf.py,
+#    and the MLX 4-bit folder t/.cache/mlx/ngxllm-tiny-4bit (groups of 64,
+#    t/081-mlx.t), written by t/fixtures/gen/make_mlx.py.
+# Remade when a source or a writer is newer than what was made.
+#
+#   t/make-gguf-models.sh [archs]     (archs: the first part only)
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -23,6 +30,18 @@ mkdir -p "$out"
 # one runs it while the other waits, then finds the files made
 exec 9>"$out/.lock"
 flock 9
+
+archs="$root/t/.cache/gguf-archs"
+if [ ! -f "$archs/.made" ] \
+   || [ -n "$(find "$gen" "$root/t/fixtures/models" -newer "$archs/.made" -type f -print -quit)" ]; then
+    echo "make-gguf-models: $archs" >&2
+    rm -rf "$archs.tmp"
+    "$py" "$gen/make_gguf_fixtures.py" "$archs.tmp" --archs >/dev/null
+    touch "$archs.tmp/.made"
+    rm -rf "$archs"
+    mv "$archs.tmp" "$archs"
+fi
+[ "${1:-}" = archs ] && exit 0
 for t in Q8_0 Q4_K_M; do
     f="$out/ngxllm-tiny-$t.gguf"
     if [ -s "$f" ] && [ "$f" -nt "$gen/make_gguf.py" ] && [ "$f" -nt "$gen/gguf_writer.py" ] \

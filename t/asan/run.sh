@@ -26,7 +26,7 @@ export LLM_NODE_TIMEOUT_SCALE=${LLM_NODE_TIMEOUT_SCALE:-3}
 # plain run in the same tree at the same time does not collide.
 export LLM_SERVROOT_DIR="$top/$build"
 start=$(date +%s)
-bash t/fetch-tokenizers.sh && bash t/node/install.sh || exit 1
+bash t/fetch-tokenizers.sh && bash t/node/install.sh && bash t/make-gguf-models.sh archs || exit 1
 jobs=${TEST_JOBS:-2}
 prove -j"$jobs" -e '' "$build"/unit/test_*
 rc=$?

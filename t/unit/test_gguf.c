@@ -32,6 +32,8 @@
 #include "kernels/cpu/llm_quant.h"
 
 #define FIX "t/fixtures/gguf"
+/* the other architectures: made from the Hugging Face fixtures by t/make-gguf-models.sh */
+#define FIX_ARCHS "t/.cache/gguf-archs"
 
 /*
  * max |ours - ref| / max |ref| allowed per type: float types exact up to
@@ -134,10 +136,10 @@ test_archs(void)
         double md = 0, mx = 0;
         int i, computed = 0;
 
-        snprintf(path, sizeof(path), FIX "/%s.gguf", names[k]);
+        snprintf(path, sizeof(path), FIX_ARCHS "/%s.gguf", names[k]);
         g = llm_model_load(path, err, sizeof(err));
         if (!ok(g != NULL, "%s.gguf loads", names[k])) diag(err);
-        snprintf(path, sizeof(path), FIX "/%s.config.json", names[k]);
+        snprintf(path, sizeof(path), FIX_ARCHS "/%s.config.json", names[k]);
         if (access(path, R_OK) == 0) {
             /* the config llama.cpp gives the file (what it fixes itself) over the same weights */
             char dir[] = "/tmp/llm_gguf_arch_XXXXXX", cmd[1024];
@@ -149,7 +151,7 @@ test_archs(void)
             if (dir[0] && system(cmd) != 0) diag("temporary folder not removed");
         } else {
             /* Qwen3-MoE: a model of the writer's, every layer sparse (llama.cpp has no dense ones) */
-            if (strcmp(names[k], "qwen3moe_f32") == 0) snprintf(path, sizeof(path), FIX "/qwen3moe_src");
+            if (strcmp(names[k], "qwen3moe_f32") == 0) snprintf(path, sizeof(path), FIX_ARCHS "/qwen3moe_src");
             else snprintf(path, sizeof(path), "t/fixtures/models/%s", names[k]);
             h = llm_model_load(path, err, sizeof(err));
         }

@@ -22,6 +22,7 @@ rc=0
 start=$(date +%s)
 
 # ---- 1. unit tests ----
+bash t/make-gguf-models.sh archs || exit 1   # GGUF fixtures test_gguf reads
 # kernels, the big golden sweeps and the 150k-vocabulary grammar walks
 # (test_constrain, test_guarantee; test_grammar covers the same code on a
 # small vocabulary)
