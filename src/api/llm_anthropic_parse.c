@@ -796,8 +796,10 @@ output_config_in(const json_t *root, llm_api_error *err)
 
 static int
 messages_request_in(const json_t *root, const llm_api_limits *lim,
-    int count_only, llm_request *req, llm_api_error *err)
+    void *ctx, llm_request *req, llm_api_error *err)
 {
+    int  count_only = req->api == LLM_API_COUNT_TOKENS;
+
     const char   *s;
     const json_t *md;
     long long     i;
@@ -892,25 +894,8 @@ static int
 parse(const char *body, size_t len, const llm_api_limits *lim,
     llm_api_kind api, llm_request *req, llm_api_error *err)
 {
-    json_t *root;
-    int     rc;
-
-    llm_request_init(req);
-    req->api = api;
-    root = llm_api_decode_body(body, len, lim, err);
-    if (root == NULL) {
-        return -1;
-    }
-    rc = messages_request_in(root, lim, api == LLM_API_COUNT_TOKENS, req,
-                             err);
-    json_decref(root);
-    if (rc < 0) {
-        llm_request_free(req);
-        llm_request_init(req);
-        req->api = api;
-        return -1;
-    }
-    return 0;
+    return llm_api_parse_body(body, len, lim, api, messages_request_in, NULL,
+                              req, err);
 }
 
 int

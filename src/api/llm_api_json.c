@@ -83,6 +83,32 @@ llm_api_decode_body(const char *body, size_t len, const llm_api_limits *lim,
     return root;
 }
 
+
+int
+llm_api_parse_body(const char *body, size_t len, const llm_api_limits *lim,
+    llm_api_kind api, llm_api_request_in in, void *ctx, llm_request *req,
+    llm_api_error *err)
+{
+    json_t  *root;
+    int      rc;
+
+    llm_request_init(req);
+    req->api = api;
+    root = llm_api_decode_body(body, len, lim, err);
+    if (root == NULL) {
+        return -1;
+    }
+    rc = in(root, lim, ctx, req, err);
+    json_decref(root);
+    if (rc < 0) {
+        llm_request_free(req);
+        llm_request_init(req);
+        req->api = api;
+        return -1;
+    }
+    return 0;
+}
+
 const char *
 llm_api_type_name(const json_t *v)
 {

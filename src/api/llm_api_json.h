@@ -15,6 +15,20 @@
 json_t *llm_api_decode_body(const char *body, size_t len,
     const llm_api_limits *lim, llm_api_error *err);
 
+/*
+ * The frame of every request parser: req initialised for api, the body
+ * decoded (bounded) and read by in(root, lim, ctx, req, err), which fills
+ * err and returns -1 on a bad request.  On any failure req is left
+ * initialised and empty again (for api), so callers free it either way.
+ */
+typedef int (*llm_api_request_in)(const json_t *root,
+    const llm_api_limits *lim, void *ctx, llm_request *req,
+    llm_api_error *err);
+
+int llm_api_parse_body(const char *body, size_t len,
+    const llm_api_limits *lim, llm_api_kind api, llm_api_request_in in,
+    void *ctx, llm_request *req, llm_api_error *err);
+
 /* Deepest nesting of arrays/objects in body, stopping once it passes
  * `stop_after` (so the scan is cheap on hostile input). */
 int llm_api_json_depth(const char *body, size_t len, int stop_after);

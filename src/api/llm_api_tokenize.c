@@ -61,11 +61,22 @@ text_in(const json_t *root, const char *key, llm_request *req,
 }
 
 
+/* what tokenize_in reads beside the decoded body */
+typedef struct {
+    const char         *body;    /* the body again: messages are parsed as chat */
+    size_t              len;
+    llm_tokenize_opts  *opts;
+} tokenize_ctx;
+
+
 static int
-tokenize_in(const char *body, size_t len, const json_t *root,
-    const llm_api_limits *lim, llm_request *req, llm_tokenize_opts *o,
-    llm_api_error *err)
+tokenize_in(const json_t *root, const llm_api_limits *lim, void *ctx,
+    llm_request *req, llm_api_error *err)
 {
+    const char         *body = ((tokenize_ctx *) ctx)->body;
+    size_t              len = ((tokenize_ctx *) ctx)->len;
+    llm_tokenize_opts  *o = ((tokenize_ctx *) ctx)->opts;
+
     memset(o, 0, sizeof(*o));
     o->parse_special = 1;
 
@@ -125,29 +136,16 @@ llm_api_parse_tokenize(const char *body, size_t len,
     const llm_api_limits *lim, llm_request *req, llm_tokenize_opts *opts,
     llm_api_error *err)
 {
-    json_t  *root;
-    int      rc;
+    tokenize_ctx  ctx = { body, len, opts };
 
-    llm_request_init(req);
-    req->api = LLM_API_COMPLETIONS;
-    root = llm_api_decode_body(body, len, lim, err);
-    if (root == NULL) {
-        return -1;
-    }
-    rc = tokenize_in(body, len, root, lim, req, opts, err);
-    json_decref(root);
-    if (rc < 0) {
-        llm_request_free(req);
-        llm_request_init(req);
-        req->api = LLM_API_COMPLETIONS;
-        return -1;
-    }
-    return 0;
+    return llm_api_parse_body(body, len, lim, LLM_API_COMPLETIONS, tokenize_in,
+                              &ctx, req, err);
 }
 
 
 static int
-detokenize_in(const json_t *root, llm_request *req, llm_api_error *err)
+detokenize_in(const json_t *root, const llm_api_limits *lim, void *ctx,
+    llm_request *req, llm_api_error *err)
 {
     const json_t  *arr, *v;
     char           path[64];
@@ -195,24 +193,8 @@ int
 llm_api_parse_detokenize(const char *body, size_t len,
     const llm_api_limits *lim, llm_request *req, llm_api_error *err)
 {
-    json_t  *root;
-    int      rc;
-
-    llm_request_init(req);
-    req->api = LLM_API_COMPLETIONS;
-    root = llm_api_decode_body(body, len, lim, err);
-    if (root == NULL) {
-        return -1;
-    }
-    rc = detokenize_in(root, req, err);
-    json_decref(root);
-    if (rc < 0) {
-        llm_request_free(req);
-        llm_request_init(req);
-        req->api = LLM_API_COMPLETIONS;
-        return -1;
-    }
-    return 0;
+    return llm_api_parse_body(body, len, lim, LLM_API_COMPLETIONS,
+                              detokenize_in, NULL, req, err);
 }
 
 

@@ -517,8 +517,8 @@ continue_in(const json_t *root, llm_request *req, llm_api_error *err)
 }
 
 static int
-chat_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
-    llm_api_error *err)
+chat_in(const json_t *root, const llm_api_limits *lim, void *ctx,
+    llm_request *req, llm_api_error *err)
 {
     long long i;
     int       b, rc, top_given;
@@ -568,22 +568,6 @@ int
 llm_openai_parse_chat(const char *body, size_t len,
     const llm_api_limits *lim, llm_request *req, llm_api_error *err)
 {
-    json_t *root;
-    int     rc;
-
-    llm_request_init(req);
-    req->api = LLM_API_CHAT;
-    root = llm_api_decode_body(body, len, lim, err);
-    if (root == NULL) {
-        return -1;
-    }
-    rc = chat_in(root, lim, req, err);
-    json_decref(root);
-    if (rc < 0) {
-        llm_request_free(req);
-        llm_request_init(req);
-        req->api = LLM_API_CHAT;
-        return -1;
-    }
-    return 0;
+    return llm_api_parse_body(body, len, lim, LLM_API_CHAT, chat_in, NULL,
+                              req, err);
 }

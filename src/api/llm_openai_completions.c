@@ -101,7 +101,7 @@ prompt_in(const json_t *root, llm_request *req, llm_api_error *err)
 }
 
 static int
-completions_in(const json_t *root, const llm_api_limits *lim,
+completions_in(const json_t *root, const llm_api_limits *lim, void *ctx,
     llm_request *req, llm_api_error *err)
 {
     const json_t *suffix;
@@ -159,22 +159,6 @@ int
 llm_openai_parse_completions(const char *body, size_t len,
     const llm_api_limits *lim, llm_request *req, llm_api_error *err)
 {
-    json_t *root;
-    int     rc;
-
-    llm_request_init(req);
-    req->api = LLM_API_COMPLETIONS;
-    root = llm_api_decode_body(body, len, lim, err);
-    if (root == NULL) {
-        return -1;
-    }
-    rc = completions_in(root, lim, req, err);
-    json_decref(root);
-    if (rc < 0) {
-        llm_request_free(req);
-        llm_request_init(req);
-        req->api = LLM_API_COMPLETIONS;
-        return -1;
-    }
-    return 0;
+    return llm_api_parse_body(body, len, lim, LLM_API_COMPLETIONS,
+                              completions_in, NULL, req, err);
 }

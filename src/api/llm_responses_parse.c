@@ -854,8 +854,8 @@ echo_in(const json_t *root, llm_request *req, llm_api_error *err)
 }
 
 static int
-responses_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
-    llm_api_error *err)
+responses_in(const json_t *root, const llm_api_limits *lim, void *ctx,
+    llm_request *req, llm_api_error *err)
 {
     const char   *s;
     const json_t *v, *so;
@@ -961,22 +961,6 @@ int
 llm_responses_parse(const char *body, size_t len, const llm_api_limits *lim,
     llm_request *req, llm_api_error *err)
 {
-    json_t *root;
-    int     rc;
-
-    llm_request_init(req);
-    req->api = LLM_API_RESPONSES;
-    root = llm_api_decode_body(body, len, lim, err);
-    if (root == NULL) {
-        return -1;
-    }
-    rc = responses_in(root, lim, req, err);
-    json_decref(root);
-    if (rc < 0) {
-        llm_request_free(req);
-        llm_request_init(req);
-        req->api = LLM_API_RESPONSES;
-        return -1;
-    }
-    return 0;
+    return llm_api_parse_body(body, len, lim, LLM_API_RESPONSES, responses_in,
+                              NULL, req, err);
 }
