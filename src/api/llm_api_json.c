@@ -85,6 +85,42 @@ llm_api_decode_body(const char *body, size_t len, const llm_api_limits *lim,
 
 
 int
+llm_api_token_ids_in(const json_t *arr, const char *param, int allow_empty,
+    llm_request *req, llm_api_error *err)
+{
+    const json_t *v;
+    char          path[128];
+    size_t        i, n = json_array_size(arr);
+    json_int_t    id;
+
+    if (n == 0 && !allow_empty) {
+        return llm_api_bad_request(err, "invalid_value", param,
+            "Invalid value for '%s': the token id array is empty.", param);
+    }
+    req->prompt_ids = malloc((n ? n : 1) * sizeof(int32_t));
+    if (req->prompt_ids == NULL) {
+        return llm_api_error_set(err, 500, "api_error", NULL, NULL,
+                                 "Out of memory while reading the request.");
+    }
+    json_array_foreach(arr, i, v) {
+        llm_api_path(path, sizeof(path), "%s[%zu]", param, i);
+        if (!json_is_integer(v)) {
+            return llm_api_type_error(err, path, "a token id (integer)", v);
+        }
+        id = json_integer_value(v);
+        if (id < 0 || id > INT32_MAX) {
+            return llm_api_bad_request(err, "invalid_value", path,
+                "Invalid value for '%s': expected a token id of at least 0, "
+                "but got %lld.", path, (long long) id);
+        }
+        req->prompt_ids[i] = (int32_t) id;
+    }
+    req->n_prompt_ids = n;
+    return 0;
+}
+
+
+int
 llm_api_parse_body(const char *body, size_t len, const llm_api_limits *lim,
     llm_api_kind api, llm_api_request_in in, void *ctx, llm_request *req,
     llm_api_error *err)

@@ -21,6 +21,11 @@ json_t *llm_api_decode_body(const char *body, size_t len,
  * err and returns -1 on a bad request.  On any failure req is left
  * initialised and empty again (for api), so callers free it either way.
  */
+/* An array of token ids (each 0..INT32_MAX) into req->prompt_ids; param
+ * names it in errors.  An empty array is a 400 unless allow_empty. */
+int llm_api_token_ids_in(const json_t *arr, const char *param,
+    int allow_empty, llm_request *req, llm_api_error *err);
+
 typedef int (*llm_api_request_in)(const json_t *root,
     const llm_api_limits *lim, void *ctx, llm_request *req,
     llm_api_error *err);

@@ -147,10 +147,7 @@ static int
 detokenize_in(const json_t *root, const llm_api_limits *lim, void *ctx,
     llm_request *req, llm_api_error *err)
 {
-    const json_t  *arr, *v;
-    char           path[64];
-    size_t         i, n;
-    json_int_t     id;
+    const json_t  *arr;
 
     if (model_in(root, req, err) < 0) {
         return -1;
@@ -166,26 +163,7 @@ detokenize_in(const json_t *root, const llm_api_limits *lim, void *ctx,
         return llm_api_type_error(err, "tokens", "an array of token ids", arr);
     }
 
-    n = json_array_size(arr);
-    req->prompt_ids = malloc((n ? n : 1) * sizeof(int32_t));
-    if (req->prompt_ids == NULL) {
-        return OOM(err);
-    }
-    json_array_foreach(arr, i, v) {
-        llm_api_path(path, sizeof(path), "tokens[%zu]", i);
-        if (!json_is_integer(v)) {
-            return llm_api_type_error(err, path, "a token id (integer)", v);
-        }
-        id = json_integer_value(v);
-        if (id < 0 || id > INT32_MAX) {
-            return llm_api_bad_request(err, "invalid_value", path,
-                "Invalid value for '%s': expected a token id of at least 0, "
-                "but got %lld.", path, (long long) id);
-        }
-        req->prompt_ids[i] = (int32_t) id;
-    }
-    req->n_prompt_ids = n;
-    return 0;
+    return llm_api_token_ids_in(arr, "tokens", 1, req, err);
 }
 
 

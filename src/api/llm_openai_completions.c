@@ -8,41 +8,6 @@
 #define OOM(err) llm_api_error_set(err, 500, "api_error", NULL, NULL, \
                                    "Out of memory while reading the request.")
 
-/* An array of token ids into req->prompt_ids. */
-static int
-prompt_ids_in(const json_t *arr, const char *param, llm_request *req,
-    llm_api_error *err)
-{
-    const json_t *v;
-    char          path[128];
-    size_t        i, n = json_array_size(arr);
-    json_int_t    id;
-
-    if (n == 0) {
-        return llm_api_bad_request(err, "invalid_value", param,
-            "Invalid value for '%s': the token id array is empty.", param);
-    }
-    req->prompt_ids = malloc(n * sizeof(int32_t));
-    if (req->prompt_ids == NULL) {
-        return OOM(err);
-    }
-    json_array_foreach(arr, i, v) {
-        llm_api_path(path, sizeof(path), "%s[%zu]", param, i);
-        if (!json_is_integer(v)) {
-            return llm_api_type_error(err, path, "a token id (integer)", v);
-        }
-        id = json_integer_value(v);
-        if (id < 0 || id > INT32_MAX) {
-            return llm_api_bad_request(err, "invalid_value", path,
-                "Invalid value for '%s': expected a token id of at least 0, "
-                "but got %lld.", path, (long long) id);
-        }
-        req->prompt_ids[i] = (int32_t) id;
-    }
-    req->n_prompt_ids = n;
-    return 0;
-}
-
 static int
 prompt_text_in(const json_t *s, llm_request *req, llm_api_error *err)
 {
@@ -83,7 +48,7 @@ prompt_in(const json_t *root, llm_request *req, llm_api_error *err)
     }
     first = json_array_get(p, 0);
     if (json_is_integer(first)) {
-        return prompt_ids_in(p, "prompt", req, err);
+        return llm_api_token_ids_in(p, "prompt", 0, req, err);
     }
     if (!json_is_string(first) && !json_is_array(first)) {
         return llm_api_type_error(err, "prompt[0]",
@@ -97,7 +62,7 @@ prompt_in(const json_t *root, llm_request *req, llm_api_error *err)
     if (json_is_string(first)) {
         return prompt_text_in(first, req, err);
     }
-    return prompt_ids_in(first, "prompt[0]", req, err);
+    return llm_api_token_ids_in(first, "prompt[0]", 0, req, err);
 }
 
 static int
