@@ -1,50 +1,35 @@
 /*
  * Generation requests (chat, completions, messages) the nginx way: the
- * prepared prompt becomes one scheduler sequence per choice; their tokens
- * go through the session's reply (src/chat/llm_reply.h: detokenizer ->
- * stream processor -> the protocol's formatter) and its bytes through
- * ngx_http_output_filter, with backpressure on the connection.  What a
- * request may generate and how it samples are the session's
- * (src/chat/llm_session.h); nothing here depends on the protocol.
+ * prepared prompt becomes a generation (src/chat/llm_generation.h: one
+ * scheduler sequence per choice, their tokens through the reply's
+ * detokenizer, stream processor and the protocol's formatter) whose bytes go
+ * through ngx_http_output_filter, with backpressure on the connection.
+ * What a request may generate, how it samples and what it must follow are
+ * decided below the glue; nothing here depends on the protocol.
  */
 #include "ngx_http_llm_generate.h"
 
 #include "core/llm_metrics.h"
 
-#include "chat/llm_reply.h"
-#include "chat/llm_structured.h"
-#include "engine/llm_constrain.h"
+#include "chat/llm_generation.h"
 
 
-typedef struct ngx_http_llm_gen_s  ngx_http_llm_gen_t;
-
-/* A choice: the scheduler's sequence that generates it. */
 typedef struct {
-    ngx_http_llm_gen_t             *gen;
-    llm_seq                        *seq;
-    ngx_uint_t                      index;
-    uint64_t                        last_token_ns;  /* /metrics: 0 = none yet */
-} ngx_http_llm_choice_t;
-
-
-struct ngx_http_llm_gen_s {
     ngx_http_request_t             *r;
     ngx_http_llm_ctx_t             *ctx;
     ngx_http_llm_model_t           *model;
-    llm_request                    *req;
+    llm_generation                 *gen;
     llm_reply                      *reply;          /* the response's bytes */
-
-    ngx_uint_t                      n_choices;
-    ngx_http_llm_choice_t          *choices;
-    size_t                          n_cached;
-    size_t                          n_cache_written;  /* at breakpoints */
+    ngx_uint_t                      stream;
+    uint64_t                       *last_token_ns;  /* per choice, /metrics:
+                                                       0 = none yet */
 
     ngx_chain_t                    *free;           /* recycled output bufs */
     ngx_chain_t                    *busy;           /* not yet sent */
     ngx_event_t                     keepalive;      /* until the first token */
     ngx_uint_t                      finished:1;
     ngx_uint_t                      paused:1;       /* backpressure */
-};
+} ngx_http_llm_gen_t;
 
 
 /*
@@ -62,18 +47,19 @@ struct ngx_http_llm_gen_s {
 
 
 static void ngx_http_llm_gen_cleanup(void *data);
-static void ngx_http_llm_on_token(void *owner, llm_seq *seq, int32_t token,
-    const llm_token_logprobs *lp);
-static void ngx_http_llm_on_done(void *owner, llm_seq *seq, llm_finish reason,
-    const char *error);
-static void ngx_http_llm_on_flush(void *owner);
+static void ngx_http_llm_on_token(void *data, size_t choice);
+static void ngx_http_llm_on_choice_done(void *data, size_t choice,
+    llm_finish reason, const char *error);
+static void ngx_http_llm_on_flush(void *data);
+static void ngx_http_llm_on_note(void *data, llm_generation_note note);
+static void ngx_http_llm_on_done(void *data, llm_generation_end end,
+    const llm_api_error *err);
 
-static const llm_seq_events  ngx_http_llm_gen_events = {
-    ngx_http_llm_on_token, ngx_http_llm_on_done, ngx_http_llm_on_flush
+static const llm_generation_events  ngx_http_llm_gen_events = {
+    ngx_http_llm_on_token, ngx_http_llm_on_choice_done, ngx_http_llm_on_flush,
+    ngx_http_llm_on_note, ngx_http_llm_on_done
 };
 static void ngx_http_llm_writer(ngx_http_request_t *r);
-static void ngx_http_llm_end_choices(ngx_http_llm_gen_t *g, llm_finish reason,
-    const char *error);
 static ngx_int_t ngx_http_llm_pace(ngx_http_llm_gen_t *g, ngx_uint_t wrote);
 static void ngx_http_llm_keepalive(ngx_event_t *ev);
 
@@ -163,9 +149,8 @@ static ngx_int_t
 ngx_http_llm_pace(ngx_http_llm_gen_t *g, ngx_uint_t wrote)
 {
     size_t                     backlog;
-    ngx_uint_t                 i, pause;
+    ngx_uint_t                 pause;
     ngx_event_t               *wev;
-    ngx_http_llm_choice_t     *ch;
     ngx_http_core_loc_conf_t  *clcf;
 
     wev = g->r->connection->write;
@@ -199,13 +184,7 @@ ngx_http_llm_pace(ngx_http_llm_gen_t *g, ngx_uint_t wrote)
                    pause ? "paused" : "resumed", backlog);
 
     g->paused = pause;
-
-    for (i = 0; i < g->n_choices; i++) {
-        ch = &g->choices[i];
-        if (ch->seq) {
-            llm_seq_pause(ch->seq, (int) pause);
-        }
-    }
+    llm_generation_pause(g->gen, (int) pause);
 
     return NGX_OK;
 }
@@ -255,85 +234,6 @@ ngx_http_llm_structured_state(ngx_http_llm_model_t *m, char *err, size_t errlen)
 }
 
 
-/*
- * Structured output (response_format, grammar, regex, tool_choice): a
- * request whose constraint cannot be enforced is refused with a 400 before
- * anything is queued; the grammar is compiled here once (then cached).
- */
-static ngx_int_t
-ngx_http_llm_structured_check(ngx_http_llm_gen_t *g,
-    const llm_parser_def *tool_def, const llm_parser_def *reasoning_def,
-    int starts_in_reasoning)
-{
-    char                  err[320];
-    const char           *param;
-    ngx_int_t             rc;
-    llm_structured       *st;
-    llm_structured_plan   plan;
-
-    st = ngx_http_llm_structured_state(g->model, err, sizeof(err));
-    if (st == NULL) {
-        ngx_log_error(NGX_LOG_ERR, g->r->connection->log, 0,
-                      "llm: structured output unavailable: %s", err);
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    if (llm_structured_prepare(st, g->req, tool_def ? tool_def->id : NULL,
-                               reasoning_def ? reasoning_def->id : NULL,
-                               starts_in_reasoning, &plan, err, sizeof(err),
-                               &param)
-        != 0)
-    {
-        /* the 400 is the response: NGX_DONE tells the caller it was sent */
-        rc = ngx_http_llm_send_error(g->r, NGX_HTTP_BAD_REQUEST, NULL,
-                                     param, "invalid_value", "%s.", err);
-        return rc == NGX_OK ? NGX_DONE : rc;
-    }
-
-    llm_structured_release(st, &plan);
-    return NGX_OK;
-}
-
-
-/* The same for one choice: its sequence gets the grammar's constraint. */
-static ngx_int_t
-ngx_http_llm_structured_seq(ngx_http_llm_gen_t *g, llm_seq *seq,
-    const llm_parser_def *tool_def, const llm_parser_def *reasoning_def,
-    int starts_in_reasoning)
-{
-    char                  err[320];
-    const char           *param;
-    llm_constraint       *c;
-    llm_structured       *st;
-    llm_structured_plan   plan;
-
-    st = ngx_http_llm_structured_state(g->model, err, sizeof(err));
-    if (st == NULL
-        || llm_structured_prepare(st, g->req, tool_def ? tool_def->id : NULL,
-                                  reasoning_def ? reasoning_def->id : NULL,
-                                  starts_in_reasoning, &plan, err,
-                                  sizeof(err), &param) != 0)
-    {
-        return NGX_ERROR;
-    }
-
-    if (plan.index == NULL) {
-        return NGX_OK;
-    }
-
-    /* the constraint holds its own reference to the compiled grammar */
-    c = llm_constraint_create(plan.index, g->model->tokenizer, plan.triggers,
-                              plan.n_triggers);
-    llm_structured_release(st, &plan);
-    if (c == NULL) {
-        return NGX_ERROR;
-    }
-
-    llm_seq_set_constraint(seq, c);
-    return NGX_OK;
-}
-
-
 ngx_int_t
 ngx_http_llm_send_busy(ngx_http_request_t *r, ngx_http_llm_model_t *m)
 {
@@ -354,41 +254,18 @@ ngx_http_llm_send_busy(ngx_http_request_t *r, ngx_http_llm_model_t *m)
 }
 
 
-/* The location's parsers for model m: "auto" is the model's choice. */
-static void
-ngx_http_llm_parsers(ngx_http_request_t *r, ngx_http_llm_model_t *m,
-    const llm_request *req, const llm_parser_def **tool,
-    const llm_parser_def **reasoning)
-{
-    ngx_http_llm_loc_conf_t  *lcf;
-
-    lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
-
-    *tool = lcf->tool.model ? m->tool_def : lcf->tool.def;
-    *reasoning = lcf->reasoning.model ? m->reasoning_def : lcf->reasoning.def;
-
-    llm_reply_parsers(req, tool, reasoning);
-}
-
-
 ngx_int_t
 ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
 {
-    int                       starts_in_reasoning;
-    size_t                    n_prompt, max_gen, granted;
-    ngx_int_t                 rc;
-    ngx_uint_t                i;
+    char                      err_text[320];
+    size_t                    n_prompt;
     llm_admit                 admit;
     llm_api_error             err;
     llm_request              *req = &p->req;
     ngx_http_llm_model_t     *m = p->model;
-    llm_reply_config          rc_cfg;
-    llm_sampler_params        sp;
-    llm_session_limits        lim;
-    const llm_parser_def     *tool_def, *reasoning_def;
+    llm_generation_config     cfg;
     ngx_pool_cleanup_t       *cln;
     ngx_http_llm_gen_t       *g;
-    ngx_http_llm_choice_t    *ch;
     ngx_http_llm_ctx_t       *ctx;
     ngx_http_llm_loc_conf_t  *lcf;
 
@@ -418,102 +295,61 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
     g->ctx = ctx;
     ctx->gen = g;
     g->model = m;
-    g->req = req;
+    g->stream = req->stream;
 
     /* prepared in a thread (ngx_http_llm_prepare.c): owned by p */
     n_prompt = p->prompt.n_ids;
-    starts_in_reasoning = p->prompt.starts_in_reasoning;
     ctx->prompt_tokens = n_prompt;
 
-    lim.n_ctx = llm_sched_n_ctx(m->sched);
-    lim.max_tokens = lcf->max_tokens == NGX_CONF_UNSET
+    ngx_memzero(&cfg, sizeof(cfg));
+    cfg.sched = m->sched;
+    cfg.tok = m->tokenizer;
+    cfg.info = llm_model_get_info(m->model);
+    cfg.tool = lcf->tool.model ? m->tool_def : lcf->tool.def;
+    cfg.reasoning = lcf->reasoning.model ? m->reasoning_def
+                                         : lcf->reasoning.def;
+    cfg.model = (char *) m->alias.data;
+    cfg.fingerprint = NGX_HTTP_LLM_FINGERPRINT;
+    cfg.created = ngx_time();
+    cfg.max_tokens = lcf->max_tokens == NGX_CONF_UNSET
                      ? 0 : (size_t) lcf->max_tokens;
-    lim.max_response_size = lcf->max_response_size;
-    lim.model = (char *) m->alias.data;
+    cfg.max_response_size = lcf->max_response_size;
+    cfg.speculation = (llm_spec_mode) lcf->speculation;
 
-    if (llm_session_max_new_tokens(req, n_prompt, &lim, &max_gen, &err) != 0) {
-        return ngx_http_llm_send_api_error(r, &err);
-    }
-
-    ngx_http_llm_parsers(r, m, req, &tool_def, &reasoning_def);
-
-    rc = ngx_http_llm_structured_check(g, tool_def, reasoning_def,
-                                       starts_in_reasoning);
-    if (rc != NGX_OK) {
-        return rc == NGX_DONE ? NGX_OK : rc;
-    }
-
-    /* the response: its choices' pipelines and the protocol's formatter */
-    ngx_memzero(&rc_cfg, sizeof(rc_cfg));
-    rc_cfg.req = req;
-    rc_cfg.tok = m->tokenizer;
-    rc_cfg.tool = tool_def;
-    rc_cfg.reasoning = reasoning_def;
-    rc_cfg.starts_in_reasoning = starts_in_reasoning;
-    rc_cfg.model = req->model ? req->model : (char *) m->alias.data;
-    rc_cfg.fingerprint = NGX_HTTP_LLM_FINGERPRINT;
-    rc_cfg.created = ngx_time();
-    rc_cfg.echo = p->prompt.echo;
-    rc_cfg.echo_len = p->prompt.echo_len;
-    rc_cfg.n_prompt = n_prompt;
-    rc_cfg.max_held = lcf->max_response_size;
-    p->prompt.echo = NULL;
-
-    g->reply = llm_reply_create(&rc_cfg);
-    if (g->reply == NULL) {
+    cfg.structured = ngx_http_llm_structured_state(m, err_text,
+                                                   sizeof(err_text));
+    if (cfg.structured == NULL) {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "llm: structured output unavailable: %s", err_text);
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    g->n_choices = llm_reply_n_choices(g->reply);
-    g->choices = ngx_pcalloc(r->pool,
-                             g->n_choices * sizeof(ngx_http_llm_choice_t));
-    if (g->choices == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    if (llm_generation_create(&cfg, req, &p->prompt, &ngx_http_llm_gen_events,
+                              g, &g->gen, &err)
+        != 0)
+    {
+        return err.status ? ngx_http_llm_send_api_error(r, &err)
+                          : NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    for (i = 0; i < g->n_choices; i++) {
-        ch = &g->choices[i];
-        ch->gen = g;
-        ch->index = i;
-
-        llm_session_sampler_params(req, llm_model_get_info(m->model), i, &sp);
-
-        ch->seq = llm_seq_create(m->sched, p->prompt.ids, n_prompt, max_gen,
-                                 &sp, req->sampling.logprobs
-                                      ? req->sampling.top_logprobs : -1,
-                                 &ngx_http_llm_gen_events, ch, i);
-        if (ch->seq == NULL) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-
-        if (p->prompt.cache_upto > 0) {
-            /* cache_control: the prefix to the breakpoint is retained */
-            llm_seq_set_retention(ch->seq, p->prompt.cache_upto,
-                                  req->cache_ttl);
-        }
-
-        llm_seq_set_speculation(ch->seq, (llm_spec_mode)
-                                (req->speculation >= 0 ? (ngx_uint_t) req->speculation
-                                                       : lcf->speculation));
-
-        if (ngx_http_llm_structured_seq(g, ch->seq, tool_def, reasoning_def,
-                                        starts_in_reasoning) != NGX_OK)
-        {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
+    g->reply = llm_generation_reply(g->gen);
+    g->last_token_ns = ngx_pcalloc(r->pool, llm_generation_n_choices(g->gen)
+                                            * sizeof(uint64_t));
+    if (g->last_token_ns == NULL) {
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
     /* every choice is admitted, or none; nothing is refused half-way */
-    admit = llm_sched_reserve(m->sched, g->n_choices, g->n_choices, &granted);
+    admit = llm_generation_submit(g->gen);
 
     if (admit == LLM_ADMIT_NEVER) {
         return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL, "n",
                                        "invalid_value",
-                                       "n=%ui is more than model '%V' can "
+                                       "n=%uz is more than model '%V' can "
                                        "hold at once (parallel %ui + queue "
                                        "%ui = %uz sequences).",
-                                       g->n_choices, &m->alias, m->parallel,
-                                       m->queue,
+                                       llm_generation_n_choices(g->gen),
+                                       &m->alias, m->parallel, m->queue,
                                        llm_sched_capacity(m->sched));
     }
 
@@ -521,14 +357,11 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
         return ngx_http_llm_send_busy(r, m);
     }
 
-    for (i = 0; i < g->n_choices; i++) {
-        llm_sched_submit(m->sched, g->choices[i].seq);
-    }
-
     ngx_log_debug4(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
-                   "llm submit: model \"%V\", %ui sequences of %uz prompt "
-                   "tokens, max %uz new", &m->alias, g->n_choices, n_prompt,
-                   max_gen);
+                   "llm submit: model \"%V\", %uz sequences of %uz prompt "
+                   "tokens, max %uz new", &m->alias,
+                   llm_generation_n_choices(g->gen), n_prompt,
+                   llm_generation_max_new(g->gen));
 
     r->read_event_handler = ngx_http_test_reading;
     r->write_event_handler = ngx_http_llm_writer;
@@ -589,24 +422,21 @@ ngx_http_llm_keepalive(ngx_event_t *ev)
 }
 
 
-/* ---- per-token output ---- */
+/* ---- the generation's events ---- */
 
 static void
-ngx_http_llm_on_token(void *owner, llm_seq *seq, int32_t token,
-    const llm_token_logprobs *lp)
+ngx_http_llm_on_token(void *data, size_t choice)
 {
-    ngx_http_llm_choice_t *ch = owner;
+    ngx_http_llm_gen_t *g = data;
 
-    ngx_http_llm_gen_t       *g = ch->gen;
-    uint64_t                  now;
-    ngx_http_llm_loc_conf_t  *lcf;
+    uint64_t  now;
 
     now = llm_metrics_now_ns();
-    if (ch->last_token_ns) {
+    if (g->last_token_ns[choice]) {
         ngx_http_llm_metrics_observe(g->model, LLM_METRICS_ITL,
-                                     now - ch->last_token_ns);
+                                     now - g->last_token_ns[choice]);
     }
-    ch->last_token_ns = now;
+    g->last_token_ns[choice] = now;
 
     if (g->ctx->ttft_ms < 0) {
         g->ctx->ttft_ms = (ngx_msec_int_t) (ngx_current_msec
@@ -615,144 +445,102 @@ ngx_http_llm_on_token(void *owner, llm_seq *seq, int32_t token,
             ngx_del_timer(&g->keepalive);
         }
     }
+}
 
-    switch (llm_reply_token(g->reply, ch->index, token, lp)) {
 
-    case LLM_REPLY_MORE:
-        return;
+static void
+ngx_http_llm_on_choice_done(void *data, size_t choice, llm_finish reason,
+    const char *error)
+{
+    ngx_http_llm_gen_t *g = data;
 
-    case LLM_REPLY_STOP:
-        llm_seq_finish(seq);
-        ngx_http_llm_on_done(ch, seq, LLM_FINISH_STOP_SEQ, NULL);
-        return;
+    ngx_log_debug3(NGX_LOG_DEBUG_HTTP, g->r->connection->log, 0,
+                   "llm done: choice %uz, finish %d%s", choice, (int) reason,
+                   error ? ", failed" : "");
+}
 
-    case LLM_REPLY_FULL:
+
+static void
+ngx_http_llm_on_note(void *data, llm_generation_note note)
+{
+    ngx_http_llm_gen_t *g = data;
+
+    ngx_log_t                *log;
+    ngx_http_llm_loc_conf_t  *lcf;
+
+    log = g->r->connection->log;
+
+    switch (note) {
+
+    case LLM_GENERATION_FULL:
         lcf = ngx_http_get_module_loc_conf(g->r, ngx_http_llm_module);
-        ngx_log_error(NGX_LOG_INFO, g->r->connection->log, 0,
+        ngx_log_error(NGX_LOG_INFO, log, 0,
                       "llm: the response reached llm_max_response_size "
                       "(%uz bytes): it ends with finish_reason length",
                       lcf->max_response_size);
-        ngx_http_llm_end_choices(g, LLM_FINISH_LENGTH, NULL);
-        return;
+        break;
 
-    case LLM_REPLY_NO_MEMORY:
-        ngx_log_error(NGX_LOG_ALERT, g->r->connection->log, 0,
+    case LLM_GENERATION_NO_MEMORY_TOKEN:
+        ngx_log_error(NGX_LOG_ALERT, log, 0,
                       "llm: out of memory formatting the response");
-        ngx_http_llm_end_choices(g, LLM_FINISH_ERROR,
-                                 "out of memory formatting the response");
-        return;
-    }
-}
+        break;
 
+    case LLM_GENERATION_NO_MEMORY_CHOICE:
+        ngx_log_error(NGX_LOG_ALERT, log, 0,
+                      "llm: out of memory ending a choice");
+        break;
 
-/* Ends every choice still generating, as a limit or an error does. */
-static void
-ngx_http_llm_end_choices(ngx_http_llm_gen_t *g, llm_finish reason,
-    const char *error)
-{
-    ngx_uint_t              i;
-    ngx_http_llm_choice_t  *ch;
-
-    for (i = 0; i < g->n_choices && !g->finished; i++) {
-        ch = &g->choices[i];
-        if (ch->seq == NULL || llm_reply_choice_is_done(g->reply, i)) {
-            continue;
-        }
-        llm_seq_finish(ch->seq);
-        ngx_http_llm_on_done(ch, ch->seq, reason, error);
+    case LLM_GENERATION_NO_MEMORY_END:
+        ngx_log_error(NGX_LOG_ALERT, log, 0,
+                      "llm: out of memory ending the response");
+        break;
     }
 }
 
 
 static void
-ngx_http_llm_finish_request(ngx_http_llm_gen_t *g, const char *error)
+ngx_http_llm_on_done(void *data, llm_generation_end end,
+    const llm_api_error *err)
 {
+    ngx_http_llm_gen_t *g = data;
+
     ngx_int_t            rc;
     llm_buf             *out;
-    llm_api_error        err;
     ngx_http_request_t  *r = g->r;
 
     g->finished = 1;
     g->ctx->completion_tokens = llm_reply_completion_tokens(g->reply);
 
-    if (error && !g->req->stream) {
-        llm_reply_failure(g->reply, error, &err);
-        ngx_http_finalize_request(r, ngx_http_llm_send_api_error(r, &err));
-        return;
+    switch (end) {
+
+    case LLM_GENERATION_FAILED:
+        rc = ngx_http_llm_send_api_error(r, err);
+        break;
+
+    case LLM_GENERATION_BROKEN:
+        rc = g->stream ? NGX_ERROR : NGX_HTTP_INTERNAL_SERVER_ERROR;
+        break;
+
+    default:
+        if (g->stream) {
+            rc = ngx_http_llm_send_pending(g, 1);
+
+        } else {
+            out = llm_reply_out(g->reply);
+            rc = ngx_http_llm_send_json(r, NGX_HTTP_OK, out->data, out->len);
+        }
     }
 
-    llm_reply_cache_written(g->reply, g->n_cache_written);
-    if (llm_reply_finish(g->reply, g->n_cached, error) != 0) {
-        ngx_log_error(NGX_LOG_ALERT, r->connection->log, 0,
-                      "llm: out of memory ending the response");
-        ngx_http_finalize_request(r, g->req->stream
-                                     ? NGX_ERROR
-                                     : NGX_HTTP_INTERNAL_SERVER_ERROR);
-        return;
-    }
-
-    if (g->req->stream) {
-        rc = ngx_http_llm_send_pending(g, 1);
-        ngx_http_finalize_request(r, rc);
-        return;
-    }
-
-    out = llm_reply_out(g->reply);
-    ngx_http_finalize_request(r, ngx_http_llm_send_json(r, NGX_HTTP_OK,
-                                                        out->data, out->len));
+    ngx_http_finalize_request(r, rc);
 }
 
 
 static void
-ngx_http_llm_on_done(void *owner, llm_seq *seq, llm_finish reason,
-    const char *error)
+ngx_http_llm_on_flush(void *data)
 {
-    ngx_http_llm_choice_t *ch = owner;
+    ngx_http_llm_gen_t *g = data;
 
-    int                  all;
-    size_t               n_gen;
-    const int32_t       *generated;
-    ngx_http_llm_gen_t  *g = ch->gen;
-
-    if (g->finished || llm_reply_choice_is_done(g->reply, ch->index)) {
-        return;
-    }
-
-    ngx_log_debug3(NGX_LOG_DEBUG_HTTP, g->r->connection->log, 0,
-                   "llm done: choice %ui, finish %d%s", ch->index,
-                   (int) reason, error ? ", failed" : "");
-
-    if (llm_seq_index(seq) == 0) {
-        g->n_cached = llm_seq_n_cached(seq);
-        g->n_cache_written = llm_seq_n_cache_written(seq);
-    }
-
-    generated = llm_seq_generated(seq, &n_gen);
-    all = llm_reply_choice_done(g->reply, ch->index, reason, generated, n_gen);
-
-    if (all < 0) {
-        ngx_log_error(NGX_LOG_ALERT, g->r->connection->log, 0,
-                      "llm: out of memory ending a choice");
-        error = error ? error : "out of memory ending a choice";
-    }
-
-    if (all != 0 || error) {
-        ngx_http_llm_finish_request(g, error);
-    }
-}
-
-
-static void
-ngx_http_llm_on_flush(void *owner)
-{
-    ngx_http_llm_choice_t *ch = owner;
-
-    ngx_connection_t    *c;
-    ngx_http_llm_gen_t  *g = ch->gen;
-
-    if (g->finished || !g->req->stream) {
-        return;
-    }
+    ngx_connection_t  *c;
 
     c = g->r->connection;
 
@@ -817,26 +605,17 @@ ngx_http_llm_gen_cleanup(void *data)
 {
     ngx_http_llm_gen_t *g = data;
 
-    ngx_uint_t              i;
-    ngx_http_llm_choice_t  *ch;
-
     if (g->keepalive.timer_set) {
         ngx_del_timer(&g->keepalive);
     }
 
-    for (i = 0; g->choices && i < g->n_choices; i++) {
-        ch = &g->choices[i];
-
-        if (ch->seq) {
-            ngx_log_debug1(NGX_LOG_DEBUG_HTTP, g->r->connection->log, 0,
-                           "llm release: choice %ui", i);
-            llm_seq_release(ch->seq);
-            ch->seq = NULL;
-        }
+    if (g->gen) {
+        ngx_log_debug0(NGX_LOG_DEBUG_HTTP, g->r->connection->log, 0,
+                       "llm release: the request's sequences");
+        llm_generation_free(g->gen);
+        g->gen = NULL;
     }
 
     /* the released sequences leave /metrics' gauges of this worker */
     ngx_http_llm_metrics_publish(g->model);
-
-    llm_reply_free(g->reply);
 }

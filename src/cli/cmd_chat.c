@@ -2,9 +2,10 @@
  * llm chat: one request body through the server's own path without nginx.
  *
  *   body -> src/api (the protocol's IR, its 400s) -> llm_session (prompt
- *   ids, new-token limit, sampler parameters) -> structured output ->
- *   llm_sched (one sequence per choice, steps run here in turn) ->
- *   llm_reply (detokenizer, parsers, the protocol's formatter) -> stdout
+ *   ids) -> llm_generation (new-token limit, structured output, one
+ *   llm_sched sequence per choice, the reply: detokenizer, parsers, the
+ *   protocol's formatter; the same object the server's glue drives) ->
+ *   steps run here in turn -> stdout
  *
  * A streaming request prints its SSE bytes as the steps make them; any other
  * prints one JSON body.  An error prints the protocol's error body (exit 1).
@@ -17,9 +18,7 @@
 #include "llm_cli.h"
 
 #include "api/llm_api.h"
-#include "chat/llm_reply.h"
-#include "chat/llm_session.h"
-#include "chat/llm_structured.h"
+#include "chat/llm_generation.h"
 #include "core/llm_file.h"
 #include "engine/llm_sched.h"
 #include "parsers/llm_parser.h"
@@ -28,22 +27,13 @@
 #define CHAT_MAX_RESPONSE_SIZE  (16 * 1024 * 1024)
 #define CHAT_DEFAULT_CTX        4096
 
-typedef struct chat_choice  chat_choice;
-
 typedef struct {
-    llm_reply    *reply;
-    llm_seq     **seqs;
-    chat_choice  *choices;
-    size_t        n;
-    int           all_done;
-    int           stream;
-    char          error[256];   /* a failed generation */
+    llm_generation  *gen;
+    int              stream;
+    int              ended;
+    llm_api_error    failure;    /* FAILED: the error body to print */
+    int              status;     /* the exit status once ended */
 } chat_run;
-
-struct chat_choice {
-    chat_run     *run;
-    size_t        index;
-};
 
 static const char *
 opt(int argc, char **argv, const char *name)
@@ -71,82 +61,54 @@ flag(int argc, char **argv, const char *name)
     return 0;
 }
 
-static void on_done(void *owner, llm_seq *seq, llm_finish reason,
-    const char *error);
-
+/* Streaming: the bytes as each step makes them. */
 static void
-end_all(chat_run *run, llm_finish reason, const char *error)
+on_flush(void *data)
 {
-    size_t  i;
+    chat_run  *run = data;
+    llm_buf   *out = llm_generation_out(run->gen);
 
-    for (i = 0; i < run->n; i++) {
-        if (!llm_reply_choice_is_done(run->reply, i)) {
-            llm_seq_finish(run->seqs[i]);
-            on_done(&run->choices[i], run->seqs[i], reason, error);
-        }
-    }
-}
-
-static void
-on_token(void *owner, llm_seq *seq, int32_t token, const llm_token_logprobs *lp)
-{
-    chat_choice  *ch = owner;
-
-    switch (llm_reply_token(ch->run->reply, ch->index, token, lp)) {
-    case LLM_REPLY_MORE:
-        break;
-    case LLM_REPLY_STOP:
-        llm_seq_finish(seq);
-        on_done(ch, seq, LLM_FINISH_STOP_SEQ, NULL);
-        break;
-    case LLM_REPLY_FULL:
-        end_all(ch->run, LLM_FINISH_LENGTH, NULL);
-        break;
-    case LLM_REPLY_NO_MEMORY:
-        end_all(ch->run, LLM_FINISH_ERROR, "out of memory");
-        break;
-    }
-}
-
-static void
-on_done(void *owner, llm_seq *seq, llm_finish reason, const char *error)
-{
-    chat_choice    *ch = owner;
-    size_t          n_gen;
-    const int32_t  *gen;
-
-    if (ch->run->all_done || llm_reply_choice_is_done(ch->run->reply, ch->index)) {
-        return;
-    }
-    gen = llm_seq_generated(seq, &n_gen);
-    if (llm_reply_choice_done(ch->run->reply, ch->index, reason, gen, n_gen) != 0
-        || error)
-    {
-        ch->run->all_done = 1;
-        if (error) {
-            snprintf(ch->run->error, sizeof(ch->run->error), "%s", error);
-        }
-        llm_reply_cache_written(ch->run->reply,
-                                llm_seq_n_cache_written(ch->run->seqs[0]));
-        llm_reply_finish(ch->run->reply, llm_seq_n_cached(ch->run->seqs[0]),
-                         error);
-    }
-}
-
-static void
-on_flush(void *owner)
-{
-    chat_choice  *ch = owner;
-    llm_buf      *out = llm_reply_out(ch->run->reply);
-
-    if (ch->run->stream && out->len) {
+    if (out->len) {
         fwrite(out->data, 1, out->len, stdout);
         fflush(stdout);
         llm_buf_reset(out);
     }
 }
 
-static const llm_seq_events  chat_events = { on_token, on_done, on_flush };
+static void
+on_done(void *data, llm_generation_end end, const llm_api_error *err)
+{
+    chat_run  *run = data;
+
+    run->ended = 1;
+    if (end != LLM_GENERATION_OK) {
+        run->status = 1;
+    }
+    if (end == LLM_GENERATION_FAILED) {
+        run->failure = *err;
+    }
+}
+
+/* A choice that failed makes the exit status 1 (a stream still ends). */
+static void
+on_choice_done(void *data, size_t choice, llm_finish reason, const char *error)
+{
+    if (error) {
+        ((chat_run *) data)->status = 1;
+    }
+}
+
+static void
+on_note(void *data, llm_generation_note note)
+{
+    if (note != LLM_GENERATION_FULL) {
+        ((chat_run *) data)->status = 1;
+    }
+}
+
+static const llm_generation_events  chat_events = {
+    NULL, on_choice_done, on_flush, on_note, on_done
+};
 
 static int
 has_token(void *tok, const char *text)
@@ -173,28 +135,25 @@ llm_cmd_chat(int argc, char **argv)
 {
     int                    rc, absent, ctx, threads;
     char                   err[1024], why[256], *body;
-    size_t                 len, i, max_new, granted;
-    const char            *dir, *file, *api_name, *tool_id, *reasoning_id, *param;
+    size_t                 len;
+    const char            *dir, *file, *api_name, *tool_id, *reasoning_id;
     llm_api_kind           api;
     llm_api_error          e;
     llm_api_limits         lim;
     llm_request            req;
+    llm_admit              admit;
     llm_model             *model = NULL;
     llm_tokenizer         *tok = NULL;
     llm_chat              *chat = NULL;
     llm_sched             *sched = NULL;
     llm_structured        *st = NULL;
-    llm_structured_plan    plan;
     llm_sched_config       sc;
     llm_session_model      sm;
     llm_session_prompt     prompt;
-    llm_session_limits     sl;
-    llm_sampler_params     sp;
-    llm_reply_config       rcfg;
+    llm_generation_config  gc;
     chat_run               run;
     const llm_model_info  *info;
     llm_buf               *out;
-    llm_constraint        *c;
 
     dir = opt(argc, argv, "--model");
     file = opt(argc, argv, "--request");
@@ -267,129 +226,74 @@ llm_cmd_chat(int argc, char **argv)
                                ? info->max_position_embeddings : CHAT_DEFAULT_CTX;
     sc.threads = threads;
     sched = llm_sched_create(model, &sc, err, sizeof(err));
-    if (sched == NULL) {
-        fprintf(stderr, "llm chat: %s\n", err);
-        rc = 2;
-        goto done;
-    }
-
-    sl.n_ctx = llm_sched_n_ctx(sched);
-    sl.max_tokens = 0;
-    sl.max_response_size = CHAT_MAX_RESPONSE_SIZE;
-    sl.model = req.model;
-    if (llm_session_max_new_tokens(&req, prompt.n_ids, &sl, &max_new, &e) != 0) {
-        rc = fail(api, &e);
-        goto done;
-    }
-
-    memset(&rcfg, 0, sizeof(rcfg));
-    rcfg.req = &req;
-    rcfg.tok = tok;
-    rcfg.tool = tool_id ? llm_tool_parser_find(tool_id) : NULL;
-    rcfg.reasoning = reasoning_id ? llm_reasoning_parser_find(reasoning_id) : NULL;
-    llm_reply_parsers(&req, &rcfg.tool, &rcfg.reasoning);
-    rcfg.starts_in_reasoning = prompt.starts_in_reasoning;
-    rcfg.model = req.model ? req.model : dir;
-    rcfg.fingerprint = "fp_ngx_llm";
-    rcfg.created = (long long) time(NULL);
-    rcfg.echo = prompt.echo;
-    rcfg.echo_len = prompt.echo_len;
-    rcfg.n_prompt = prompt.n_ids;
-    rcfg.max_held = CHAT_MAX_RESPONSE_SIZE;
-    prompt.echo = NULL;
-
-    /* structured output: refused with a 400 before anything runs */
-    st = llm_structured_create(tok, info->eos_ids, (size_t) info->n_eos, err,
-                               sizeof(err));
+    st = sched ? llm_structured_create(tok, info->eos_ids, (size_t) info->n_eos,
+                                       err, sizeof(err))
+               : NULL;
     if (st == NULL) {
         fprintf(stderr, "llm chat: %s\n", err);
         rc = 2;
         goto done;
     }
 
-    run.reply = llm_reply_create(&rcfg);
-    run.n = run.reply ? llm_reply_n_choices(run.reply) : 0;
-    run.seqs = calloc(run.n ? run.n : 1, sizeof(llm_seq *));
-    run.choices = calloc(run.n ? run.n : 1, sizeof(chat_choice));
+    /* the server's generation, with the server's defaults */
+    memset(&gc, 0, sizeof(gc));
+    gc.sched = sched;
+    gc.tok = tok;
+    gc.info = info;
+    gc.structured = st;
+    gc.tool = tool_id ? llm_tool_parser_find(tool_id) : NULL;
+    gc.reasoning = reasoning_id ? llm_reasoning_parser_find(reasoning_id) : NULL;
+    gc.model = req.model ? req.model : dir;
+    gc.fingerprint = "fp_ngx_llm";
+    gc.created = (long long) time(NULL);
+    gc.max_response_size = CHAT_MAX_RESPONSE_SIZE;
+    gc.speculation = LLM_SPEC_OFF;
     run.stream = req.stream;
-    if (run.reply == NULL || run.seqs == NULL || run.choices == NULL
-        || llm_sched_reserve(sched, run.n, run.n, &granted) != LLM_ADMIT_OK)
+
+    if (llm_generation_create(&gc, &req, &prompt, &chat_events, &run, &run.gen,
+                              &e) != 0)
     {
-        fprintf(stderr, "llm chat: out of memory or places\n");
+        if (e.status == 0) {
+            fprintf(stderr, "llm chat: out of memory\n");
+            rc = 2;
+        } else {
+            rc = fail(api, &e);
+        }
+        goto done;
+    }
+
+    admit = llm_generation_submit(run.gen);
+    if (admit != LLM_ADMIT_OK) {
+        fprintf(stderr, "llm chat: no admission place for %zu choices\n",
+                llm_generation_n_choices(run.gen));
         rc = 2;
         goto done;
     }
 
-    for (i = 0; i < run.n; i++) {
-        run.choices[i].run = &run;
-        run.choices[i].index = i;
-        llm_session_sampler_params(&req, info, i, &sp);
-        run.seqs[i] = llm_seq_create(sched, prompt.ids, prompt.n_ids, max_new,
-                                     &sp, req.sampling.logprobs
-                                          ? req.sampling.top_logprobs : -1,
-                                     &chat_events, &run.choices[i], i);
-        if (run.seqs[i] == NULL) {
-            fprintf(stderr, "llm chat: out of memory\n");
-            rc = 2;
-            goto done;
-        }
-        if (prompt.cache_upto > 0) {
-            llm_seq_set_retention(run.seqs[i], prompt.cache_upto, req.cache_ttl);
-        }
-        if (llm_structured_prepare(st, &req, rcfg.tool ? rcfg.tool->id : NULL,
-                                   rcfg.reasoning ? rcfg.reasoning->id : NULL,
-                                   rcfg.starts_in_reasoning, &plan, err,
-                                   sizeof(err), &param) != 0)
-        {
-            llm_api_bad_request(&e, "invalid_value", param, "%s.", err);
-            rc = fail(api, &e);
-            goto done;
-        }
-        if (plan.index) {
-            c = llm_constraint_create(plan.index, tok, plan.triggers,
-                                      plan.n_triggers);
-            if (c) {
-                llm_seq_set_constraint(run.seqs[i], c);
-            }
-        }
-        llm_structured_release(st, &plan);
-    }
-
-    if (req.stream && llm_reply_start(run.reply) == 0) {
-        on_flush(&run.choices[0]);
-    }
-    for (i = 0; i < run.n; i++) {
-        llm_sched_submit(sched, run.seqs[i]);
+    if (req.stream && llm_reply_start(llm_generation_reply(run.gen)) == 0) {
+        on_flush(&run);
     }
 
     /* the server's step loop, without threads to post to */
-    while (!run.all_done && llm_sched_step_prepare(sched) > 0) {
+    while (!run.ended && llm_sched_step_prepare(sched) > 0) {
         llm_sched_step_run(sched);
         llm_sched_step_complete(sched);
     }
 
-    if (run.error[0] && !req.stream) {
-        llm_reply_failure(run.reply, run.error, &e);
-        rc = fail(api, &e);
+    if (run.failure.status) {
+        rc = fail(api, &run.failure);
         goto done;
     }
 
-    out = llm_reply_out(run.reply);
+    out = llm_generation_out(run.gen);
     fwrite(out->data, 1, out->len, stdout);
     if (!req.stream) {
         putchar('\n');
     }
-    rc = run.all_done && !run.error[0] ? 0 : 1;
+    rc = run.ended ? run.status : 1;
 
 done:
-    for (i = 0; run.seqs && i < run.n; i++) {
-        if (run.seqs[i]) {
-            llm_seq_release(run.seqs[i]);
-        }
-    }
-    free(run.seqs);
-    free(run.choices);
-    llm_reply_free(run.reply);
+    llm_generation_free(run.gen);
     llm_structured_free(st);
     llm_sched_free(sched);
     llm_session_prompt_free(&prompt);
