@@ -763,11 +763,21 @@ llm_anthropic_check_thinking_budget(const llm_request *req, const char *beta,
         req->thinking_budget);
 }
 
-/* output_config.effort: low / medium / high / max.  Other output_config
- * members are left to their own readers. */
+/* output_config.effort: low / medium / high / max (a thinking budget
+ * when thinking is on without budget_tokens: adaptive).  Other
+ * output_config members are left to their own readers. */
 static int
-output_config_in(const json_t *root, llm_api_error *err)
+output_config_in(const json_t *root, llm_request *req, llm_api_error *err)
 {
+    static const struct {
+        const char            *name;
+        llm_reasoning_effort   effort;
+    } efforts[] = {
+        { "low", LLM_EFFORT_LOW }, { "medium", LLM_EFFORT_MEDIUM },
+        { "high", LLM_EFFORT_HIGH }, { "max", LLM_EFFORT_MAX },
+    };
+    size_t  k;
+
     const json_t *oc = json_object_get(root, "output_config");
     const char   *effort;
     int           rc;
@@ -783,15 +793,15 @@ output_config_in(const json_t *root, llm_api_error *err)
     if (rc <= 0) {
         return rc;
     }
-    if (strcmp(effort, "low") != 0 && strcmp(effort, "medium") != 0
-        && strcmp(effort, "high") != 0 && strcmp(effort, "max") != 0)
-    {
-        return llm_api_bad_request(err, "invalid_value",
-            "output_config.effort",
-            "Invalid value for 'output_config.effort': expected one of "
-            "'low', 'medium', 'high', 'max', but got '%.64s'.", effort);
+    for (k = 0; k < sizeof(efforts) / sizeof(efforts[0]); k++) {
+        if (strcmp(effort, efforts[k].name) == 0) {
+            req->reasoning_effort = efforts[k].effort;
+            return 0;
+        }
     }
-    return 0;
+    return llm_api_bad_request(err, "invalid_value", "output_config.effort",
+        "Invalid value for 'output_config.effort': expected one of "
+        "'low', 'medium', 'high', 'max', but got '%.64s'.", effort);
 }
 
 static int
@@ -833,7 +843,7 @@ messages_request_in(const json_t *root, const llm_api_limits *lim,
         || tools_in(root, lim, req, err) < 0
         || tool_choice_in(root, req, err) < 0
         || thinking_in(root, req, err) < 0
-        || output_config_in(root, err) < 0)
+        || output_config_in(root, req, err) < 0)
     {
         return -1;
     }

@@ -173,10 +173,15 @@ llm_api_reasoning_effort(const char *effort, const char *param,
 {
     if (strcmp(effort, "none") == 0 || strcmp(effort, "minimal") == 0) {
         req->reasoning = 0;
-    } else if (strcmp(effort, "low") == 0 || strcmp(effort, "medium") == 0
-               || strcmp(effort, "high") == 0)
-    {
+    } else if (strcmp(effort, "low") == 0) {
         req->reasoning = 1;
+        req->reasoning_effort = LLM_EFFORT_LOW;
+    } else if (strcmp(effort, "medium") == 0) {
+        req->reasoning = 1;
+        req->reasoning_effort = LLM_EFFORT_MEDIUM;
+    } else if (strcmp(effort, "high") == 0) {
+        req->reasoning = 1;
+        req->reasoning_effort = LLM_EFFORT_HIGH;
     } else {
         return llm_api_bad_request(err, "invalid_value", param,
             "Invalid value for '%s': expected one of 'none', 'minimal', "

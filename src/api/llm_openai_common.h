@@ -58,7 +58,8 @@ int llm_api_function_tool(const json_t *obj, const char *base,
 int llm_api_has_tool(const json_t *tools, const char *name);
 
 /* OpenAI's reasoning effort at param: none / minimal turn reasoning off,
- * low / medium / high on; anything else is a 400. */
+ * low / medium / high on with that effort (a thinking budget:
+ * llm_session_reasoning_budget); anything else is a 400. */
 int llm_api_reasoning_effort(const char *effort, const char *param,
     llm_request *req, llm_api_error *err);
 

@@ -55,6 +55,7 @@ llm_generation_create(const llm_generation_config *cfg, llm_request *req,
     const char             *param;
     llm_generation         *g;
     llm_constraint         *c;
+    llm_reasoning_budget   *budget;
     llm_reply_config        rc;
     llm_structured_plan     plan;
     llm_sampler_params      sp;
@@ -164,6 +165,18 @@ llm_generation_create(const llm_generation_config *cfg, llm_request *req,
                 goto failed_plan;
             }
             llm_seq_set_constraint(ch->seq, c);
+        }
+
+        /* a thinking budget closes the reasoning block where it is spent */
+        if (llm_session_reasoning_budget(req, cfg->tok, reasoning
+                                         ? reasoning->id : NULL,
+                                         prompt->starts_in_reasoning,
+                                         g->max_new, &budget) != 0)
+        {
+            goto failed_plan;
+        }
+        if (budget) {
+            llm_seq_set_reasoning_budget(ch->seq, budget);
         }
     }
 

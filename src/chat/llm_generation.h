@@ -4,7 +4,7 @@
  *
  *   prompt ids -> new-token limit, parsers, structured-output plan ->
  *   one llm_seq per choice (sampler parameters, logprobs, cache retention,
- *   speculation, grammar constraint) -> admission -> tokens ->
+ *   speculation, grammar constraint, thinking budget) -> admission -> tokens ->
  *   llm_reply (detokenizer, stream processor, formatter) -> bytes
  *
  * The server's glue and `llm chat` drive the same object: they run the

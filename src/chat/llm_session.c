@@ -364,6 +364,111 @@ llm_session_max_new_tokens(const llm_request *req, size_t n_prompt,
 }
 
 
+/*
+ * Tokens of reasoning the current turn already holds: the
+ * reasoning_content of the assistant messages after the last user message
+ * (a tool loop sends each turn's thinking back).  -1 when out of memory.
+ */
+static long
+llm_session_turn_reasoning(const llm_request *req, const llm_tokenizer *tok)
+{
+    long          n = 0;
+    size_t        i, n_ids;
+    int32_t      *ids;
+    const char   *role;
+    const json_t *m, *rc;
+
+    for (i = json_array_size(req->messages); i > 0; i--) {
+        m = json_array_get(req->messages, i - 1);
+        role = json_string_value(json_object_get(m, "role"));
+        if (role && strcmp(role, "user") == 0) {
+            break;
+        }
+        rc = json_object_get(m, "reasoning_content");
+        if (role == NULL || strcmp(role, "assistant") != 0
+            || !json_is_string(rc) || json_string_length(rc) == 0)
+        {
+            continue;
+        }
+        if (llm_tokenizer_encode(tok, json_string_value(rc),
+                                 json_string_length(rc), 0, &ids, &n_ids)
+            != 0)
+        {
+            return -1;
+        }
+        free(ids);
+        n += (long) n_ids;
+    }
+    return n;
+}
+
+
+long
+llm_session_thinking_tokens(const llm_request *req, const llm_tokenizer *tok,
+    size_t max_new, int *oom)
+{
+    long  budget, spent;
+
+    *oom = 0;
+    if (req->reasoning == 0) {
+        return -1;
+    }
+
+    if (req->thinking_budget >= 0) {
+        spent = llm_session_turn_reasoning(req, tok);
+        if (spent < 0) {
+            *oom = 1;
+            return -1;
+        }
+        budget = req->thinking_budget - spent;
+
+    } else {
+        switch (req->reasoning_effort) {
+        case LLM_EFFORT_LOW:
+            budget = (long) (max_new / 4);
+            budget = budget < LLM_EFFORT_LOW_MAX ? budget : LLM_EFFORT_LOW_MAX;
+            break;
+        case LLM_EFFORT_MEDIUM:
+            budget = (long) (max_new / 2);
+            budget = budget < LLM_EFFORT_MEDIUM_MAX
+                     ? budget : LLM_EFFORT_MEDIUM_MAX;
+            break;
+        case LLM_EFFORT_HIGH:
+            budget = (long) (max_new / 4 * 3 + max_new % 4 * 3 / 4);
+            break;
+        default:
+            return -1;    /* unset: the model decides; max: no budget */
+        }
+    }
+
+    return budget < 1 ? 1 : budget;
+}
+
+
+int
+llm_session_reasoning_budget(const llm_request *req, const llm_tokenizer *tok,
+    const char *reasoning_id, int starts_in_reasoning, size_t max_new,
+    llm_reasoning_budget **out)
+{
+    int                  oom;
+    long                 budget;
+    llm_reasoning_marks  mk;
+
+    *out = NULL;
+    if (llm_reasoning_markers(reasoning_id, &mk) != 0) {
+        return 0;
+    }
+    budget = llm_session_thinking_tokens(req, tok, max_new, &oom);
+    if (budget < 0) {
+        return oom ? -1 : 0;
+    }
+    *out = llm_reasoning_budget_create(tok, mk.open, mk.close,
+                                       mk.forced_close, (size_t) budget,
+                                       starts_in_reasoning);
+    return *out ? 0 : -1;
+}
+
+
 void
 llm_session_sampler_params(const llm_request *req, const llm_model_info *info,
     size_t index, llm_sampler_params *sp)

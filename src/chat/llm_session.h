@@ -26,6 +26,7 @@
 #include "api/llm_api_tokenize.h"
 #include "chat/llm_chat.h"
 #include "engine/llm_engine.h"
+#include "engine/llm_reasoning_budget.h"
 #include "engine/llm_tokenizer.h"
 
 /* What a prompt is built from: the model's, resolved once at load. */
@@ -98,6 +99,34 @@ typedef struct {
  */
 int llm_session_max_new_tokens(const llm_request *req, size_t n_prompt,
     const llm_session_limits *lim, size_t *max_new, llm_api_error *err);
+
+/*
+ * The thinking budget of a choice that may generate max_new tokens, for
+ * its sequence (llm_seq_set_reasoning_budget), in the markers of the
+ * reasoning format reasoning_id (parsers/llm_parser.h); docs/api.md
+ * "Thinking budgets":
+ *   - an explicit budget (Anthropic thinking.budget_tokens) less the
+ *     reasoning the turn already holds: the assistant messages after the
+ *     last user message sent their thinking back (tool loops), and one
+ *     budget spans every thinking block of a turn;
+ *   - else the reasoning effort's share of max_new: low a quarter (at most
+ *     LLM_EFFORT_LOW_MAX), medium a half (at most LLM_EFFORT_MEDIUM_MAX),
+ *     high three quarters; max (Anthropic) none;
+ *   - none when reasoning is off or the format has no markers.
+ * A budget is at least 1 token.  0 with *out (NULL: no budget), or -1 when
+ * out of memory.
+ */
+#define LLM_EFFORT_LOW_MAX     1024
+#define LLM_EFFORT_MEDIUM_MAX  8192
+
+int llm_session_reasoning_budget(const llm_request *req,
+    const llm_tokenizer *tok, const char *reasoning_id,
+    int starts_in_reasoning, size_t max_new, llm_reasoning_budget **out);
+
+/* The budget's size alone (no markers needed): -1 for none, or -1 with
+ * *oom set when counting the turn's reasoning ran out of memory. */
+long llm_session_thinking_tokens(const llm_request *req,
+    const llm_tokenizer *tok, size_t max_new, int *oom);
 
 /*
  * Choice `index`'s sampler parameters: what the request set, else the

@@ -66,6 +66,14 @@ typedef struct {
     int      top_logprobs;       /* and of the N most likely */
 } llm_sampling;
 
+typedef enum {
+    LLM_EFFORT_UNSET = 0,     /* the model decides how long it thinks */
+    LLM_EFFORT_LOW,
+    LLM_EFFORT_MEDIUM,
+    LLM_EFFORT_HIGH,
+    LLM_EFFORT_MAX            /* Anthropic's max: no budget */
+} llm_reasoning_effort;
+
 typedef struct {
     llm_api_kind   api;
     char          *model;          /* requested alias, NULL if absent */
@@ -88,6 +96,10 @@ typedef struct {
     json_t        *template_kwargs;       /* chat_template_kwargs object or NULL */
     int            reasoning;             /* -1 model default, 0 off, 1 on */
     long           thinking_budget;       /* Anthropic thinking.budget_tokens; -1 none */
+    /* reasoning_effort, reasoning.effort, output_config.effort: a thinking
+     * budget from the tokens the request may generate when no explicit
+     * one is given (llm_session_reasoning_budget) */
+    llm_reasoning_effort reasoning_effort;
     int            add_generation_prompt; /* default 1 */
     /*
      * The last message is a partial assistant turn to continue (Anthropic

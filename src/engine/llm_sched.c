@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/llm_reasoning_budget.h"
 #include "engine/llm_sched.h"
 #include "engine/llm_spec.h"
 
@@ -17,7 +18,8 @@
 /* Tokens of recent requests the worker's suffix store keeps for proposals. */
 #define LLM_SCHED_RECENT_TOKENS 32768
 
-/* Most tokens the grammar forces after a sampled one, appended in one step. */
+/* Most forced tokens (a grammar's, a spent thinking budget's close marker)
+ * after a sampled one, appended in one step. */
 #define LLM_SCHED_FORCED_MAX    16
 
 /* A step's output per sequence: kept proposals and the sampled token, then forced ones. */
@@ -47,6 +49,7 @@ struct llm_seq {
 
     llm_sampler           *sampler;         /* NULL: an embedding sequence */
     llm_constraint        *constraint;      /* the output's grammar, or NULL */
+    llm_reasoning_budget  *budget;          /* the thinking budget, or NULL */
     size_t                 n_unfed;         /* generated tokens not yet in the KV cache */
     int                    top_logprobs;    /* < 0: no logprobs */
     float                 *embed_sum;       /* embeddings: token-weighted sum */
@@ -64,8 +67,8 @@ struct llm_seq {
     /*
      * The step's output, written by step_run: tokens sampled at each
      * position the step verified (the proposals it kept, then the token
-     * sampled after them), then tokens the grammar forced; -1 ends it with
-     * a grammar error.  n_accepted proposals stay in the KV cache.
+     * sampled after them), then forced tokens; -1 ends it with a grammar
+     * error.  n_accepted proposals stay in the KV cache.
      */
     int32_t                out[LLM_SEQ_OUT_MAX];
     unsigned char          out_forced[LLM_SEQ_OUT_MAX];
@@ -495,6 +498,7 @@ llm_seq_free(llm_seq *seq)
         llm_sampler_free(seq->sampler);
     }
     llm_constraint_free(seq->constraint);
+    llm_reasoning_budget_free(seq->budget);
     free(seq->prompt);
     free(seq->gen);
     free(seq->embed_sum);
@@ -1212,16 +1216,31 @@ llm_sched_step_prepare(llm_sched *s)
 }
 
 
+/* Every token of the output, sampled or forced, moves its state on. */
+static void
+llm_seq_accept(llm_seq *seq, int32_t tok)
+{
+    llm_sampler_accept(seq->sampler, tok);
+    if (seq->budget) {
+        llm_reasoning_budget_accept(seq->budget, tok);
+    }
+}
+
+
 /*
- * Tokens the grammar forces after the sequence's output so far are
- * appended without sampling (jump-forward); the next step feeds them all at
- * once, so structure costs no decode steps.  Returns their number.
+ * Forced tokens after the sequence's output so far are appended without
+ * sampling; the next step feeds them all at once, so they cost no decode
+ * steps.  Two sources: a spent thinking budget closes its reasoning block
+ * (the close marker's tokens, which a grammar then reads as written), else
+ * the grammar's jump-forward (not with logprobs, which forced tokens do not
+ * have: a budget's close is forced all the same).  Returns their number.
  */
 static int
 llm_seq_forced(llm_sched *s, llm_seq *seq, const llm_batch_item *it)
 {
-    long  room, in_cache, unfed;
-    int   n, k;
+    long     room, in_cache, unfed;
+    int      n = 0, k;
+    int32_t  *ids = seq->out + seq->n_out;
 
     /* the KV cache after this step, and the output that is not in it */
     in_cache = (long) s->slot_len[it->slot] + it->n_tokens
@@ -1239,11 +1258,24 @@ llm_seq_forced(llm_sched *s, llm_seq *seq, const llm_batch_item *it)
         return 0;
     }
 
-    n = llm_constraint_forced(seq->constraint, seq->out + seq->n_out,
-                              (int) room);
+    if (seq->budget) {
+        n = llm_reasoning_budget_forced(seq->budget, ids, (int) room);
+        for (k = 0; k < n && seq->constraint; k++) {
+            if (llm_constraint_accept(seq->constraint, ids[k]) < 0) {
+                ids[k] = -1;    /* reported by step_complete */
+                n = k + 1;
+            }
+        }
+    }
+    if (n == 0 && seq->constraint && seq->top_logprobs < 0) {
+        n = llm_constraint_forced(seq->constraint, ids, (int) room);
+    }
+
     for (k = 0; k < n; k++) {
-        seq->out_forced[seq->n_out] = 1;
-        llm_sampler_accept(seq->sampler, seq->out[seq->n_out++]);
+        seq->out_forced[seq->n_out++] = 1;
+        if (ids[k] >= 0) {
+            llm_seq_accept(seq, ids[k]);
+        }
     }
 
     return n;
@@ -1265,13 +1297,11 @@ static void
 llm_seq_verify(llm_sched *s, int i, llm_seq *seq)
 {
     const llm_batch_item  *it = &s->items[i];
-    int                    d = it->want_logits - 1, j, jump, match;
+    int                    d = it->want_logits - 1, j, match;
     const int32_t         *proposed = it->tokens + it->n_tokens - d;
     const float           *logits;
     llm_token_logprobs    *lp;
     int32_t                tok;
-
-    jump = seq->constraint && seq->top_logprobs < 0;
 
     for (j = 0; j <= d; j++) {
         logits = llm_forward_logits_at(s->rt, i, j);
@@ -1296,7 +1326,7 @@ llm_seq_verify(llm_sched *s, int i, llm_seq *seq)
         if (tok < 0) {
             return;    /* reported by step_complete */
         }
-        llm_sampler_accept(seq->sampler, tok);
+        llm_seq_accept(seq, tok);
 
         if (llm_model_is_eos(s->model, tok)) {
             return;
@@ -1306,7 +1336,7 @@ llm_seq_verify(llm_sched *s, int i, llm_seq *seq)
         seq->n_accepted += match;
 
         /* forced tokens take the place of the later proposals */
-        if (jump && llm_seq_forced(s, seq, it) > 0) {
+        if (llm_seq_forced(s, seq, it) > 0) {
             return;
         }
 
@@ -1597,6 +1627,14 @@ llm_seq_set_constraint(llm_seq *seq, llm_constraint *c)
 {
     llm_constraint_free(seq->constraint);
     seq->constraint = c;
+}
+
+
+void
+llm_seq_set_reasoning_budget(llm_seq *seq, llm_reasoning_budget *b)
+{
+    llm_reasoning_budget_free(seq->budget);
+    seq->budget = b;
 }
 
 

@@ -34,6 +34,7 @@
 #include "engine/llm_admission.h"
 #include "engine/llm_constrain.h"
 #include "engine/llm_engine.h"
+#include "engine/llm_reasoning_budget.h"
 #include "engine/llm_spec.h"
 
 typedef struct llm_sched llm_sched;
@@ -164,6 +165,15 @@ llm_seq *llm_seq_create(llm_sched *s, const int32_t *prompt, size_t n_prompt,
  * before submitting.
  */
 void llm_seq_set_constraint(llm_seq *seq, llm_constraint *c);
+
+/*
+ * A thinking budget (llm_reasoning_budget.h): once the output's reasoning
+ * blocks hold it, the close marker's tokens are appended without sampling
+ * (as a grammar's forced tokens are, logprobs or not; a grammar reads them
+ * as written) and the answer follows.  Takes ownership of b; call before
+ * submitting.
+ */
+void llm_seq_set_reasoning_budget(llm_seq *seq, llm_reasoning_budget *b);
 
 /*
  * Speculative decoding for this sequence (before submitting; the default is

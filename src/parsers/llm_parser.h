@@ -70,6 +70,22 @@ int llm_parsers_auto(const char *chat_template_src, const char *model_type,
                      char *why, size_t whylen);
 
 /*
+ * A reasoning format's blocks: the text that opens one, the text that
+ * closes it, and what the server writes to close one itself (a spent
+ * thinking budget: engine/llm_reasoning_budget.h) -- the close marker, or
+ * for harmony the end of the analysis message and the head of the final
+ * one.
+ */
+typedef struct {
+    const char  *open;
+    const char  *close;
+    const char  *forced_close;
+} llm_reasoning_marks;
+
+/* 0 with *m for a reasoning parser id; -1 for NULL or an unknown id. */
+int llm_reasoning_markers(const char *reasoning_id, llm_reasoning_marks *m);
+
+/*
  * 1 if a rendered prompt ends inside an open reasoning block for this
  * reasoning parser (e.g. ends with "<think>\n"), so the output starts as
  * reasoning: pass the result as starts_in_reasoning.

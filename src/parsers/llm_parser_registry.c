@@ -266,25 +266,47 @@ llm_parsers_auto(const char *chat_template_src, const char *model_type,
     return 0;
 }
 
+static const struct {
+    const char           *id;
+    llm_reasoning_marks   marks;
+} reasoning_marks[] = {
+    { "think",   { "<think>", "</think>", "</think>" } },
+    { "mistral", { "[THINK]", "[/THINK]", "[/THINK]" } },
+    /* analysis ends with its message; the answer is the final channel */
+    { "harmony", { "<|channel|>analysis<|message|>", "<|end|>",
+                   "<|end|><|start|>assistant<|channel|>final<|message|>" } },
+};
+
+int
+llm_reasoning_markers(const char *reasoning_id, llm_reasoning_marks *m)
+{
+    size_t  i;
+
+    for (i = 0; reasoning_id
+                && i < sizeof(reasoning_marks) / sizeof(reasoning_marks[0]);
+         i++)
+    {
+        if (strcmp(reasoning_marks[i].id, reasoning_id) == 0) {
+            *m = reasoning_marks[i].marks;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 int
 llm_reasoning_starts_open(const char *reasoning_id, const char *prompt,
                           size_t len)
 {
-    const char *open, *close;
-    size_t      ol, cl, i, n = len;
+    const char          *open, *close;
+    size_t               ol, cl, i, n = len;
+    llm_reasoning_marks  mk;
 
-    if (reasoning_id == NULL || prompt == NULL) {
+    if (prompt == NULL || llm_reasoning_markers(reasoning_id, &mk) != 0) {
         return 0;
     }
-    if (strcmp(reasoning_id, "think") == 0) {
-        open = "<think>";
-        close = "</think>";
-    } else if (strcmp(reasoning_id, "mistral") == 0) {
-        open = "[THINK]";
-        close = "[/THINK]";
-    } else {
-        return 0;
-    }
+    open = mk.open;
+    close = mk.close;
     while (n > 0 && llm_is_space(prompt[n - 1])) {
         n--;
     }

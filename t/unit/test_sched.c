@@ -5,6 +5,7 @@
  * complete on one thread), which is exactly what the glue does across the
  * event loop and a thread-pool thread.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "tap.h"
@@ -20,6 +21,7 @@ typedef struct {
     llm_finish reason;
     const char *error;
     int       release_on_token;   /* let go from inside on_token */
+    int       no_logprobs;        /* tokens that came without logprobs */
     llm_seq  *seq;
 } owner_t;
 
@@ -29,6 +31,7 @@ on_token(void *o, llm_seq *seq, int32_t tok, const llm_token_logprobs *lp)
     owner_t *w = o;
 
     w->tokens++;
+    w->no_logprobs += lp == NULL;
     if (w->release_on_token) {
         llm_seq_release(seq);
         w->seq = NULL;
@@ -595,6 +598,97 @@ test_budget(const llm_model *m)
 }
 
 
+/*
+ * A thinking budget: the prompt opened a reasoning block; once the block
+ * holds the budget, the close marker's tokens (8 byte tokens here, forced
+ * whole) are appended without sampling and sampling goes on after them.
+ * What comes before is the unbudgeted run's output token for token: with
+ * speculation (forced tokens take the place of later proposals) and with
+ * logprobs (the close is forced all the same, without logprobs) too.
+ */
+static void
+test_thinking_budget(const llm_model *m)
+{
+    static const char *const how[] = { "greedy", "speculating", "with logprobs" };
+    char                   err[256], *text = NULL;
+    int32_t                p[12], *close = NULL;
+    size_t                 n_close = 0, ng, nr, granted, tlen;
+    int                    v, j, i;
+    llm_sched             *s;
+    llm_seq               *seqs[2];
+    owner_t                w[2];
+    llm_tokenizer         *tok;
+    llm_sampler_params     sp;
+    const int32_t         *g[2];
+    llm_reasoning_budget  *b;
+    static llm_logit_bias  no_eos[LLM_MAX_EOS];
+    const llm_model_info  *in = llm_model_get_info(m);
+
+    tok = llm_tokenizer_load(FIX, err, sizeof(err));
+    if (!ok(tok != NULL
+            && llm_tokenizer_encode(tok, "</think>", 8, 0, &close, &n_close) == 0
+            && n_close == 8, "the fixture writes </think> as 8 tokens")) {
+        llm_tokenizer_free(tok);
+        free(close);
+        return;
+    }
+    for (j = 0; j < 12; j++) {
+        p[j] = 40 + (j * 7) % 50;
+    }
+    for (i = 0; i < in->n_eos; i++) {
+        no_eos[i].id = in->eos_ids[i];
+        no_eos[i].bias = -1e4f;
+    }
+    llm_sampler_params_default(&sp);
+    sp.temperature = 0;
+    sp.logit_bias = no_eos;
+    sp.n_logit_bias = in->n_eos;
+
+    for (v = 0; v < 3; v++) {
+        s = make_sched(m, 2, 0);
+        memset(w, 0, sizeof(w));
+        llm_sched_reserve(s, 2, 2, &granted);
+        /* [0] without a budget, [1] with 20 tokens, close included */
+        for (i = 0; i < 2; i++) {
+            seqs[i] = w[i].seq = llm_seq_create(s, p, 12, 40, &sp, v == 2 ? 0 : -1,
+                                                &events, &w[i], 0);
+            llm_seq_set_speculation(seqs[i], v == 1 ? LLM_SPEC_ON : LLM_SPEC_OFF);
+        }
+        b = llm_reasoning_budget_create(tok, "<think>", "</think>", "</think>", 20, 1);
+        ok(b != NULL, "%s: a budget of 20", how[v]);
+        llm_seq_set_reasoning_budget(seqs[1], b);
+        llm_sched_submit(s, seqs[0]);
+        llm_sched_submit(s, seqs[1]);
+        run_all(s, 200);
+
+        g[0] = llm_seq_generated(seqs[0], &nr);
+        g[1] = llm_seq_generated(seqs[1], &ng);
+        is_int(ng, 40, "%s: the budgeted sequence generated all 40 tokens", how[v]);
+        ok(nr == 40 && memcmp(g[0], g[1], 12 * sizeof(int32_t)) == 0,
+           "%s: its first 12 tokens are the unbudgeted run's", how[v]);
+        ok(ng == 40 && memcmp(g[1] + 12, close, 8 * sizeof(int32_t)) == 0,
+           "%s: then the close marker, forced at the budget", how[v]);
+        tlen = 0;
+        ok(ng == 40 && llm_tokenizer_decode(tok, g[1] + 12, 8, 0, &text, &tlen) == 0
+           && tlen == 8 && memcmp(text, "</think>", 8) == 0, "%s: which reads </think>", how[v]);
+        free(text);
+        text = NULL;
+        ok(memcmp(g[0] + 12, close, 8 * sizeof(int32_t)) != 0,
+           "%s: the unbudgeted run did not write it there", how[v]);
+        if (v == 2) {
+            is_int(w[1].no_logprobs, 8, "with logprobs: only the 8 forced tokens lack them");
+            is_int(w[0].no_logprobs, 0, "and the unbudgeted run has them all");
+        }
+        llm_seq_release(seqs[0]);
+        llm_seq_release(seqs[1]);
+        llm_sched_free(s);
+    }
+
+    llm_tokenizer_free(tok);
+    free(close);
+}
+
+
 /* One whole step; the prompt tokens it read (-1: nothing to run). */
 static int
 step_prefill(llm_sched *s)
@@ -762,6 +856,7 @@ main(void)
     test_chunking(m);
     test_short_during_long(m);
     test_embedding(m);
+    test_thinking_budget(m);
     ok(wakes > 0, "the scheduler woke its driver on submit (%d times)", wakes);
 
     llm_model_free(m);

@@ -1,0 +1,123 @@
+# Thinking budgets are enforced (issue 21, Reasoning): once a response's
+# reasoning block holds its budget the engine appends the model's close
+# marker (</think> for the shipped model) without sampling, and the answer
+# follows.  The model is made to think on by banning </think> and its end
+# of turn (logit_bias), so without a budget it never answers; with reasoning_effort low / medium
+# (a quarter / half of max_tokens, docs/api.md) its reasoning is the
+# unbudgeted reasoning cut short, and content follows.  Anthropic's
+# budget_tokens spans every thinking block of a turn: a turn whose earlier
+# thinking (sent back in a tool loop) used all but a few tokens of it gets
+# a block closed after those few.  Greedy decoding throughout, so each
+# budgeted run is the unbudgeted run up to the budget.
+use strict;
+use warnings;
+use Test::More;
+use JSON::PP ();
+use Test::Nginx::Lite::Node qw(start_nginx);
+use Test::LLM::Client ();
+
+my $srv = start_nginx(
+    main_config => 'thread_pool llm threads=1;',
+    http_config => "llm_model tiny $ENV{TEST_NGINX_MODELS}/ngxllm-tiny ctx=4096;\n"
+                   . 'llm_thread_pool llm;',
+    config => 'location = /v1/chat/completions { llm_api chat; }
+               location = /v1/messages { llm_api messages; }
+               location = /tokenize { llm_api tokenize; }',
+);
+my $port = $srv->port;
+my $json = JSON::PP->new->canonical;
+
+sub post {
+    my ($uri, $body, $headers) = @_;
+    my $c = Test::LLM::Client->post($port, $uri, $json->encode($body),
+                                    headers => $headers // '');
+    my ($status, undef, $raw) = $c->finish(120);
+    return ($status, eval { JSON::PP::decode_json($raw) } // { raw => $raw });
+}
+
+# ---- OpenAI chat: reasoning_effort -> a share of max_tokens ----
+# </think> and <|im_end|> in models/ngxllm-tiny's tokenizer
+my %chat = (messages => [{ role => 'user', content => 'What is 2+2?' }],
+            max_tokens => 40, temperature => 0,
+            logit_bias => { 8187 => -100, 8185 => -100 });
+
+my ($st, $free) = post('/v1/chat/completions', \%chat);
+is($st, 200, 'chat without a budget: 200');
+my $m = $free->{choices}[0]{message} // {};
+my $all = $m->{reasoning_content} // '';
+ok(length($all) > 0 && ($m->{content} // '') eq '',
+   'without a budget the reasoning never closes: no answer')
+    or diag explain $m;
+
+my %got;
+for my $effort (qw(low medium)) {
+    my ($s, $r) = post('/v1/chat/completions', { %chat, reasoning_effort => $effort });
+    my $msg = $r->{choices}[0]{message} // {};
+    my $reasoning = $msg->{reasoning_content} // '';
+    $got{$effort} = $reasoning;
+    is($s, 200, "reasoning_effort $effort: 200");
+    ok(length($reasoning) > 0 && length($reasoning) < length($all)
+       && index($all, $reasoning) == 0,
+       "reasoning_effort $effort: the reasoning is the unbudgeted one cut short")
+        or diag explain { budgeted => $reasoning, free => $all };
+    ok(length($msg->{content} // '') > 0,
+       "reasoning_effort $effort: and an answer follows")
+        or diag explain $msg;
+}
+ok(length($got{low}) < length($got{medium}),
+   'low (10 of 40 tokens) thinks less than medium (20)');
+
+# ---- Anthropic: budget_tokens spans the turn's thinking blocks ----
+my $earlier = join ' ', map { "Step $_: the weather tool answered, so check the city again." } 1 .. 70;
+my ($ts, $tk) = post('/tokenize', { model => 'tiny', prompt => $earlier,
+                                    add_special_tokens => JSON::PP::false });
+my $spent = $tk->{count} // 0;
+ok($ts == 200 && $spent >= 1024, "the turn's earlier thinking is $spent tokens");
+
+my %msgs = (
+    model => 'tiny', max_tokens => 60, temperature => 0,
+    messages => [
+        { role => 'user', content => 'What is the weather in Paris?' },
+        { role => 'assistant', content => [
+            { type => 'thinking', thinking => $earlier, signature => '' },
+            { type => 'tool_use', id => 'toolu_1', name => 'get_weather',
+              input => { city => 'Paris' } } ] },
+        { role => 'user', content => [
+            { type => 'tool_result', tool_use_id => 'toolu_1', content => '18 C, sunny' } ] },
+    ],
+    tools => [{ name => 'get_weather', description => 'Weather now',
+                input_schema => { type => 'object',
+                                  properties => { city => { type => 'string' } } } }],
+);
+my $beta = "anthropic-beta: interleaved-thinking-2025-05-14\r\n";
+sub blocks {
+    my ($r) = @_;
+    my %b;
+    for (@{ $r->{content} // [] }) {
+        $b{thinking} .= $_->{thinking} if $_->{type} eq 'thinking';
+        $b{text} .= $_->{text} if $_->{type} eq 'text';
+        $b{tool_use}++ if $_->{type} eq 'tool_use';
+    }
+    return \%b;
+}
+
+my ($s1, $big) = post('/v1/messages', { %msgs, thinking => { type => 'enabled',
+                                        budget_tokens => $spent + 1000 } }, $beta);
+my $b1 = blocks($big);
+is($s1, 200, 'a budget with room left: 200');
+ok(length($b1->{thinking} // '') > 0, 'it thinks')
+    or diag explain $big;
+
+my ($s2, $small) = post('/v1/messages', { %msgs, thinking => { type => 'enabled',
+                                          budget_tokens => $spent + 4 } }, $beta);
+my $b2 = blocks($small);
+is($s2, 200, 'a budget the earlier thinking nearly used up: 200');
+ok(length($b2->{thinking} // '') < length($b1->{thinking} // '')
+   && index($b1->{thinking} // '', $b2->{thinking} // '') == 0,
+   'its thinking block is closed after the few tokens left')
+    or diag explain { small => $b2, big => $b1 };
+ok(length($b2->{text} // '') > 0 || $b2->{tool_use},
+   'and the answer follows') or diag explain $small;
+
+$srv->stop;
+done_testing();
