@@ -19,6 +19,7 @@
 
 #include "api/llm_api.h"
 #include "chat/llm_generation.h"
+#include "chat/llm_served.h"
 #include "core/llm_file.h"
 #include "engine/llm_sched.h"
 #include "parsers/llm_parser.h"
@@ -110,12 +111,6 @@ static const llm_generation_events  chat_events = {
     NULL, on_choice_done, on_flush, on_note, on_done
 };
 
-static int
-has_token(void *tok, const char *text)
-{
-    return tok && llm_tokenizer_token_id(tok, text) >= 0;
-}
-
 /* The error body in the request's protocol; exit status 1. */
 static int
 fail(llm_api_kind api, const llm_api_error *err)
@@ -133,18 +128,17 @@ fail(llm_api_kind api, const llm_api_error *err)
 int
 llm_cmd_chat(int argc, char **argv)
 {
-    int                    rc, absent, ctx, threads;
-    char                   err[1024], why[256], *body;
+    int                    rc, ctx, threads;
+    char                   err[1024], *body;
     size_t                 len;
-    const char            *dir, *file, *api_name, *tool_id, *reasoning_id;
+    const char            *dir, *file, *api_name;
     llm_api_kind           api;
     llm_api_error          e;
     llm_api_limits         lim;
     llm_request            req;
     llm_admit              admit;
-    llm_model             *model = NULL;
-    llm_tokenizer         *tok = NULL;
-    llm_chat              *chat = NULL;
+    llm_served             sv;
+    llm_served_opts        so;
     llm_sched             *sched = NULL;
     llm_structured        *st = NULL;
     llm_sched_config       sc;
@@ -182,6 +176,7 @@ llm_cmd_chat(int argc, char **argv)
     memset(&e, 0, sizeof(e));
     memset(&prompt, 0, sizeof(prompt));
     memset(&run, 0, sizeof(run));
+    memset(&sv, 0, sizeof(sv));
     rc = llm_api_parse_request(api, body, len, &lim, &req, &e);
     free(body);
     if (rc != 0) {
@@ -192,18 +187,18 @@ llm_cmd_chat(int argc, char **argv)
         req.stream = 1;
     }
 
-    /* the model as llm_model loads it */
-    model = llm_model_load(dir, err, sizeof(err));
-    tok = model ? llm_tokenizer_load(dir, err, sizeof(err)) : NULL;
-    if (tok == NULL) {
+    /* the model as llm_model loads it (chat/llm_served.h) */
+    memset(&so, 0, sizeof(so));
+    so.path = dir;
+    so.ctx = ctx;
+    so.parallel = 1;
+    so.threads = threads;
+    if (llm_served_load(&so, &sv, err, sizeof(err)) != 0) {
         fprintf(stderr, "llm chat: %s\n", err);
         rc = 2;
         goto done;
     }
-    info = llm_model_get_info(model);
-    chat = llm_chat_open(dir, tok, &absent, err, sizeof(err));
-    llm_parsers_auto(chat ? llm_chat_source(chat) : NULL, info->model_type,
-                     has_token, tok, &tool_id, &reasoning_id, why, sizeof(why));
+    info = llm_model_get_info(sv.model);
 
     if (llm_api_check_token_ids(&req, info->n_vocab, &e) != 0) {
         rc = fail(api, &e);
@@ -211,9 +206,9 @@ llm_cmd_chat(int argc, char **argv)
     }
 
     sm.alias = req.model ? req.model : dir;
-    sm.chat = chat;
-    sm.tok = tok;
-    sm.reasoning_parser = reasoning_id;
+    sm.chat = sv.chat;
+    sm.tok = sv.tok;
+    sm.reasoning_parser = sv.reasoning_parser;
     sm.split_special_tokens = 1;
     if (llm_session_build_prompt(&sm, &req, &prompt, &e) != 0) {
         rc = fail(api, &e);
@@ -225,8 +220,8 @@ llm_cmd_chat(int argc, char **argv)
     sc.n_ctx = ctx > 0 ? ctx : info->max_position_embeddings < CHAT_DEFAULT_CTX
                                ? info->max_position_embeddings : CHAT_DEFAULT_CTX;
     sc.threads = threads;
-    sched = llm_sched_create(model, &sc, err, sizeof(err));
-    st = sched ? llm_structured_create(tok, info->eos_ids, (size_t) info->n_eos,
+    sched = llm_sched_create(sv.model, &sc, err, sizeof(err));
+    st = sched ? llm_structured_create(sv.tok, info->eos_ids, (size_t) info->n_eos,
                                        err, sizeof(err))
                : NULL;
     if (st == NULL) {
@@ -238,11 +233,11 @@ llm_cmd_chat(int argc, char **argv)
     /* the server's generation, with the server's defaults */
     memset(&gc, 0, sizeof(gc));
     gc.sched = sched;
-    gc.tok = tok;
+    gc.tok = sv.tok;
     gc.info = info;
     gc.structured = st;
-    gc.tool = tool_id ? llm_tool_parser_find(tool_id) : NULL;
-    gc.reasoning = reasoning_id ? llm_reasoning_parser_find(reasoning_id) : NULL;
+    gc.tool = sv.tool_def;
+    gc.reasoning = sv.reasoning_def;
     gc.model = req.model ? req.model : dir;
     gc.fingerprint = "fp_ngx_llm";
     gc.created = (long long) time(NULL);
@@ -297,9 +292,7 @@ done:
     llm_structured_free(st);
     llm_sched_free(sched);
     llm_session_prompt_free(&prompt);
-    llm_chat_free(chat);
-    llm_tokenizer_free(tok);
-    llm_model_free(model);
+    llm_served_free(&sv);
     llm_request_free(&req);
     return rc;
 }

@@ -1,0 +1,60 @@
+/*
+ * A model as the server serves it, loaded once: weights (quantized on load
+ * when asked), the runtime's context and KV budget resolved, the tokenizer
+ * checked against the model's vocabulary, a draft model checked against
+ * both, the chat template, and the tool-call and reasoning parsers chosen
+ * for the model.  The nginx glue (at configuration time, in the master) and
+ * `llm chat` load models through this one function, so both serve the same
+ * model the same way.  No nginx.
+ */
+#ifndef LLM_SERVED_H
+#define LLM_SERVED_H
+
+#include <stddef.h>
+
+#include "chat/llm_chat.h"
+#include "engine/llm_engine.h"
+#include "engine/llm_tokenizer.h"
+#include "parsers/llm_parser.h"
+
+/* An llm_model line's options (docs/directives.md). */
+typedef struct {
+    const char  *path;         /* model folder or .gguf file */
+    const char  *quant;        /* quant=; NULL: as stored */
+    const char  *draft_path;   /* draft=; NULL: none */
+    int          chat_off;     /* chat=off: no chat template */
+    int          ctx;          /* ctx=; 0: the model's, within the budget */
+    int          parallel;
+    int          threads;
+    int          kv_f16;       /* kv=f16 */
+    size_t       kv_memory;    /* kv_memory=; 0: the default budget */
+} llm_served_opts;
+
+typedef struct {
+    llm_model             *model;
+    llm_model             *draft;          /* NULL without draft= */
+    llm_tokenizer         *tok;
+    llm_chat              *chat;           /* NULL: chat requests are refused */
+    const char            *tool_parser;    /* the model's parser ids, or NULL */
+    const char            *reasoning_parser;
+    const llm_parser_def  *tool_def;
+    const llm_parser_def  *reasoning_def;
+    int                    n_ctx;          /* resolved */
+    size_t                 kv_memory;      /* resolved */
+    char                   chat_missing[512]; /* no template (chat is NULL
+                                                 without chat=off): why */
+    char                   why[256];       /* why these parsers */
+} llm_served;
+
+/*
+ * Loads what o names into *s.  0, or -1 with err set in the words the
+ * server logs after `llm_model "alias": ` ("tokenizer: ...", "draft
+ * \"path\": ...", a template that fails suggests chat=off); *s is freed
+ * on failure.  A model folder with no chat template is not a failure:
+ * s->chat is NULL and s->chat_missing says why.
+ */
+int llm_served_load(const llm_served_opts *o, llm_served *s, char *err,
+    size_t errlen);
+void llm_served_free(llm_served *s);
+
+#endif
