@@ -111,7 +111,8 @@ typedef struct {
      * of a float KV view:
      *   s_j = scale * q.k_j,  s_j = cap * tanh(s_j / cap) when cap > 0,
      *   p = softmax(s),  out = sum_j p_j v_j  (summed in position order)
-     * scores holds n floats of scratch.
+     * scores holds n floats of scratch; on return it holds p (the attention
+     * sinks of gpt-oss read the log-sum-exp from it: llm_forward.c apply_sink).
      */
     void  (*attend)(float *out, const float *q, const llm_kv_view *kv, int lo, int n,
                     int hd, float scale, float cap, float *scores);

@@ -134,6 +134,36 @@ task_down(void *arg, int ith, int nth, int thread __attribute__((unused)))
     matmul_part(rt, &s->L->w_down, direct ? rt->x : rt->xn, H, rt->gate, I, s->n, NULL, direct, ith, nth);
 }
 
+/*
+ * An attention sink (gpt-oss): the head's softmax has one more term,
+ * exp(sink), in its denominator only, so the output attend computed is
+ * scaled by Z / (Z + exp(sink)) = 1 / (1 + exp(sink - lse)), lse = log Z the
+ * log-sum-exp of the scores.  attend leaves the probabilities p_j = exp(s_j -
+ * lse) in its scratch (llm_kernels.h), so lse = s_j - log p_j for any j: the
+ * largest p_j is taken (never underflowed) and its s_j computed again.
+ */
+static void
+apply_sink(const llm_runtime *rt, float *out, const float *q, const llm_kv_view *kv, int lo, int n, int hd,
+    float sink, const float *p)
+{
+    float s = 0, cap = rt->m->attn_softcap, f;
+    int j, best = 0, d;
+
+    for (j = 1; j < n; j++) {
+        if (p[j] > p[best]) best = j;
+    }
+    if (rt->kv_f16) {
+        const uint16_t *k = (const uint16_t *) kv->k + llm_kv_view_row(kv, lo + best);
+        for (d = 0; d < hd; d++) s += q[d] * llm_f16_to_f32(k[d]);
+    } else {
+        s = rt->k->dot(q, (const float *) kv->k + llm_kv_view_row(kv, lo + best), hd);
+    }
+    s *= rt->m->attn_scale;
+    if (cap > 0) s = cap * tanhf(s / cap);
+    f = 1.0f / (1.0f + expf(sink - (s - logf(p[best]))));
+    rt->k->scale(out, f, hd);
+}
+
 /* Query heads per attention work item: heads of one KV group run back to
  * back so the group's cached K/V rows are read from memory once. */
 #define HEADS_PER_ITEM 4
@@ -184,6 +214,7 @@ task_attention(void *arg, int ith, int nth, int thread)
             } else {
                 rt->k->attend(out, q, &kv, lo, pos - lo + 1, hd, scale, cap, sc);
             }
+            if (s->L->sinks) apply_sink(rt, out, q, &kv, lo, pos - lo + 1, hd, s->L->sinks[h], sc);
         }
     }
 }

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "engine/llm_gguf.h"
+#include "engine/llm_gptoss.h"
 #include "engine/llm_mlx.h"
 #include "engine/llm_model_impl.h"
 #include "kernels/cpu/llm_quant.h"
@@ -49,6 +50,7 @@ static const llm_arch_defaults arch_table[] = {
     { "Qwen3MoeForCausalLM", "qwen3_moe",  LLM_FAM_QWEN3MOE, 151936, 2048, 6144, 24, 32, 4,  -1,  32768,  1e-6, 10000.0,   4096, 0, 0 },
     { "MixtralForCausalLM", "mixtral",     LLM_FAM_MIXTRAL, 32000,  4096, 14336, 32, 32, 8,  -1,  131072, 1e-5, 1000000.0, 0,    0, 0 },
     { "Glm4MoeForCausalLM", "glm4_moe",    LLM_FAM_GLM4MOE, 151552, 4096, 10944, 46, 96, 8,  128, 131072, 1e-5, 10000.0,   0,    0, 0 },
+    { "GptOssForCausalLM",  "gpt_oss",     LLM_FAM_GPTOSS,  201088, 2880, 2880,  36, 64, 8,  64,  131072, 1e-5, 150000.0,  128,  0, 0 },
 };
 
 /* MoE defaults of the config classes: experts, chosen per token, expert rows, renormalize */
@@ -62,6 +64,7 @@ static const llm_moe_defaults moe_table[] = {
     { LLM_FAM_QWEN3MOE, 128, 8, 768,  0, 0 },
     { LLM_FAM_MIXTRAL,  8,   2, -1,   1, 0 },     /* -1: intermediate_size (every layer is sparse) */
     { LLM_FAM_GLM4MOE,  128, 8, 1408, 1, 1 },
+    { LLM_FAM_GPTOSS,   128, 4, -1,   1, 0 },     /* softmax over the chosen logits = softmax, renormalized */
 };
 
 /* ---- small JSON helpers ---- */
@@ -235,6 +238,7 @@ parse_rope_obj(llm_model *m, llm_rope_cfg *r, json_t *cfg, json_t *src, double t
         }
     } else if (strcmp(kind, "yarn") == 0) {
         r->kind = LLM_ROPE_YARN;
+        r->truncate = jbool(src, "truncate", 1);     /* gpt-oss: false, the range is not rounded */
         if (jnum(src, "original_max_position_embeddings", m->info.max_position_embeddings,
                  &r->original_max_pos, err, errlen) != 0
             || jnum(src, "beta_fast", 32.0, &r->beta_fast, err, errlen) != 0
@@ -356,8 +360,12 @@ llm_rope_inv_freq(const llm_rope_cfg *r, int rot_dim, int n_ctx, float *inv, flo
         }
     } else if (r->kind == LLM_ROPE_YARN) {
         double d = rot_dim, base = r->theta, lo, hi;
-        lo = floor(d * log(r->original_max_pos / (r->beta_fast * 2 * M_PI)) / (2 * log(base)));
-        hi = ceil(d * log(r->original_max_pos / (r->beta_slow * 2 * M_PI)) / (2 * log(base)));
+        lo = d * log(r->original_max_pos / (r->beta_fast * 2 * M_PI)) / (2 * log(base));
+        hi = d * log(r->original_max_pos / (r->beta_slow * 2 * M_PI)) / (2 * log(base));
+        if (r->truncate) {
+            lo = floor(lo);
+            hi = ceil(hi);
+        }
         if (lo < 0) lo = 0;
         if (hi > d - 1) hi = d - 1;
         if (lo == hi) hi += 0.001;
@@ -583,8 +591,20 @@ walk_moe(tensor_walk *w, const llm_model *m, llm_moe *moe)
     int H = m->info.hidden, I = m->moe_intermediate, E = m->n_experts, e, rc;
     char name[96];
 
-    snprintf(name, sizeof(name), "%s.gate.weight", pre);
-    if ((rc = walk_mat(w, name, E, H, &moe->router)) != 0) return rc;
+    if (m->family == LLM_FAM_GPTOSS) {
+        /* the router has a bias; the experts as llm_gptoss_unpack left them, with their biases */
+        static const char *const vec[3] = { "gate_bias", "up_bias", "down_bias" };
+        float **dst[3] = { &moe->gate_bias, &moe->up_bias, &moe->down_bias };
+        if ((rc = walk_mat(w, "mlp.router.weight", E, H, &moe->router)) != 0
+            || (rc = walk_vec(w, "mlp.router.bias", E, 0, &moe->router_bias)) != 0) return rc;
+        for (e = 0; e < 3; e++) {
+            snprintf(name, sizeof(name), "mlp.experts.%s", vec[e]);
+            if ((rc = walk_vec(w, name, E * (e < 2 ? I : H), 0, dst[e])) != 0) return rc;
+        }
+    } else {
+        snprintf(name, sizeof(name), "%s.gate.weight", pre);
+        if ((rc = walk_mat(w, name, E, H, &moe->router)) != 0) return rc;
+    }
     if (m->moe_sigmoid) {
         snprintf(name, sizeof(name), "%s.gate.e_score_correction_bias", pre);
         if ((rc = walk_vec(w, name, E, 0, &moe->score_bias)) != 0) return rc;
@@ -656,6 +676,8 @@ llm_model_tensors(llm_model *m, int (*fn)(void *ctx, const llm_tensor_spec *t), 
         if (m->qk_norm != LLM_QK_NORM_NONE
             && ((rc = walk_vec(&w, "self_attn.q_norm.weight", qn, 1, &L->q_norm)) != 0
                 || (rc = walk_vec(&w, "self_attn.k_norm.weight", kn, 1, &L->k_norm)) != 0)) return rc;
+        if (f == LLM_FAM_GPTOSS
+            && (rc = walk_vec(&w, "self_attn.sinks", in->n_heads, 0, &L->sinks)) != 0) return rc;
         if ((rc = walk_mat(&w, "self_attn.o_proj.weight", H, q, &L->wo)) != 0) return rc;
         if (m->o_bias && (rc = walk_vec(&w, "self_attn.o_proj.bias", H, 0, &L->bo)) != 0) return rc;
         switch (f) {
@@ -809,6 +831,10 @@ probe_experts(llm_model *m)
 
     for (l = 0; l < m->info.n_layers && m->layers[l].moe == NULL; l++) { }
     if (l == m->info.n_layers) return;
+    if (m->family == LLM_FAM_GPTOSS) {
+        m->experts_stacked = 2;     /* llm_gptoss_unpack's layout, whatever the checkpoint's */
+        return;
+    }
     snprintf(name, sizeof(name), "%slayers.%d.block_sparse_moe.gate.weight", m->prefix, l);
     m->moe_legacy_names = find_tensor(m, name) != NULL;
     snprintf(name, sizeof(name), "%slayers.%d.%s.experts.gate_up_proj", m->prefix, l,
@@ -931,6 +957,20 @@ parse_act(llm_model *m, json_t *cfg, char *err, size_t errlen)
         v = json_object_get(cfg, "hidden_act");
         key = "hidden_act";
     }
+    if (m->family == LLM_FAM_GPTOSS) {
+        /* its experts' activation is fixed in the modeling code (alpha 1.702); the limit is
+         * swiglu_limit in the published configs (transformers keeps 7 whatever they say) */
+        double limit;
+        if (jnum(cfg, "swiglu_limit", 7.0, &limit, err, errlen) != 0) return -1;
+        if (!(limit > 0) || !isfinite(limit)) {
+            snprintf(err, errlen, "config.json: swiglu_limit must be positive");
+            return -1;
+        }
+        m->act = LLM_ACT_SWIGLU_LIMIT;
+        m->swiglu_limit = (float) limit;
+        m->swiglu_alpha = 1.702f;
+        return 0;
+    }
     if (!json_is_string(v)) {
         m->act = m->family == LLM_FAM_GEMMA2 || m->family == LLM_FAM_GEMMA3 ? LLM_ACT_GELU_TANH : LLM_ACT_SILU;
         return 0;
@@ -1035,7 +1075,8 @@ parse_layers(llm_model *m, json_t *cfg, const llm_arch_defaults *d, char *err, s
             sliding = strcmp(t, "sliding_attention") == 0;
         } else {
             switch (m->family) {
-            case LLM_FAM_GEMMA2:  sliding = (l + 1) % 2 != 0; break;
+            case LLM_FAM_GEMMA2:
+            case LLM_FAM_GPTOSS:  sliding = (l + 1) % 2 != 0; break;
             case LLM_FAM_GEMMA3:  sliding = (l + 1) % pattern != 0; break;
             case LLM_FAM_QWEN2:
             case LLM_FAM_QWEN3:
@@ -1214,7 +1255,7 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
                  "Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, Phi3ForCausalLM, "
                  "SmolLM3ForCausalLM, Glm4ForCausalLM, GraniteForCausalLM, Olmo2ForCausalLM, "
                  "Gemma3ForConditionalGeneration (text), Qwen3MoeForCausalLM, MixtralForCausalLM, "
-                 "Glm4MoeForCausalLM)", arch);
+                 "Glm4MoeForCausalLM, GptOssForCausalLM)", arch);
         goto fail;
     }
     if (d->text_config && text_config_of(&cfg, msg, msglen) != 0) goto fail;
@@ -1262,7 +1303,7 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
 
     /* biases: Qwen2 always has q/k/v biases; GLM-4 q/k/v ones when attention_bias
      * (its default); Phi-3 none; the others q/k/v/o when attention_bias */
-    attention_bias = jbool(cfg, "attention_bias", d->family == LLM_FAM_GLM4);
+    attention_bias = jbool(cfg, "attention_bias", d->family == LLM_FAM_GLM4 || d->family == LLM_FAM_GPTOSS);
     switch (d->family) {
     case LLM_FAM_QWEN2: m->qkv_bias = 1; m->o_bias = 0; break;
     case LLM_FAM_GLM4:
@@ -1393,6 +1434,9 @@ llm_model_load_opts(const char *dir, const llm_model_opts *opts, char *err, size
     if (llm_model_parse_config(m, dir, msg, sizeof(msg)) != 0
         || open_files(m, dir, msg, sizeof(msg)) != 0
         || unpack_mlx(m, dir, msg, sizeof(msg)) != 0
+        || (m->family == LLM_FAM_GPTOSS && !llm_gguf_is_path(dir)
+            && llm_gptoss_unpack(m->files, m->n_files, m->prefix, m->info.n_layers, m->info.hidden,
+                                 m->moe_intermediate, m->n_experts, msg, sizeof(msg)) != 0)
         || bind_all(m, msg, sizeof(msg)) != 0
         || (scheme != LLM_WT_COUNT && llm_model_quantize(m, scheme, msg, sizeof(msg)) != 0))
     {

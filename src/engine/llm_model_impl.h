@@ -39,6 +39,9 @@ typedef struct {
     float   *score_bias;                     /* e_score_correction_bias: added for choosing only, or NULL */
     llm_mat *gate, *up, *down;               /* [n_experts] each: experts' matrices */
     llm_mat  sh_gate, sh_up, sh_down;        /* shared expert (shared_intermediate rows), data NULL if none */
+    float   *router_bias;                    /* [n_experts] added to the router's logits (gpt-oss), or NULL */
+    float   *gate_bias, *up_bias;            /* [n_experts][moe_intermediate] experts' biases (gpt-oss), or NULL */
+    float   *down_bias;                      /* [n_experts][hidden] */
 } llm_moe;
 
 typedef struct {
@@ -48,6 +51,8 @@ typedef struct {
     float   *attn_norm, *attn_post_norm;     /* NULL when absent */
     float   *ffn_norm, *ffn_post_norm;
     float   *q_norm, *k_norm;                /* q/k RMSNorm (per head or over all heads), else NULL */
+    float   *sinks;                          /* [n_heads] attention sink logits (gpt-oss): a term exp(sink)
+                                                in each head's softmax denominator only; NULL = none */
     int      window;                         /* sliding window of this layer, 0 = full attention */
     int      rope;                           /* RoPE table of this layer (llm_model.rope[]), -1 = none (NoPE) */
 } llm_layer;
@@ -69,6 +74,7 @@ typedef struct {
     double low_freq_factor, high_freq_factor;     /* llama3 */
     double original_max_pos;                      /* llama3, yarn, longrope */
     double beta_fast, beta_slow;                  /* yarn */
+    int    truncate;                              /* yarn: correction range floored/ceiled (default; gpt-oss: false) */
     double attention_factor;                      /* yarn, longrope: scale of cos/sin */
     int    n_factors;                             /* longrope: rot_dim/2 */
     float  short_factor[LLM_ROPE_MAX_FACTORS];    /* longrope: used up to original_max_pos */
@@ -77,7 +83,8 @@ typedef struct {
 
 typedef enum {
     LLM_ACT_SILU = 0,       /* SwiGLU */
-    LLM_ACT_GELU_TANH       /* GeGLU with the tanh approximation (Gemma) */
+    LLM_ACT_GELU_TANH,      /* GeGLU with the tanh approximation (Gemma) */
+    LLM_ACT_SWIGLU_LIMIT    /* gpt-oss: (clamp(up, -limit, limit) + 1) * g * sigmoid(alpha g), g = min(gate, limit) */
 } llm_act;
 
 typedef enum {
@@ -90,7 +97,7 @@ typedef enum {
 typedef enum {
     LLM_FAM_LLAMA = 0, LLM_FAM_MISTRAL, LLM_FAM_QWEN2, LLM_FAM_QWEN3, LLM_FAM_GEMMA2, LLM_FAM_GEMMA3,
     LLM_FAM_PHI3, LLM_FAM_SMOLLM3, LLM_FAM_GLM4, LLM_FAM_GRANITE, LLM_FAM_OLMO2,
-    LLM_FAM_QWEN3MOE, LLM_FAM_MIXTRAL, LLM_FAM_GLM4MOE
+    LLM_FAM_QWEN3MOE, LLM_FAM_MIXTRAL, LLM_FAM_GLM4MOE, LLM_FAM_GPTOSS
 } llm_family;
 
 #define LLM_MAX_ROPE 2      /* RoPE tables: global and sliding layers (Gemma 3) */
@@ -108,6 +115,7 @@ struct llm_model {
     int            o_bias;       /* o projection has a bias (Llama attention_bias) */
     llm_qk_norm    qk_norm;
     llm_act        act;
+    float          swiglu_limit, swiglu_alpha;   /* LLM_ACT_SWIGLU_LIMIT */
     float          embed_scale;    /* embeddings times this: sqrt(hidden) (Gemma), embedding_multiplier (Granite) */
     float          attn_scale;     /* q.k times this: 1/sqrt(head_dim), query_pre_attn_scalar^-1/2, attention_multiplier */
     float          attn_softcap;   /* attention logit soft-capping, 0 = off (Gemma 2) */

@@ -279,6 +279,9 @@ task_route(void *arg, int ith, int nth, int thread __attribute__((unused)))
         int *sel = s->sel + (size_t) t * s->KS;
         float *wt = s->wt + (size_t) t * s->KS;
 
+        if (j->moe->router_bias) {
+            for (e = 0; e < s->E; e++) p[e] += j->moe->router_bias[e];
+        }
         if (m->moe_sigmoid) {
             c = s->choice + (size_t) t * s->E;
             for (e = 0; e < s->E; e++) {
@@ -331,6 +334,36 @@ group(moe_job *j)
     }
 }
 
+/*
+ * gpt-oss's activation on n values: g = min(g, limit), u = clamp(u, -limit,
+ * limit), g = (u + 1) * g * sigmoid(alpha g), computed as silu(alpha g) (u + 1)
+ * / alpha with the silu_mul kernel.
+ */
+static void
+swiglu_limit(const llm_runtime *rt, float *g, float *u, int n)
+{
+    float lim = rt->m->swiglu_limit, a = rt->m->swiglu_alpha;
+    int i;
+
+    for (i = 0; i < n; i++) {
+        float x = g[i] < lim ? g[i] : lim, y = u[i] < -lim ? -lim : u[i] > lim ? lim : u[i];
+        g[i] = a * x;
+        u[i] = y + 1.0f;
+    }
+    rt->k->silu_mul(g, u, n);
+    rt->k->scale(g, 1.0f / a, n);
+}
+
+/* rows [r0, r1) of n rows ld apart += bias[r] */
+static void
+add_bias(float *y, size_t ld, int n, const float *bias, int r0, int r1)
+{
+    int t, r;
+    for (t = 0; t < n; t++) {
+        for (r = r0; r < r1; r++) y[(size_t) t * ld + r] += bias[r];
+    }
+}
+
 /* matrix which (0 gate, 1 up, 2 down) of expert e; e == E is the shared expert */
 static const llm_mat *
 expert(const llm_moe *moe, const llm_moe_scratch *s, int e, int which)
@@ -378,19 +411,29 @@ task_experts(void *arg, int ith, int nth, int thread __attribute__((unused)))
         r0 = b0 * 4;
         r1 = b1 * 4 < R ? b1 * 4 : R;
         if (r0 >= r1) continue;
+        /* biases (gpt-oss) belong to routed experts only, not to the shared one */
         if (j->down) {
             mat_rows(rt, wd, s->yg + (size_t) row * s->H, (size_t) s->H,
                      s->g + (size_t) row * s->I, (size_t) s->I, s->xq + (size_t) row * s->ldq, s->ldq, ne, r0, r1);
+            if (j->moe->down_bias && e < s->E) {
+                add_bias(s->yg + (size_t) row * s->H, (size_t) s->H, ne, j->moe->down_bias + (size_t) e * s->H, r0, r1);
+            }
             continue;
         }
         mat_rows(rt, wg, s->g + (size_t) row * s->I, (size_t) s->I,
                  s->xg + (size_t) row * s->H, (size_t) s->H, s->xq + (size_t) row * s->ldq, s->ldq, ne, r0, r1);
         mat_rows(rt, wu, s->u + (size_t) row * s->I, (size_t) s->I,
                  s->xg + (size_t) row * s->H, (size_t) s->H, s->xq + (size_t) row * s->ldq, s->ldq, ne, r0, r1);
+        if (j->moe->gate_bias && e < s->E) {
+            size_t at = (size_t) e * (size_t) wg->rows;
+            add_bias(s->g + (size_t) row * s->I, (size_t) s->I, ne, j->moe->gate_bias + at, r0, r1);
+            add_bias(s->u + (size_t) row * s->I, (size_t) s->I, ne, j->moe->up_bias + at, r0, r1);
+        }
         for (t = 0; t < ne; t++) {
             float *g = s->g + (size_t) (row + t) * s->I + r0;
-            const float *u = s->u + (size_t) (row + t) * s->I + r0;
+            float *u = s->u + (size_t) (row + t) * s->I + r0;
             if (rt->m->act == LLM_ACT_GELU_TANH) rt->k->gelu_tanh_mul(g, u, r1 - r0);
+            else if (rt->m->act == LLM_ACT_SWIGLU_LIMIT) swiglu_limit(rt, g, u, r1 - r0);
             else rt->k->silu_mul(g, u, r1 - r0);
         }
     }

@@ -20,6 +20,8 @@
 
 #include "tap.h"
 #include "engine/llm_engine.h"
+#include "engine/llm_model_impl.h"
+#include "kernels/cpu/llm_quant.h"
 
 #define FIX "t/fixtures/models"
 #define TOL 1e-3
@@ -32,7 +34,19 @@ static const char *models[] = {
     "smollm3_f32", "smollm3_bf16", "glm4_f32", "glm4_bf16", "granite_f32", "granite_bf16",
     "olmo2_f32", "olmo2_bf16",
     "gemma3mm_bf16", "qwen3moe_f32", "qwen3moe_bf16", "mixtral_f32", "mixtral_bf16", "glm4moe_f32",
+    "gptoss_bf16",
 };
+
+/*
+ * Checkpoints of the same weights in a quantized format: every bound tensor
+ * dequantizes to the same values as the first one's, and the logits stay
+ * within QUANT_REL of its references (quantized kernels round the
+ * activations to int8 per 32 values).
+ */
+static const char *same_as[][2] = {
+    { "gptoss_mxfp4", "gptoss_bf16" },     /* experts as MXFP4 blocks, quantization_config mxfp4 */
+};
+#define QUANT_REL 0.12
 
 static float *
 read_f32(const char *path, size_t *n)
@@ -277,10 +291,92 @@ run_regime(const char *model_name, llm_model *m, json_t *ref, const float *logit
     llm_runtime_free(rt);
 }
 
+/*
+ * reference "long": a prompt longer than one forward chunk (LLM_CHUNK) and
+ * than the sliding window: its logits at the listed positions, reached in one
+ * call (the last) and in calls ending at each listed position (through the KV
+ * cache), in a batch beside a short prompt, and its greedy continuation.
+ */
 static void
-test_model(const char *name)
+test_long(const char *name, llm_model *m, json_t *ref, const char *dir)
 {
-    char dir[256], path[320], err[512];
+    json_t *lg = json_object_get(ref, "long"), *pr, *at, *gr;
+    char path[320], err[512];
+    float *want;
+    size_t nw;
+    int32_t *ids, cur;
+    int n, V = llm_model_get_info(m)->n_vocab, i, k, from = 0, same = 1, slot;
+    double worst = 0, d;
+    llm_runtime *rt;
+
+    if (lg == NULL) return;
+    pr = json_object_get(lg, "prompt");
+    at = json_object_get(lg, "positions");
+    gr = json_object_get(lg, "greedy");
+    n = (int) json_array_size(pr);
+    snprintf(path, sizeof(path), "%s/reference_long.f32", dir);
+    want = read_f32(path, &nw);
+    ids = calloc((size_t) n + 1, sizeof(*ids));
+    if (!ok(want && ids && nw == json_array_size(at) * (size_t) V && n > 256, "%s: long prompt reference (%d tokens)",
+            name, n)) {
+        free(want);
+        free(ids);
+        return;
+    }
+    for (i = 0; i < n; i++) ids[i] = (int32_t) json_integer_value(json_array_get(pr, i));
+    rt = llm_runtime_create(m, 2, n + 16, 2, err, sizeof(err));
+    if (!ok(rt != NULL, "%s: long runtime", name)) {
+        diag(err);
+        free(want);
+        free(ids);
+        return;
+    }
+    /* the whole prompt in one call, beside a short one */
+    {
+        int s0 = llm_seq_open(rt), s1 = llm_seq_open(rt);
+        llm_batch_item it[2] = { { s0, ids + 3, 5, 1, 0 }, { s1, ids, n, 1, 0 } };
+        if (llm_forward(rt, it, 2, err, sizeof(err)) == 0) {
+            d = max_abs(llm_forward_logits(rt, 1), want + (json_array_size(at) - 1) * (size_t) V, V);
+            ok(d < TOL, "%s: %d-token prompt in one call beside another, last logits match (max abs %.2g)",
+               name, n, d);
+        } else {
+            ok(0, "%s", err);
+        }
+        llm_seq_close(rt, s0);
+        llm_seq_close(rt, s1);
+    }
+    /* calls ending at each listed position */
+    slot = llm_seq_open(rt);
+    for (k = 0; k < (int) json_array_size(at); k++) {
+        int to = (int) json_integer_value(json_array_get(at, k));
+        llm_batch_item it = { slot, ids + from, to + 1 - from, 1, 0 };
+        if (llm_forward(rt, &it, 1, err, sizeof(err)) != 0) { ok(0, "%s", err); break; }
+        d = max_abs(llm_forward_logits(rt, 0), want + (size_t) k * V, V);
+        if (d > worst) worst = d;
+        from = to + 1;
+    }
+    ok(worst < TOL, "%s: long prompt's logits at %d positions across the window and chunk boundaries, "
+       "through the KV cache (max abs %.2g)", name, (int) json_array_size(at), worst);
+    for (k = 0; k < (int) json_array_size(gr); k++) {
+        llm_batch_item it = { slot, &cur, 1, 1, 0 };
+        cur = argmax(llm_forward_logits(rt, 0), V);
+        if (cur != (int) json_integer_value(json_array_get(gr, k))) {
+            same = 0;
+            break;
+        }
+        if (llm_forward(rt, &it, 1, err, sizeof(err)) != 0) { same = 0; break; }
+    }
+    ok(same, "%s: greedy continuation of the long prompt (%d tokens) identical", name, (int) json_array_size(gr));
+    llm_seq_close(rt, slot);
+    llm_runtime_free(rt);
+    free(want);
+    free(ids);
+}
+
+static void
+test_model(const char *name, const char *ref_name)
+{
+    char dir[256], rdir[256], path[320], err[512];
     llm_model *m;
     const llm_model_info *in;
     json_t *ref, *pr;
@@ -291,6 +387,7 @@ test_model(const char *name)
     int V, p, i, rope_switch;
 
     snprintf(dir, sizeof(dir), "%s/%s", FIX, name);
+    snprintf(rdir, sizeof(rdir), "%s/%s", FIX, ref_name);
     m = llm_model_load(dir, err, sizeof(err));
     if (!ok(m != NULL, "%s: loads", name)) {
         diag(err);
@@ -298,11 +395,11 @@ test_model(const char *name)
     }
     in = llm_model_get_info(m);
     V = in->n_vocab;
-    snprintf(path, sizeof(path), "%s/reference.json", dir);
+    snprintf(path, sizeof(path), "%s/reference.json", rdir);
     ref = json_load_file(path, 0, &jerr);
-    snprintf(path, sizeof(path), "%s/reference_logits.f32", dir);
+    snprintf(path, sizeof(path), "%s/reference_logits.f32", rdir);
     logits = read_f32(path, &nl);
-    snprintf(path, sizeof(path), "%s/reference_embed.f32", dir);
+    snprintf(path, sizeof(path), "%s/reference_embed.f32", rdir);
     embed = read_f32(path, &ne);
     if (!ok(ref && logits && embed, "%s: reference files", name)) {
         llm_model_free(m);
@@ -334,16 +431,118 @@ test_model(const char *name)
     } else {
         run_regime(name, m, ref, logits, embed, &P, 0, 64, 96, 64, NULL);
     }
+    test_long(name, m, ref, rdir);
     llm_model_free(m);
     json_decref(ref);
     free(logits);
     free(embed);
 }
 
+/* llm_model_tensors callback: {name: FNV-1a of the tensor's values as f32, every slice and part} */
+static int
+hash_tensor(void *arg, const llm_tensor_spec *s)
+{
+    json_t *out = arg;
+    uint64_t h = 0xcbf29ce484222325ull;
+    char hex[17];
+    int k, i, r;
+    size_t b;
+
+    if (s->cols == 0) {
+        if (*s->vec == NULL) return 0;
+        for (b = 0; b < (size_t) s->rows * 4; b++) h = (h ^ ((const unsigned char *) *s->vec)[b]) * 0x100000001b3ull;
+    } else {
+        float *row = malloc((size_t) s->cols * sizeof(float));
+        for (k = 0; k < (s->n_stack > 0 ? s->n_stack : 1); k++) {
+            for (i = 0; i < s->n_parts; i++) {
+                const llm_mat *m = s->part[i] + k;
+                size_t rb = llm_wtype_row_bytes(m->type, m->cols);
+                for (r = 0; r < m->rows; r++) {
+                    llm_dequant_row(m->type, (const char *) m->data + (size_t) r * rb, row, m->cols);
+                    for (b = 0; b < (size_t) m->cols * 4; b++) h = (h ^ ((unsigned char *) row)[b]) * 0x100000001b3ull;
+                }
+            }
+        }
+        free(row);
+    }
+    snprintf(hex, sizeof(hex), "%016llx", (unsigned long long) h);
+    json_object_set_new(out, s->name, json_string(hex));
+    return 0;
+}
+
+static void
+test_same_as(const char *name, const char *ref_name)
+{
+    char dir[256], rdir[256], path[320], err[512];
+    llm_model *m, *r;
+    json_t *hm = json_object(), *hr = json_object(), *ref = NULL, *pr;
+    json_error_t jerr;
+    float *logits = NULL;
+    size_t nl, off = 0;
+    int V, p, i, n_differ = 0;
+    const char *key;
+    json_t *v;
+    double worst = 0, scale = 0;
+
+    snprintf(dir, sizeof(dir), "%s/%s", FIX, name);
+    snprintf(rdir, sizeof(rdir), "%s/%s", FIX, ref_name);
+    m = llm_model_load(dir, err, sizeof(err));
+    if (!ok(m != NULL, "%s: loads", name)) diag(err);
+    r = llm_model_load(rdir, err, sizeof(err));
+    if (!ok(r != NULL, "%s: loads", ref_name)) diag(err);
+    if (m == NULL || r == NULL) goto out;
+    llm_model_tensors(m, hash_tensor, hm);
+    llm_model_tensors(r, hash_tensor, hr);
+    json_object_foreach(hr, key, v) {
+        if (!json_equal(v, json_object_get(hm, key)) && n_differ++ == 0) diag(key);
+    }
+    ok(n_differ == 0 && json_object_size(hm) == json_object_size(hr) && json_object_size(hr) > 0,
+       "%s: all %d tensors hold the values of %s's (%d differ)", name, (int) json_object_size(hr), ref_name,
+       n_differ);
+    ok(strcmp(llm_model_get_info(m)->dtype, llm_model_get_info(r)->dtype) != 0, "%s: held as %s (%s: %s)", name,
+       llm_model_get_info(m)->dtype, ref_name, llm_model_get_info(r)->dtype);
+
+    snprintf(path, sizeof(path), "%s/reference.json", rdir);
+    ref = json_load_file(path, 0, &jerr);
+    snprintf(path, sizeof(path), "%s/reference_logits.f32", rdir);
+    logits = read_f32(path, &nl);
+    if (!ok(ref && logits, "%s: reference files", name)) goto out;
+    V = llm_model_get_info(m)->n_vocab;
+    pr = json_object_get(ref, "prompts");
+    {
+        llm_runtime *rt = llm_runtime_create(m, 2, 64, 1, err, sizeof(err));
+        for (p = 0; rt && p < (int) json_array_size(pr); p++) {
+            json_t *a = json_array_get(pr, p);
+            int n = (int) json_array_size(a);
+            int32_t ids[64];
+            llm_batch_item it = { llm_seq_open(rt), ids, n, 1, 0 };
+            const float *want;
+            for (i = 0; i < n; i++) ids[i] = (int32_t) json_integer_value(json_array_get(a, i));
+            off += (size_t) n * V;
+            want = logits + off - V;
+            if (llm_forward(rt, &it, 1, err, sizeof(err)) != 0) { ok(0, "%s", err); break; }
+            worst = fmax(worst, max_abs(llm_forward_logits(rt, 0), want, V));
+            for (i = 0; i < V; i++) scale = fmax(scale, fabs(want[i]));
+            llm_seq_close(rt, it.slot);
+        }
+        ok(rt != NULL && worst < QUANT_REL * scale, "%s: prefill logits within %g of max |logit| %.1f of %s's "
+           "references (max abs %.2g)", name, QUANT_REL, scale, ref_name, worst);
+        llm_runtime_free(rt);
+    }
+out:
+    llm_model_free(m);
+    llm_model_free(r);
+    json_decref(hm);
+    json_decref(hr);
+    json_decref(ref);
+    free(logits);
+}
+
 int
 main(void)
 {
     size_t i;
-    for (i = 0; i < sizeof(models) / sizeof(models[0]); i++) test_model(models[i]);
+    for (i = 0; i < sizeof(models) / sizeof(models[0]); i++) test_model(models[i], models[i]);
+    for (i = 0; i < sizeof(same_as) / sizeof(same_as[0]); i++) test_same_as(same_as[i][0], same_as[i][1]);
     return done_testing();
 }
