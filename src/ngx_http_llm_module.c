@@ -4,6 +4,7 @@
 #include "ngx_http_llm_module.h"
 
 #include "api/llm_volatile.h"
+#include "chat/llm_served.h"
 
 
 static void *ngx_http_llm_create_main_conf(ngx_conf_t *cf);
@@ -371,9 +372,10 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_llm_main_conf_t *mcf = conf;
 
-    ngx_str_t             *value, name, val;
-    ngx_int_t              n;
+    char                   err[512], **args;
+    ngx_str_t             *value;
     ngx_uint_t             i;
+    llm_served_opts        o;
     ngx_http_llm_model_t  *m;
 
     value = cf->args->elts;
@@ -415,120 +417,49 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return NGX_CONF_ERROR;
     }
 
+    /* the options after the path (NUL-terminated by the conf parser) */
+    ngx_memzero(&o, sizeof(o));
+    o.parallel = (int) m->parallel;
+    o.threads = (int) m->threads;
+    o.queue = -1;
+
+    args = ngx_palloc(cf->pool, cf->args->nelts * sizeof(char *));
+    if (args == NULL) {
+        return NGX_CONF_ERROR;
+    }
     for (i = 3; i < cf->args->nelts; i++) {
-        u_char      *eq;
-        ngx_uint_t   k;
+        args[i - 3] = (char *) value[i].data;
+    }
 
-        eq = ngx_strlchr(value[i].data, value[i].data + value[i].len, '=');
-        if (eq == NULL) {
-            goto invalid;
-        }
+    if (llm_served_options(&o, args, cf->args->nelts - 3, err, sizeof(err))
+        != 0)
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s", err);
+        return NGX_CONF_ERROR;
+    }
 
-        name.data = value[i].data;
-        name.len = eq - value[i].data;
-        val.data = eq + 1;
-        val.len = value[i].data + value[i].len - val.data;
+    m->ctx = (ngx_uint_t) o.ctx;
+    m->parallel = (ngx_uint_t) o.parallel;
+    m->threads = (ngx_uint_t) o.threads;
+    m->queue = o.queue >= 0 ? (ngx_uint_t) o.queue : 4 * m->parallel;
+    m->kv_f16 = (ngx_uint_t) o.kv_f16;
+    m->kv_memory = o.kv_memory;
+    m->chat_off = (ngx_uint_t) o.chat_off;
 
-        /* each option once: "ctx=16 ctx=32" is a mistake, not an override */
-        for (k = 3; k < i; k++) {
-            if (value[k].len > name.len
-                && value[k].data[name.len] == '='
-                && ngx_strncmp(value[k].data, name.data, name.len) == 0)
-            {
-                ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                                   "duplicate llm_model option \"%V\" "
-                                   "(\"%V\" given before)", &value[i],
-                                   &value[k]);
-                return NGX_CONF_ERROR;
-            }
-        }
+    if (o.quant) {
+        m->quant.data = (u_char *) o.quant;
+        m->quant.len = ngx_strlen(o.quant);
+    }
 
-        n = ngx_atoi(val.data, val.len);
-
-        if (name.len == 3 && ngx_strncmp(name.data, "ctx", 3) == 0) {
-            if (n < 16 || n > 1048576) {
-                goto invalid;
-            }
-            m->ctx = n;
-
-        } else if (name.len == 8 && ngx_strncmp(name.data, "parallel", 8) == 0) {
-            if (n < 1 || n > 256) {
-                goto invalid;
-            }
-            m->parallel = n;
-
-        } else if (name.len == 7 && ngx_strncmp(name.data, "threads", 7) == 0) {
-            if (n < 1 || n > 256) {
-                goto invalid;
-            }
-            m->threads = n;
-
-        } else if (name.len == 5 && ngx_strncmp(name.data, "queue", 5) == 0) {
-            if (n < 0 || n > 65536) {
-                goto invalid;
-            }
-            m->queue = n;
-
-        } else if (name.len == 2 && ngx_strncmp(name.data, "kv", 2) == 0) {
-            if (val.len == 3 && ngx_strncmp(val.data, "f16", 3) == 0) {
-                m->kv_f16 = 1;
-            } else if (!(val.len == 3 && ngx_strncmp(val.data, "f32", 3) == 0)) {
-                goto invalid;
-            }
-
-        } else if (name.len == 9
-                   && ngx_strncmp(name.data, "kv_memory", 9) == 0)
-        {
-            ssize_t  size = ngx_parse_size(&val);
-
-            if (size <= 0) {
-                goto invalid;
-            }
-            m->kv_memory = (size_t) size;
-
-        } else if (name.len == 5 && ngx_strncmp(name.data, "quant", 5) == 0) {
-            /* the engine checks the scheme and names the known ones */
-            if (val.len == 0) {
-                goto invalid;
-            }
-            m->quant = val;      /* NUL-terminated: the end of the argument */
-
-        } else if (name.len == 5 && ngx_strncmp(name.data, "draft", 5) == 0) {
-            if (val.len == 0) {
-                goto invalid;
-            }
-            m->draft_path = val;
-            if (ngx_conf_full_name(cf->cycle, &m->draft_path, 0) != NGX_OK) {
-                return NGX_CONF_ERROR;
-            }
-
-        } else if (name.len == 4 && ngx_strncmp(name.data, "chat", 4) == 0) {
-            if (val.len == 3 && ngx_strncmp(val.data, "off", 3) == 0) {
-                m->chat_off = 1;
-            } else if (!(val.len == 2 && ngx_strncmp(val.data, "on", 2) == 0)) {
-                goto invalid;
-            }
-
-        } else {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "unknown llm_model option \"%V\" "
-                               "(known: ctx=, parallel=, threads=, queue=, "
-                               "kv=, kv_memory=, quant=, chat=, draft=)", &value[i]);
+    if (o.draft_path) {
+        m->draft_path.data = (u_char *) o.draft_path;
+        m->draft_path.len = ngx_strlen(o.draft_path);
+        if (ngx_conf_full_name(cf->cycle, &m->draft_path, 0) != NGX_OK) {
             return NGX_CONF_ERROR;
         }
     }
 
-    if (m->queue == NGX_CONF_UNSET_UINT) {
-        m->queue = 4 * m->parallel;
-    }
-
     return ngx_http_llm_model_load(cf, m);
-
-invalid:
-
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                       "invalid llm_model option \"%V\"", &value[i]);
-    return NGX_CONF_ERROR;
 }
 
 

@@ -4,6 +4,8 @@
  * file at fault: weights, the runtime they need, the tokenizer against the
  * weights' vocabulary, a draft against both, the template, the parsers.
  */
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -155,4 +157,175 @@ llm_served_free(llm_served *s)
     llm_model_free(s->model);
     llm_model_free(s->draft);
     memset(s, 0, sizeof(*s));
+}
+
+/* ---- an llm_model line's options ---- */
+
+/* Digits only, as nginx's ngx_atoi: -1 when empty, not a number or too big. */
+static long long
+llm_served_number(const char *p, size_t len)
+{
+    size_t     i;
+    long long  n;
+
+    if (len == 0) {
+        return -1;
+    }
+
+    n = 0;
+    for (i = 0; i < len; i++) {
+        if (p[i] < '0' || p[i] > '9' || n > (LLONG_MAX - (p[i] - '0')) / 10) {
+            return -1;
+        }
+        n = n * 10 + (p[i] - '0');
+    }
+
+    return n;
+}
+
+/* A size as nginx's size directives take it: N, Nk or Nm; -1 when invalid. */
+static long long
+llm_served_size(const char *p, size_t len)
+{
+    long long  n, unit;
+
+    unit = 1;
+    if (len > 0 && (p[len - 1] == 'k' || p[len - 1] == 'K')) {
+        unit = 1024;
+        len--;
+
+    } else if (len > 0 && (p[len - 1] == 'm' || p[len - 1] == 'M')) {
+        unit = 1024 * 1024;
+        len--;
+    }
+
+    n = llm_served_number(p, len);
+    if (n < 0 || n > (long long) (SIZE_MAX / 2) / unit) {
+        return -1;
+    }
+
+    return n * unit;
+}
+
+static int
+llm_served_is(const char *p, size_t len, const char *word)
+{
+    return len == strlen(word) && memcmp(p, word, len) == 0;
+}
+
+static int
+llm_served_option(llm_served_opts *o, const char *arg, char *err,
+    size_t errlen)
+{
+    size_t       n_name, n_val;
+    long long    n;
+    const char  *eq, *val;
+
+    eq = strchr(arg, '=');
+    if (eq == NULL) {
+        goto invalid;
+    }
+
+    n_name = (size_t) (eq - arg);
+    val = eq + 1;
+    n_val = strlen(val);
+    n = llm_served_number(val, n_val);
+
+    if (llm_served_is(arg, n_name, "ctx")) {
+        if (n < LLM_SERVED_MIN_CTX || n > LLM_SERVED_MAX_CTX) {
+            goto invalid;
+        }
+        o->ctx = (int) n;
+
+    } else if (llm_served_is(arg, n_name, "parallel")) {
+        if (n < 1 || n > LLM_SERVED_MAX_PARALLEL) {
+            goto invalid;
+        }
+        o->parallel = (int) n;
+
+    } else if (llm_served_is(arg, n_name, "threads")) {
+        if (n < 1 || n > LLM_SERVED_MAX_THREADS) {
+            goto invalid;
+        }
+        o->threads = (int) n;
+
+    } else if (llm_served_is(arg, n_name, "queue")) {
+        if (n < 0 || n > LLM_SERVED_MAX_QUEUE) {
+            goto invalid;
+        }
+        o->queue = (int) n;
+
+    } else if (llm_served_is(arg, n_name, "kv")) {
+        if (!llm_served_is(val, n_val, "f16") && !llm_served_is(val, n_val, "f32")) {
+            goto invalid;
+        }
+        o->kv_f16 = llm_served_is(val, n_val, "f16");
+
+    } else if (llm_served_is(arg, n_name, "kv_memory")) {
+        n = llm_served_size(val, n_val);
+        if (n <= 0) {
+            goto invalid;
+        }
+        o->kv_memory = (size_t) n;
+
+    } else if (llm_served_is(arg, n_name, "quant")) {
+        /* the engine checks the scheme and names the known ones */
+        if (n_val == 0) {
+            goto invalid;
+        }
+        o->quant = val;
+
+    } else if (llm_served_is(arg, n_name, "draft")) {
+        if (n_val == 0) {
+            goto invalid;
+        }
+        o->draft_path = val;
+
+    } else if (llm_served_is(arg, n_name, "chat")) {
+        if (!llm_served_is(val, n_val, "on") && !llm_served_is(val, n_val, "off")) {
+            goto invalid;
+        }
+        o->chat_off = llm_served_is(val, n_val, "off");
+
+    } else {
+        snprintf(err, errlen, "unknown llm_model option \"%s\" (known: ctx=, "
+                 "parallel=, threads=, queue=, kv=, kv_memory=, quant=, "
+                 "chat=, draft=)", arg);
+        return -1;
+    }
+
+    return 0;
+
+invalid:
+
+    snprintf(err, errlen, "invalid llm_model option \"%s\"", arg);
+    return -1;
+}
+
+int
+llm_served_options(llm_served_opts *o, char *const *args, size_t n,
+    char *err, size_t errlen)
+{
+    size_t       i, k, n_name;
+    const char  *eq;
+
+    for (i = 0; i < n; i++) {
+        eq = strchr(args[i], '=');
+
+        /* each option once: "ctx=16 ctx=32" is a mistake, not an override */
+        for (k = 0; eq && k < i; k++) {
+            n_name = (size_t) (eq - args[i]);
+            if (strncmp(args[k], args[i], n_name + 1) == 0) {
+                snprintf(err, errlen, "duplicate llm_model option \"%s\" "
+                         "(\"%s\" given before)", args[i], args[k]);
+                return -1;
+            }
+        }
+
+        if (llm_served_option(o, args[i], err, errlen) != 0) {
+            return -1;
+        }
+    }
+
+    return 0;
 }

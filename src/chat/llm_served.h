@@ -26,9 +26,29 @@ typedef struct {
     int          ctx;          /* ctx=; 0: the model's, within the budget */
     int          parallel;
     int          threads;
+    int          queue;        /* queue=: waiting sequences beyond parallel;
+                                  -1: not given (the server's default) */
     int          kv_f16;       /* kv=f16 */
     size_t       kv_memory;    /* kv_memory=; 0: the default budget */
 } llm_served_opts;
+
+/* The bounds of llm_model's numeric options. */
+#define LLM_SERVED_MIN_CTX       16
+#define LLM_SERVED_MAX_CTX       1048576
+#define LLM_SERVED_MAX_PARALLEL  256
+#define LLM_SERVED_MAX_THREADS   256
+#define LLM_SERVED_MAX_QUEUE     65536
+
+/*
+ * The options of one llm_model line after its alias and path (args[0..n),
+ * each "name=value", NUL-terminated) into o, which holds the defaults.
+ * Each option once.  0, or -1 with err in the words nginx logs: an
+ * invalid value, a duplicate, an unknown option naming the known ones.
+ * String values point into args.  kv_memory= is a size as nginx's size
+ * directives take it (N, Nk, Nm).
+ */
+int llm_served_options(llm_served_opts *o, char *const *args, size_t n,
+    char *err, size_t errlen);
 
 typedef struct {
     llm_model             *model;

@@ -21,6 +21,78 @@ opts(llm_served_opts *o, const char *path)
     o->threads = 1;
 }
 
+/* The options of one llm_model line: 0 or -1 with err. */
+static int
+line(llm_served_opts *o, const char *a, const char *b, const char *c,
+    char *err)
+{
+    char  *args[3];
+    size_t n = 0;
+
+    memset(o, 0, sizeof(*o));
+    o->parallel = 4;
+    o->queue = -1;
+    if (a) args[n++] = (char *) a;
+    if (b) args[n++] = (char *) b;
+    if (c) args[n++] = (char *) c;
+    err[0] = '\0';
+    return llm_served_options(o, args, n, err, 1024);
+}
+
+static void
+test_options(void)
+{
+    char             err[1024];
+    llm_served_opts  o;
+
+    ok(line(&o, NULL, NULL, NULL, err) == 0 && o.parallel == 4 && o.queue == -1,
+       "no options: the defaults stay");
+    ok(line(&o, "ctx=2048", "parallel=8", "queue=0", err) == 0, "ctx, parallel, queue");
+    ok(o.ctx == 2048 && o.parallel == 8 && o.queue == 0, "their values");
+    ok(line(&o, "threads=3", "kv=f16", "kv_memory=512m", err) == 0
+       && o.threads == 3 && o.kv_f16 && o.kv_memory == 512u << 20,
+       "threads, kv=f16, kv_memory=512m");
+    ok(line(&o, "kv_memory=64k", "kv=f32", NULL, err) == 0
+       && o.kv_memory == 64u << 10 && !o.kv_f16, "kv_memory=64k, kv=f32");
+    ok(line(&o, "quant=q8_0", "draft=/d", "chat=off", err) == 0
+       && strcmp(o.quant, "q8_0") == 0 && strcmp(o.draft_path, "/d") == 0
+       && o.chat_off, "quant, draft, chat=off (strings point into the line)");
+
+    /* bounds: as nginx took them */
+    ok(line(&o, "ctx=15", NULL, NULL, err) == -1, "ctx=15 is below the minimum");
+    is_str(err, "invalid llm_model option \"ctx=15\"", "ctx=15: invalid, named");
+    ok(line(&o, "ctx=16", NULL, NULL, err) == 0, "ctx=16 is the minimum");
+    ok(line(&o, "ctx=1048577", NULL, NULL, err) == -1, "ctx above 1048576");
+    ok(line(&o, "parallel=0", NULL, NULL, err) == -1, "parallel=0");
+    ok(line(&o, "parallel=257", NULL, NULL, err) == -1, "parallel=257");
+    ok(line(&o, "threads=256", NULL, NULL, err) == 0, "threads=256");
+    ok(line(&o, "queue=65537", NULL, NULL, err) == -1, "queue=65537");
+    ok(line(&o, "ctx=-5", NULL, NULL, err) == -1, "a sign is not a number");
+    ok(line(&o, "ctx=", NULL, NULL, err) == -1, "an empty number");
+    ok(line(&o, "ctx=99999999999999999999999", NULL, NULL, err) == -1,
+       "a number that overflows");
+    ok(line(&o, "kv_memory=0", NULL, NULL, err) == -1, "kv_memory=0");
+    ok(line(&o, "kv_memory=4g", NULL, NULL, err) == -1,
+       "kv_memory=4g: nginx's size directives take k and m only");
+    ok(line(&o, "kv=f8", NULL, NULL, err) == -1, "kv=f8");
+    ok(line(&o, "chat=maybe", NULL, NULL, err) == -1, "chat=maybe");
+    ok(line(&o, "quant=", NULL, NULL, err) == -1, "quant= empty");
+    ok(line(&o, "draft=", NULL, NULL, err) == -1, "draft= empty");
+    ok(line(&o, "ctx", NULL, NULL, err) == -1, "no '='");
+    is_str(err, "invalid llm_model option \"ctx\"", "no '=': invalid");
+
+    ok(line(&o, "batch=4", NULL, NULL, err) == -1, "an unknown option");
+    is_str(err, "unknown llm_model option \"batch=4\" (known: ctx=, parallel=, "
+           "threads=, queue=, kv=, kv_memory=, quant=, chat=, draft=)",
+           "unknown: naming the known ones");
+
+    ok(line(&o, "ctx=16", "parallel=2", "ctx=32", err) == -1, "an option twice");
+    is_str(err, "duplicate llm_model option \"ctx=32\" (\"ctx=16\" given before)",
+           "twice: naming both");
+    ok(line(&o, "kv=f16", "kv_memory=1m", NULL, err) == 0,
+       "kv= and kv_memory= are different options");
+}
+
 int
 main(void)
 {
@@ -91,6 +163,8 @@ main(void)
     o.quant = "q3_x";
     ok(llm_served_load(&o, &s, err, sizeof(err)) == -1 && strstr(err, "q8_0"),
        "quant=q3_x refused naming the known schemes: %s", err);
+
+    test_options();
 
     return done_testing();
 }
