@@ -35,12 +35,7 @@ mget(const llm_gguf *g, const char *arch, const char *key)
 static const llm_st_tensor *
 tensor(const llm_gguf *g, const char *name)
 {
-    int i;
-    const llm_st_tensor *t;
-    for (i = 0; i < g->n_files; i++) {
-        if ((t = llm_st_find(&g->files[i], name)) != NULL) return t;
-    }
-    return NULL;
+    return llm_st_find_in(g->files, g->n_files, name);
 }
 
 /* copy meta[arch.key] to o[name] when it is present */

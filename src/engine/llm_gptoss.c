@@ -8,17 +8,6 @@
 #include "engine/llm_gptoss.h"
 #include "kernels/cpu/llm_quant.h"
 
-static llm_st_tensor *
-find(llm_st_file *files, int n, const char *name)
-{
-    int i;
-    for (i = 0; i < n; i++) {
-        const llm_st_tensor *t = llm_st_find(&files[i], name);
-        if (t != NULL) return (llm_st_tensor *) t;
-    }
-    return NULL;
-}
-
 static int
 has_shape(const llm_st_tensor *t, int ndim, int64_t a, int64_t b, int64_t c, int64_t d)
 {
@@ -140,7 +129,7 @@ unpack_layer(llm_st_file *files, int n_files, const char *base, int H, int I, in
     llm_wtype type;
     int mx, k, rc;
 
-#define T(var, suffix) (snprintf(name, sizeof(name), "%s%s", base, suffix), var = find(files, n_files, name))
+#define T(var, suffix) (snprintf(name, sizeof(name), "%s%s", base, suffix), var = llm_st_find_in(files, n_files, name))
     T(gu, "gate_up_proj"); T(gub, "gate_up_proj_blocks"); T(gus, "gate_up_proj_scales");
     T(dn, "down_proj"); T(dnb, "down_proj_blocks"); T(dns, "down_proj_scales");
     T(gub_bias, "gate_up_proj_bias"); T(dn_bias, "down_proj_bias");

@@ -8,17 +8,6 @@
 #include "engine/llm_mlx.h"
 #include "kernels/cpu/llm_quant.h"
 
-static llm_st_tensor *
-find(llm_st_file *files, int n, const char *name)
-{
-    int i;
-    for (i = 0; i < n; i++) {
-        const llm_st_tensor *t = llm_st_find(&files[i], name);
-        if (t != NULL) return (llm_st_tensor *) t;
-    }
-    return NULL;
-}
-
 /* bits and group size of a module: its override object, else the defaults; 1 when it is not quantized */
 static int
 module_params(const json_t *q, const char *module, int *bits, int *group, char *err, size_t errlen)
@@ -58,7 +47,7 @@ group_params(llm_st_file *files, int n, const char *module, const char *what, in
     float *v;
 
     snprintf(name, sizeof(name), "%s.%s", module, what);
-    t = find(files, n, name);
+    t = llm_st_find_in(files, n, name);
     if (t == NULL) {
         snprintf(err, errlen, "tensor \"%s.weight\" is U32 but \"%s\" is missing (not an MLX quantized module)",
                  module, name);

@@ -397,12 +397,7 @@ llm_rope_inv_freq(const llm_rope_cfg *r, int rot_dim, int n_ctx, float *inv, flo
 static const llm_st_tensor *
 find_tensor(const llm_model *m, const char *name)
 {
-    const llm_st_tensor *t;
-    int i;
-    for (i = 0; i < m->n_files; i++) {
-        if ((t = llm_st_find(&m->files[i], name)) != NULL) return t;
-    }
-    return NULL;
+    return llm_st_find_in(m->files, m->n_files, name);
 }
 
 static int

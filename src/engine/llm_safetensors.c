@@ -207,6 +207,18 @@ llm_st_changed(const llm_st_file *f, char *err, size_t errlen)
     return rc != 0;
 }
 
+llm_st_tensor *
+llm_st_find_in(llm_st_file *files, int n, const char *name)
+{
+    int i, j;
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < files[i].n; j++) {
+            if (strcmp(files[i].t[j].name, name) == 0) return &files[i].t[j];
+        }
+    }
+    return NULL;
+}
+
 const llm_st_tensor *
 llm_st_find(const llm_st_file *f, const char *name)
 {

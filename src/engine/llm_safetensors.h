@@ -55,5 +55,8 @@ int llm_st_map(llm_st_file *f, const char *path, size_t min_size, const char *ki
 int llm_st_changed(const llm_st_file *f, char *err, size_t errlen);
 void llm_st_close(llm_st_file *f);
 const llm_st_tensor *llm_st_find(const llm_st_file *f, const char *name);
+/* the tensor of that name in the first of n files that has it (a model's shards), or NULL;
+ * not const: the load-time unpackers (MLX, gpt-oss) rewrite entries in place */
+llm_st_tensor *llm_st_find_in(llm_st_file *files, int n, const char *name);
 
 #endif
