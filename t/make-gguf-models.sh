@@ -3,7 +3,9 @@
 # writers (numpy), so that the repository holds each model once:
 #  - t/.cache/gguf-archs/: the architectures beyond llama/qwen as llama.cpp
 #    lays them out (t/fixtures/gen/make_gguf_fixtures.py --archs; read by
-#    t/unit/test_gguf.c against their Hugging Face folders);
+#    t/unit/test_gguf.c against their Hugging Face folders), and gptoss_mxfp4/,
+#    the gpt-oss fixture's MXFP4 checkpoint (t/fixtures/gen/make_gptoss_mxfp4.py;
+#    read by t/unit/test_engine.c against t/fixtures/models/gptoss_bf16);
 #  - the shipped default model (models/ngxllm-tiny) as quantized files for
 #    the end-to-end tests: t/.cache/gguf/ngxllm-tiny-Q8_0.gguf and
 #    -Q4_K_M.gguf (t/080-gguf.t), written by t/fixtures/gen/make_gguf.py,
@@ -37,6 +39,7 @@ if [ ! -f "$archs/.made" ] \
     echo "make-gguf-models: $archs" >&2
     rm -rf "$archs.tmp"
     "$py" "$gen/make_gguf_fixtures.py" "$archs.tmp" --archs >/dev/null
+    "$py" "$gen/make_gptoss_mxfp4.py" "$root/t/fixtures/models/gptoss_bf16" "$archs.tmp/gptoss_mxfp4"
     touch "$archs.tmp/.made"
     rm -rf "$archs"
     mv "$archs.tmp" "$archs"
