@@ -451,6 +451,39 @@ def compose_frame(r, clause):
     return text[:1].upper() + text[1:] if r.random() < 0.8 else text
 
 
+CHAT_JOINS = [" and ", ", ", ": ", " - ", "... ", ", so ", " but ", " - could you ", "; "]
+CHAT_ENDS = [".", ".", "!", "?", "", " :)", "..."]
+
+
+def chatter(r, lo, hi):
+    """Plain words no template holds (common English, training sentences' words, invented):
+    a request wrapped in them can only be read by finding its object in the offered tools."""
+    _, words, _, _ = pools.cover_tables()
+    held = held_words()
+    out = []
+    while len(out) < r.randint(lo, hi):
+        w = r.choice(words) if r.random() < 0.85 else pools.cover_word(r, "word")
+        if w.lower() not in held:
+            out.append(w)
+    return " ".join(out)
+
+
+def noisy_frame(r, text):
+    """A request with chatter before it ("Do me a favour and ..."), a context sentence before
+    or after it, or both (--frame-noise)."""
+    k = r.random()
+    low = text[:1].lower() + text[1:] if not text[:2].isupper() else text
+    if k < 0.35:
+        return cap(chatter(r, 1, 4)) + r.choice(CHAT_JOINS) + low
+    if k < 0.6:
+        return cap(chatter(r, 3, 9)) + r.choice([". ", "! ", "? ", " - "]) + text
+    if k < 0.85:
+        sep = "" if text.endswith((".", "!", "?")) else r.choice([".", " -", ","])
+        return text + sep + " " + cap(chatter(r, 2, 8)) + r.choice(CHAT_ENDS)
+    return (cap(chatter(r, 2, 6)) + r.choice([". ", " - "]) + text + " " + cap(chatter(r, 2, 6))
+            + r.choice(CHAT_ENDS))
+
+
 INVENT_KINDS = ["text", "name", "place", "id", "email", "url", "path", "date", "time", "word", "int",
                 "num", "money", "bool", "code", "enum", "arr", "obj", "query", "int", "bool", "word"]
 _HELD_WORDS = None
@@ -515,6 +548,7 @@ class TrainLex(Lexicon):
         return r.choice(self.concepts)
 
     compose_frame = staticmethod(compose_frame)
+    noisy_frame = staticmethod(noisy_frame)
 
     objects = parse_objects(OBJECTS)
     verbs = VERBS

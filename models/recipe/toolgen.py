@@ -324,6 +324,8 @@ class Lexicon:
     result_forms {cls: [..]}, think_call, think_refuse, refusals, system_prompts,
     and value makers (value(r, kind))."""
 
+    frame_noise = 0.0  # share of requests wrapped in chatter (a lexicon's noisy_frame)
+
     def setup(self):
         self.by_domain = {}
         for o in self.objects:
@@ -417,6 +419,9 @@ class Lexicon:
             text = r.choice(self.request_forms).format(c=clause, C=cap(clause))
         if r.random() < 0.08:
             text = text.rstrip(".?!")
+        noisy = getattr(self, "noisy_frame", None)
+        if noisy and self.frame_noise and r.random() < self.frame_noise:
+            text = noisy(r, text)
         return text, clause
 
     # results and answers

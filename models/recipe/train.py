@@ -51,10 +51,10 @@ def _examples_chunk(job):
     """Conversations start..start+n-1 generated, cut and tokenized in a worker process; ids as
     uint16 arrays (vocab < 65536) with a trained flag per token, so little crosses the pipe."""
     import numpy as np
-    split, start, n, seed, opts, max_len, call_w, refusal_w = job
+    split, start, n, seed, opts, max_len, call_w, refusal_w, name_w = job
     convs = [(chatfmt.segments(conv), conv["meta"]["kind"])
              for conv in gen_data.generate(split, n, seed, start, **opts)]
-    examples, dropped = encode_convs(_WORKER_TOK, convs, max_len, call_w, refusal_w)
+    examples, dropped = encode_convs(_WORKER_TOK, convs, max_len, call_w, refusal_w, name_w)
     return [(np.asarray(ids, dtype=np.uint16), np.asarray([t != -100 for t in lab], dtype=np.bool_), spans)
             for ids, lab, spans in examples], dropped
 
@@ -66,12 +66,12 @@ class StreamedData:
     goes over all of them again (a new epoch).  Data order depends on --seed and on how fast
     chunks arrive relative to the steps, so a rerun sees the same data in a close order."""
 
-    def __init__(self, tok_path, split, n, seed, procs, opts, max_len, call_w, refusal_w, chunk=500):
+    def __init__(self, tok_path, split, n, seed, procs, opts, max_len, call_w, refusal_w, name_w=1.0, chunk=500):
         import threading
         self.examples, self.dropped, self.arrived, self.done, self.n_in = [], 0, [], False, 0
         self.error = None
         self.lock = threading.Lock()
-        jobs = [(split, s, min(chunk, n - s), seed, opts, max_len, call_w, refusal_w)
+        jobs = [(split, s, min(chunk, n - s), seed, opts, max_len, call_w, refusal_w, name_w)
                 for s in range(0, n, chunk)]
         self.n_jobs = len(jobs)
         self.pool = mp.get_context("fork").Pool(procs, initializer=_init_worker, initargs=(tok_path,))
@@ -92,13 +92,13 @@ class StreamedData:
             self.done = True
 
     def take(self, min_chunks=1):
-        """Examples of the chunks arrived since the last call (waits for min_chunks)."""
+        """Examples of the chunks arrived since the last call (waits for min_chunks; with
+        min_chunks=0 returns at once, maybe nothing)."""
         while True:
             if self.error is not None:
                 raise RuntimeError("data worker failed: %r" % (self.error,))
             with self.lock:
-                if len(self.arrived) >= min_chunks or (self.done and not self.arrived) or \
-                        (self.done and self.arrived):
+                if len(self.arrived) >= max(1, min_chunks) or self.done or min_chunks == 0:
                     new, self.arrived = self.arrived, []
                     break
             time.sleep(0.05)
@@ -120,9 +120,11 @@ def make_segments(split, n, seed, procs, **opts):
     return [c for part in parts for c in part]
 
 
-def call_spans(text, offsets, base, w):
+def call_spans(text, offsets, base, w, name_w=1.0):
     """Token index ranges [a, b) (offset by base) of the <tool_call>...</tool_call> blocks of a
-    trained piece, found from each token's character offsets, each with its weight w."""
+    trained piece, found from each token's character offsets, each with its weight w; with
+    name_w != 1 the tokens of the called name follow with weight w * name_w (later spans win):
+    choosing the name is the step that reads the tool list."""
     spans, pos = [], 0
     while True:
         s = text.find("<tool_call>", pos)
@@ -133,10 +135,18 @@ def call_spans(text, offsets, base, w):
         toks = [i for i, (a, _) in enumerate(offsets) if s <= a < e]
         if toks:
             spans.append((base + toks[0], base + toks[-1] + 1, w))
+        n0 = text.find('"name": "', s, e)
+        if name_w != 1.0 and n0 >= 0:
+            n0 += len('"name": "')
+            n1 = text.find('"', n0, e)
+            # the name's tokens and the token that closes it (the model must also stop there)
+            ntoks = [i for i, (a, _) in enumerate(offsets) if n0 <= a <= max(n0, n1)]
+            if ntoks:
+                spans.append((base + ntoks[0], base + ntoks[-1] + 1, w * name_w))
         pos = e
 
 
-def encode_convs(tok, convs, max_len, call_w=1.0, refusal_w=1.0):
+def encode_convs(tok, convs, max_len, call_w=1.0, refusal_w=1.0, name_w=1.0):
     """Token ids and a trained-or-not flag per token; each piece is tokenized on its own,
     as a server tokenizes the prompt and then appends what the model generates.
     convs holds (pieces, kind) pairs.  Each example also lists weighted token ranges: its
@@ -151,7 +161,7 @@ def encode_convs(tok, convs, max_len, call_w=1.0, refusal_w=1.0):
             if trained and kind == "refusal":
                 spans.append((len(ids), len(ids) + len(piece), refusal_w))
             elif trained:
-                spans += call_spans(text, enc[k].offsets, len(ids), call_w)
+                spans += call_spans(text, enc[k].offsets, len(ids), call_w, name_w)
             k += 1
             ids += piece
             mask += [trained] * len(piece)
@@ -269,6 +279,8 @@ def main():
                     "beside it is copied too) instead of training one")
     ap.add_argument("--call-weight", type=float, default=1.0,
                     help="loss weight of the tokens inside trained <tool_call> blocks")
+    ap.add_argument("--name-weight", type=float, default=1.0,
+                    help="extra factor on the tokens of a trained call's function name (x --call-weight)")
     ap.add_argument("--refusal-weight", type=float, default=None,
                     help="loss weight of trained refusal turns (default: --call-weight)")
     gen_data.add_data_args(ap)
@@ -277,6 +289,9 @@ def main():
                     help="with --init: grow to this many layers (new layers start as identities)")
     ap.add_argument("--max-pos", type=int, default=4096, help="max_position_embeddings of the config")
     ap.add_argument("--procs", type=int, default=max(1, min(16, os.cpu_count() or 1)))
+    ap.add_argument("--replay", action="store_true",
+                    help="with --stream: when no new chunk has arrived, train on examples already made "
+                    "instead of waiting for the workers")
     ap.add_argument("--stream", action="store_true",
                     help="make the data in worker processes while training (needs --tokenizer)")
     a = ap.parse_args()
@@ -323,13 +338,13 @@ def main():
         if not a.tokenizer:
             sys.exit("--stream needs --tokenizer")
         stream = StreamedData(a.tokenizer, "train", a.n_train, a.seed, a.procs,
-                              gen_data.data_opts(a), a.max_len, a.call_weight, a.refusal_weight)
+                              gen_data.data_opts(a), a.max_len, a.call_weight, a.refusal_weight, a.name_weight)
         examples = stream.examples
         first = stream.take(min_chunks=min(16, stream.n_jobs))
         print("data: streamed, first %d examples after %.1fs" % (len(first), time.time() - t0), flush=True)
     else:
         convs = make_segments("train", a.n_train, a.seed, a.procs, **gen_data.data_opts(a))
-        examples, dropped = encode_convs(tok, convs, a.max_len, a.call_weight, a.refusal_weight)
+        examples, dropped = encode_convs(tok, convs, a.max_len, a.call_weight, a.refusal_weight, a.name_weight)
         first = None
         n_tok = sum(len(e[0]) for e in examples)
         n_lab = sum(sum(1 for t in e[1] if t != -100) for e in examples)
@@ -371,14 +386,20 @@ def main():
     rng = random.Random(a.seed)
     batches, bi, epoch = make_batches(examples, a.batch_tokens, rng, first), 0, 0
     pad = tok.token_to_id("<|endoftext|>")
-    losses, t_train, seen, used = [], time.time(), 0, 0
+    losses, t_train, seen, used, replayed = [], time.time(), 0, 0, 0
     model.train()
     step, steps_planned = 0, a.steps
     while step < a.steps:
         if bi == len(batches):
-            new = stream.take() if stream is not None and epoch == 0 else []
+            new = stream.take(0 if a.replay else 1) if stream is not None and epoch == 0 else []
             if new:
                 batches, bi = make_batches(examples, a.batch_tokens, rng, new), 0
+            elif stream is not None and epoch == 0 and not stream.done:
+                # --replay: the workers are behind the GPU; train on examples already made
+                # (drawn at random) instead of waiting for the next chunk
+                replayed += 1
+                batches, bi = make_batches(examples, a.batch_tokens, rng,
+                                           rng.sample(range(len(examples)), min(len(examples), 2000))), 0
             else:
                 if stream is not None and epoch == 0:
                     print("step %d: all %d streamed examples used, next epoch" % (step, len(examples)), flush=True)
@@ -462,8 +483,9 @@ def main():
         dropped = stream.dropped
         n_tok = sum(len(e[0]) for e in examples)
         n_lab = sum(int(e[1].sum()) for e in examples)
-        print("data: %d examples streamed (%d dropped, %d of %d chunks made), %d tokens, %d trained tokens"
-              % (len(examples), dropped, stream.n_in, stream.n_jobs, n_tok, n_lab), flush=True)
+        print("data: %d examples streamed (%d dropped, %d of %d chunks made), %d tokens, %d trained tokens; "
+              "%d replays of 2000 made examples while the workers were behind"
+              % (len(examples), dropped, stream.n_in, stream.n_jobs, n_tok, n_lab, replayed), flush=True)
     print("loss curve (step: loss):", ", ".join("%d: %.3f" % sl for sl in
                                                  losses[::max(1, len(losses) // 10)] + [losses[-1]]))
     steps_done = step
@@ -478,7 +500,7 @@ def main():
     model.save_pretrained(a.out, max_shard_size="12MB")
     write_generation_config(a.out, tok)
     summary = {"variety": a.variety, "call_weight": a.call_weight, "tokenizer": a.tokenizer,
-               "refusal_weight": a.refusal_weight, "mirror_refusal_think": a.mirror_refusal_think, "contrast": a.contrast, "coverage": a.coverage,
+               "refusal_weight": a.refusal_weight, "name_weight": a.name_weight, "frame_noise": a.frame_noise, "replay": a.replay, "mirror_refusal_think": a.mirror_refusal_think, "contrast": a.contrast, "coverage": a.coverage,
                "schema_variety": a.schema_variety, "history_variety": a.history_variety, "schema_bare": a.schema_bare,
                "proc": a.proc, "long": a.long, "long_chars": a.long_chars, "grow_layers": a.grow_layers,
                "invent_objects": a.invent_objects,
