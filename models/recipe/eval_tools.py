@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Does the model read the offered tools?  Greedy evaluation on the held-out tools of
 heldout.py (never in training), short and in long agent-shaped prompts, and the issue's
-probe (8 ordinary tools x 16 plain requests, thinking on and off).
+probe (8 ordinary tools x 16 plain requests, thinking on and off); set "train": as many fresh
+conversations of the training distribution (--n), to tell reading from remembering.
 
   python3 eval_tools.py --model ../ngxllm-tiny --prefix tools_hf             # transformers
   python3 eval_tools.py --model ../ngxllm-tiny --engine ../../build/llm ...  # our engine, CPU
@@ -44,6 +45,17 @@ def items_of(convs, tag, answers=True):
                           "prompt": chatfmt.render(msgs[:last], tools, True, think),
                           "expected": [], "result_values": ev.result_values(results)})
     return items
+
+
+def train_conversations(n, seed):
+    """n fresh conversations of the training distribution (procedural tools of the training
+    lexicon, 80% on invented objects, 40% of requests in chatter): what the model does where
+    it was trained, beside the held-out sets, tells remembering from reading."""
+    import gen_data
+    convs = gen_data.generate("train", n, 90000 + seed, 0, proc=1.0, invent_objects=0.8, frame_noise=0.4)[:n]
+    for c in convs:
+        c["meta"]["offered"] = [(t.get("function") or t)["name"] for t in c["tools"] or []]
+    return convs
 
 
 def analyse(it, out):
@@ -103,6 +115,8 @@ def main():
         items += items_of(heldout.conversations(a.n, a.seed), "short")
     if "long" in sets:
         items += items_of(heldout.conversations(a.n_long, a.seed + 1, a.long), "long", answers=False)
+    if "train" in sets:
+        items += items_of(train_conversations(a.n, a.seed), "train")
     if "probe" in sets:
         items += items_of(heldout.probe_conversations(), "probe", answers=False)
     for s in ("16k", "32k"):
