@@ -76,7 +76,7 @@ class Gen:
     def __init__(self, split, seed, invented=0.35, refusal=0.10, variety=False, mirror=False,
                  contrast=0.0, coverage=False, schema_variety=0.0, history_variety=0.0,
                  schema_bare=0.0, proc=0.0, long=0.0, long_chars=0, invent_objects=0.0,
-                 frame_noise=0.0):  # DATA_OPTIONS
+                 frame_noise=0.0, think_candidate=0.0):  # DATA_OPTIONS
         self.proc = proc
         self.split = split
         self.schema_bare = schema_bare
@@ -425,13 +425,17 @@ DATA_OPTIONS = [
      help="longest system prompt of a long context, in characters")),
     ("--frame-noise", "frame_noise", dict(type=float, default=0.0,
      help="share of procedural requests wrapped in chatter of plain words (lex_train.noisy_frame)")),
+    ("--think-candidate", "think_candidate", dict(type=float, default=0.0,
+     help="share of procedural one-call and near-miss refusal reasoning that names the closest "
+     "offered tool first and then checks it (lex_train.THINK_*_CAND)")),
 ]
 
 # procedural kinds and their shares (the rest of --proc's share after the twins)
 PROC_KINDS = [("single", 0.44), ("parallel", 0.14), ("refusal", 0.16), ("no_tool", 0.16), ("chat", 0.10)]
 
 
-def proc_conversation(split, seed, contrast, long, long_chars, invent=0.0, frame_noise=0.0):
+def proc_conversation(split, seed, contrast, long, long_chars, invent=0.0, frame_noise=0.0,
+                      think_candidate=0.0):
     """One or two (with its refused twin) conversations around procedural tools."""
     import lex_train
     from toolgen import ProcGen
@@ -439,6 +443,7 @@ def proc_conversation(split, seed, contrast, long, long_chars, invent=0.0, frame
     lex = lex_train.lexicon()
     lex.invent = invent
     lex.frame_noise = frame_noise
+    lex.think_candidate = think_candidate
     g = ProcGen(lex, r)
     think = r.random() < 0.5
     k, acc = r.random(), 0.0
@@ -478,7 +483,8 @@ def generate(split, n, seed, start=0, **opts):
         if opts.get("proc") and random.Random(base + i * 7919 + 1).random() < opts["proc"]:
             out.extend(proc_conversation(split, base + i * 7919 + 2, opts.get("contrast", 0),
                                          opts.get("long", 0), opts.get("long_chars", 16000),
-                                         opts.get("invent_objects", 0), opts.get("frame_noise", 0)))
+                                         opts.get("invent_objects", 0), opts.get("frame_noise", 0),
+                                         opts.get("think_candidate", 0)))
             continue
         g = Gen(split, base + i * 7919, **opts)
         c = g.conversation()

@@ -8,7 +8,7 @@ import random
 import re
 
 import pools
-from toolgen import Lexicon, cap
+from toolgen import Lexicon, a_an, cap
 
 # noun/plural | domain | actions | attributes ('*' marks an identifier) [| namespace words]
 OBJECTS = """
@@ -372,6 +372,17 @@ THINK_REFUSE = [
     "I need a tool to {say} {a_noun}, but none of the offered tools does it; {near} does not fit. I must not invent a call.",
     "The request is about {a_noun}. The offered tools do not include one for this, and {near} is a different action. I'll say so.",
 ]
+# --think-candidate: the reasoning names the closest offered tool first and then checks it, so
+# the call-or-refuse decision comes after the name (the third session's weights found the tool
+# but decided from a prior) and reads one word: "fits" or "does not"
+THINK_CALL_CAND = [
+    "The user wants to {say} {a_noun}. The closest offered tool is {name}, and it fits, so I'll call it with {keys}.",
+    "The request is about {a_noun}. Closest offered tool: {name}; it fits, so I'll call it.",
+]
+THINK_REFUSE_CAND = [
+    "The user wants to {say} {a_noun}. The closest offered tool is {near}, but it does not {say} {a_noun}, so I must not call anything.",
+    "The request is about {a_noun}. Closest offered tool: {near}; it does not fit, so I'll say so.",
+]
 REFUSAL = [
     "I can't do that here: none of the available tools can {say} {a_noun}.",
     "Sorry, I don't have a tool to {say} {a_noun} in this conversation.",
@@ -549,6 +560,21 @@ class TrainLex(Lexicon):
 
     compose_frame = staticmethod(compose_frame)
     noisy_frame = staticmethod(noisy_frame)
+    think_candidate = 0.0  # share of one-call and near-miss refusal reasoning in THINK_*_CAND form
+
+    def think_call(self, r, calls):
+        if len(calls) == 1 and self.think_candidate and r.random() < self.think_candidate:
+            c = calls[0]
+            return r.choice(THINK_CALL_CAND).format(
+                name=c.tool.name, a_noun=a_an(c.tool.obj["noun"]), say=self.verbs[c.tool.cls]["say"][0],
+                keys=", ".join(c.args) if c.args else "no arguments")
+        return Lexicon.think_call(self, r, calls)
+
+    def think_refuse(self, r, want, near):
+        if near and self.think_candidate and r.random() < self.think_candidate:
+            return r.choice(THINK_REFUSE_CAND).format(
+                near=near, a_noun=a_an(want[0]["noun"]), say=want[1] and self.verbs[want[1]]["say"][0])
+        return Lexicon.think_refuse(self, r, want, near)
 
     objects = parse_objects(OBJECTS)
     verbs = VERBS

@@ -50,11 +50,12 @@ elif [ "$mode" = proc ]; then
 elif [ "$mode" = stream ]; then
   # (third session) FRAME: share of requests wrapped in chatter (--frame-noise); REPLAY=1:
   # train on made examples again while the workers are behind the GPU (--replay); NAMEW: extra
-  # weight of a called name's tokens (--name-weight)
+  # weight of a called name's tokens (--name-weight); THINKC: share of candidate-first reasoning
+  # (--think-candidate, prepared in the third session, not run)
   # proc with the data made while training (--stream, 12 worker processes), invented objects
   # for most tools (INVENT) and few long contexts (LONG) in a first stage; KEEP: a folder
   # outside $W where the weights stay for a next call on the same (warm) machine
-  targs="--tokenizer ../ngxllm-tiny/tokenizer.json --init ${INIT:-../ngxllm-tiny} --grow-layers ${GROW:-0} --max-pos 32768 --max-len ${MAXLEN:-12288} --proc ${PROC:-0.9} --long ${LONG:-0.03} --long-chars ${LONGCH:-16000} --invent-objects ${INVENT:-0.8} --variety --coverage --mirror-refusal-think --contrast ${CONTRAST:-0.15} --schema-variety 0.5 --call-weight 3 --refusal-weight ${RW:-1} --invented 0.8 --refusal 0.06 --history-variety 0.3 --schema-bare 0.3 --n-train ${NTRAIN:-1000000} --steps ${STEPS:-20000} --warmup ${WARMUP:-100} --lr ${LR:-1e-3} --seed ${SEED:-2311} --batch-tokens ${BT:-98304} --max-seconds ${MAXS:-330} --stream --procs ${PROCS:-12} --frame-noise ${FRAME:-0} --name-weight ${NAMEW:-1} ${REPLAY:+--replay}"; eargs="tools"
+  targs="--tokenizer ../ngxllm-tiny/tokenizer.json --init ${INIT:-../ngxllm-tiny} --grow-layers ${GROW:-0} --max-pos 32768 --max-len ${MAXLEN:-12288} --proc ${PROC:-0.9} --long ${LONG:-0.03} --long-chars ${LONGCH:-16000} --invent-objects ${INVENT:-0.8} --variety --coverage --mirror-refusal-think --contrast ${CONTRAST:-0.15} --schema-variety 0.5 --call-weight 3 --refusal-weight ${RW:-1} --invented 0.8 --refusal 0.06 --history-variety 0.3 --schema-bare 0.3 --n-train ${NTRAIN:-1000000} --steps ${STEPS:-20000} --warmup ${WARMUP:-100} --lr ${LR:-1e-3} --seed ${SEED:-2311} --batch-tokens ${BT:-98304} --max-seconds ${MAXS:-330} --stream --procs ${PROCS:-12} --frame-noise ${FRAME:-0} --name-weight ${NAMEW:-1} --think-candidate ${THINKC:-0} ${REPLAY:+--replay}"; eargs="tools"
 else
   targs="--n-train ${NTRAIN:-200000} --n-tok 30000 --steps ${STEPS:-1500} --batch-tokens 98304"; eargs="--n 400"
 fi
