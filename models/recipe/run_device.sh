@@ -51,7 +51,7 @@ elif [ "$mode" = stream ]; then
   # (third session) FRAME: share of requests wrapped in chatter (--frame-noise); REPLAY=1:
   # train on made examples again while the workers are behind the GPU (--replay); NAMEW: extra
   # weight of a called name's tokens (--name-weight); THINKC: share of candidate-first reasoning
-  # (--think-candidate, prepared in the third session, not run)
+  # (--think-candidate; third session: a 301-step trial only)
   # proc with the data made while training (--stream, 12 worker processes), invented objects
   # for most tools (INVENT) and few long contexts (LONG) in a first stage; KEEP: a folder
   # outside $W where the weights stay for a next call on the same (warm) machine
