@@ -70,9 +70,9 @@ ngx_http_llm_worker_bytes(ngx_http_llm_model_t *m, uint64_t *kv_bytes)
         }
     }
 
-    /* the scheduler's copy of the tokens each running sequence's KV holds */
-    return (uint64_t) rt + (uint64_t) m->parallel * m->context_length
-                           * sizeof(int32_t);
+    /* the scheduler's own: slots' token copies, suffix store, draft sampling */
+    return (uint64_t) rt + llm_sched_memory(m->model, m->draft, m->parallel,
+                                            m->context_length);
 }
 
 

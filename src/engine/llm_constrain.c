@@ -190,6 +190,44 @@ llm_constraint_sample(llm_constraint *c, llm_sampler *s, const float *logits,
 }
 
 int
+llm_constraint_mask(llm_constraint *c, int n_vocab, const uint64_t **bits)
+{
+    *bits = NULL;
+    if (!active(c)) return 0;
+    c->n_masks++;
+    if (grow_bits(c, n_vocab) < 0 || llm_gmatcher_mask(c->m, c->bits) < 0) return -1;
+    *bits = c->bits;
+    return 0;
+}
+
+llm_constraint *
+llm_constraint_clone(const llm_constraint *c)
+{
+    llm_constraint *k = malloc(sizeof(*k));
+    size_t i;
+
+    if (k == NULL) return NULL;
+    *k = *c;
+    k->m = llm_gmatcher_clone(c->m);
+    k->bits = calloc(c->n_words, sizeof(uint64_t));
+    k->n_triggers = 0;
+    llm_gindex_retain(k->x);
+    if (k->m == NULL || k->bits == NULL) {
+        llm_constraint_free(k);
+        return NULL;
+    }
+    for (i = 0; i < c->n_triggers; i++) {
+        k->trigger[i] = strdup(c->trigger[i]);
+        if (k->trigger[i] == NULL) {
+            llm_constraint_free(k);
+            return NULL;
+        }
+        k->n_triggers++;
+    }
+    return k;
+}
+
+int
 llm_constraint_accept(llm_constraint *c, int32_t id)
 {
     if (c->broken) return 0;

@@ -43,6 +43,14 @@ void llm_constraint_free(llm_constraint *c);
  */
 int32_t llm_constraint_sample(llm_constraint *c, llm_sampler *s, const float *logits,
     llm_token_logprobs *lp, int n_top);
+/*
+ * The grammar's mask of the next token over n_vocab ids (valid until the
+ * next call): *bits NULL while the grammar does not apply (every token
+ * allowed).  -1 on allocation failure or when the grammar allows nothing.
+ */
+int llm_constraint_mask(llm_constraint *c, int n_vocab, const uint64_t **bits);
+/* A copy that advances on its own (a draft's tentative tokens); NULL when out of memory. */
+llm_constraint *llm_constraint_clone(const llm_constraint *c);
 /* Advance by the kept token; -1 if the grammar refuses it. */
 int llm_constraint_accept(llm_constraint *c, int32_t id);
 /*

@@ -305,5 +305,39 @@ int32_t llm_sampler_sample_allowed(llm_sampler *s, const float *logits,
  * which may pad past the tokenizer's ids). */
 int llm_sampler_n_vocab(const llm_sampler *s);
 void llm_sampler_accept(llm_sampler *s, int32_t tok);
+/* 1 when sampling picks the most likely token (temperature 0 or top_k 1). */
+int llm_sampler_greedy(const llm_sampler *s);
+/*
+ * The distribution llm_sampler_sample[_allowed] draws from, as n_vocab
+ * probabilities summing to 1 (0 outside the truncation and the mask;
+ * greedy: 1 at the most likely token): logit_bias, penalties, `allowed`
+ * (may be NULL), temperature, top_k, top_p, min_p.  Returns the most likely
+ * token, -1 when none is allowed.  Draws nothing from the random stream.
+ * The processed logits stay for llm_sampler_logprobs until the next call.
+ * For speculative rejection sampling (llm_spec_verify_token), which needs
+ * the target's and the draft's distributions, not a token.
+ */
+int32_t llm_sampler_dist(llm_sampler *s, const float *logits,
+    const uint64_t *allowed, float *probs);
+/* A token drawn from probs (n_vocab weights, not all 0) with the sampler's
+ * random stream; -1 when all are 0. */
+int32_t llm_sampler_draw(llm_sampler *s, const float *probs);
+/* A number in [0, 1) from the sampler's random stream. */
+double llm_sampler_uniform(llm_sampler *s);
+/* lp for `chosen` from the last llm_sampler_dist's logits (as llm_sampler_sample fills it). */
+void llm_sampler_logprobs(llm_sampler *s, llm_token_logprobs *lp, int n_top,
+    int32_t chosen);
+/*
+ * Tentative accepts: a draft sampling its proposals accepts each to
+ * penalise the next as the target will, then rewinds to the mark taken
+ * before them (toks: the n tokens accepted since).
+ */
+typedef struct {
+    int  n_seen;
+    int  n_gen;
+} llm_sampler_mark;
+llm_sampler_mark llm_sampler_get_mark(const llm_sampler *s);
+void llm_sampler_rewind(llm_sampler *s, llm_sampler_mark m, const int32_t *toks,
+    int n);
 
 #endif

@@ -3,6 +3,8 @@
  *   logit_bias -> repetition penalty (prompt + generated, HF) ->
  *   presence / frequency penalties (generated, OpenAI) -> [logprobs here] ->
  *   greedy, or temperature -> top_k -> top_p -> min_p -> draw.
+ * llm_sampler_dist gives the same distribution as probabilities, for
+ * speculative rejection sampling.
  * The random stream is xoshiro256** seeded from the request seed, or from
  * /dev/urandom when none is given.
  */
@@ -218,36 +220,17 @@ fill_logprobs(llm_sampler *s, const float *v, llm_token_logprobs *lp, int n_top,
     lp->n_top = n;
 }
 
-static int32_t sample(llm_sampler *s, const float *logits, const uint64_t *allowed,
-    llm_token_logprobs *lp, int n_top);
-
-int32_t
-llm_sampler_sample(llm_sampler *s, const float *logits, llm_token_logprobs *lp, int n_top)
-{
-    return sample(s, logits, NULL, lp, n_top);
-}
-
-int
-llm_sampler_n_vocab(const llm_sampler *s)
-{
-    return s->n_vocab;
-}
-
-int32_t
-llm_sampler_sample_allowed(llm_sampler *s, const float *logits, const uint64_t *allowed,
-    llm_token_logprobs *lp, int n_top)
-{
-    return sample(s, logits, allowed, lp, n_top);
-}
-
+/*
+ * The processed logits in s->work: the request's logit_bias and penalties,
+ * and -inf where `allowed` (may be NULL) refuses.  Returns the most likely
+ * token, -1 when none is allowed.
+ */
 static int32_t
-sample(llm_sampler *s, const float *logits, const uint64_t *allowed,
-    llm_token_logprobs *lp, int n_top)
+process(llm_sampler *s, const float *logits, const uint64_t *allowed)
 {
     const llm_sampler_params *p = &s->p;
     float *v = s->work;
-    int V = s->n_vocab, i, n, best = 0;
-    int32_t chosen;
+    int V = s->n_vocab, i, best = 0;
 
     memcpy(v, logits, (size_t) V * sizeof(float));
     for (i = 0; i < p->n_logit_bias; i++) {
@@ -276,58 +259,89 @@ sample(llm_sampler *s, const float *logits, const uint64_t *allowed,
         }
         best = -1;
         for (i = 0; i < V; i++) if (v[i] > -INFINITY && (best < 0 || v[i] > v[best])) best = i;
-        if (best < 0) return -1;
     } else {
         for (i = 1; i < V; i++) if (v[i] > v[best]) best = i;
     }
+    return best;
+}
 
-    if (p->temperature <= 1e-6f || p->top_k == 1) {
+int
+llm_sampler_greedy(const llm_sampler *s)
+{
+    return s->p.temperature <= 1e-6f || s->p.top_k == 1;
+}
+
+/*
+ * The candidates sampling draws from, after process() (not greedy):
+ * temperature, top_k, top_p, min_p.  s->cand[0..n) hold their weights,
+ * relative to the most likely token's 1; returns n.
+ */
+static int
+truncate_cands(llm_sampler *s, int32_t best)
+{
+    const llm_sampler_params *p = &s->p;
+    float *v = s->work;
+    int V = s->n_vocab, i, n;
+    float inv_t = 1.0f / p->temperature, mx = v[best] * inv_t;
+    double total = 0, mass = 0;
+
+    n = V;
+    for (i = 0; i < V; i++) {
+        s->cand[i].v = v[i] * inv_t;
+        s->cand[i].id = i;
+    }
+    if (p->top_k > 0 && p->top_k < n) {
+        select_top(s->cand, n, p->top_k);
+        n = p->top_k;
+    }
+    /* weights relative to the most likely token, which weighs 1 */
+    for (i = 0; i < n; i++) {
+        s->cand[i].v = expf(s->cand[i].v - mx);
+        total += s->cand[i].v;
+    }
+    if (p->top_p > 0 && p->top_p < 1.0f) {
+        /* sort just enough of the head, growing it until it holds top_p of the mass */
+        int sorted = 0, h, j;
+        for ( ;; ) {
+            h = sorted * 4 > 256 ? sorted * 4 : 256;
+            if (h > n) h = n;
+            select_top(s->cand + sorted, n - sorted, h - sorted);
+            qsort(s->cand + sorted, (size_t) (h - sorted), sizeof(llm_cand), cand_desc);
+            for (j = sorted; j < h; j++) {
+                mass += s->cand[j].v;
+                if (mass >= p->top_p * total) break;
+            }
+            if (j < h) {
+                n = j + 1;
+                break;
+            }
+            if (h == n) break;
+            sorted = h;
+        }
+    }
+    if (p->min_p > 0 && p->min_p <= 1.0f) {
+        int m = 0;
+        for (i = 0; i < n; i++) {
+            if (s->cand[i].v >= p->min_p) s->cand[m++] = s->cand[i];
+        }
+        n = m;
+    }
+    return n;
+}
+
+static int32_t
+sample(llm_sampler *s, const float *logits, const uint64_t *allowed,
+    llm_token_logprobs *lp, int n_top)
+{
+    int32_t best = process(s, logits, allowed), chosen;
+    int i, n;
+    double total, r, acc;
+
+    if (best < 0) return -1;
+    if (llm_sampler_greedy(s)) {
         chosen = best;
     } else {
-        float inv_t = 1.0f / p->temperature, mx = v[best] * inv_t;
-        double total = 0, mass = 0, r, acc;
-
-        n = V;
-        for (i = 0; i < V; i++) {
-            s->cand[i].v = v[i] * inv_t;
-            s->cand[i].id = i;
-        }
-        if (p->top_k > 0 && p->top_k < n) {
-            select_top(s->cand, n, p->top_k);
-            n = p->top_k;
-        }
-        /* weights relative to the most likely token, which weighs 1 */
-        for (i = 0; i < n; i++) {
-            s->cand[i].v = expf(s->cand[i].v - mx);
-            total += s->cand[i].v;
-        }
-        if (p->top_p > 0 && p->top_p < 1.0f) {
-            /* sort just enough of the head, growing it until it holds top_p of the mass */
-            int sorted = 0, h, j;
-            for ( ;; ) {
-                h = sorted * 4 > 256 ? sorted * 4 : 256;
-                if (h > n) h = n;
-                select_top(s->cand + sorted, n - sorted, h - sorted);
-                qsort(s->cand + sorted, (size_t) (h - sorted), sizeof(llm_cand), cand_desc);
-                for (j = sorted; j < h; j++) {
-                    mass += s->cand[j].v;
-                    if (mass >= p->top_p * total) break;
-                }
-                if (j < h) {
-                    n = j + 1;
-                    break;
-                }
-                if (h == n) break;
-                sorted = h;
-            }
-        }
-        if (p->min_p > 0 && p->min_p <= 1.0f) {
-            int m = 0;
-            for (i = 0; i < n; i++) {
-                if (s->cand[i].v >= p->min_p) s->cand[m++] = s->cand[i];
-            }
-            n = m;
-        }
+        n = truncate_cands(s, best);
         total = 0;
         for (i = 0; i < n; i++) total += s->cand[i].v;
         r = next_unit(s) * total;
@@ -338,6 +352,96 @@ sample(llm_sampler *s, const float *logits, const uint64_t *allowed,
             if (r < acc) { chosen = s->cand[i].id; break; }
         }
     }
-    if (lp) fill_logprobs(s, v, lp, n_top, chosen);
+    if (lp) fill_logprobs(s, s->work, lp, n_top, chosen);
     return chosen;
+}
+
+int32_t
+llm_sampler_sample(llm_sampler *s, const float *logits, llm_token_logprobs *lp, int n_top)
+{
+    return sample(s, logits, NULL, lp, n_top);
+}
+
+int32_t
+llm_sampler_sample_allowed(llm_sampler *s, const float *logits, const uint64_t *allowed,
+    llm_token_logprobs *lp, int n_top)
+{
+    return sample(s, logits, allowed, lp, n_top);
+}
+
+int
+llm_sampler_n_vocab(const llm_sampler *s)
+{
+    return s->n_vocab;
+}
+
+int32_t
+llm_sampler_dist(llm_sampler *s, const float *logits, const uint64_t *allowed, float *probs)
+{
+    int32_t best = process(s, logits, allowed);
+    int i, n;
+    double total = 0;
+
+    memset(probs, 0, (size_t) s->n_vocab * sizeof(float));
+    if (best < 0) return -1;
+    if (llm_sampler_greedy(s)) {
+        probs[best] = 1.0f;
+        return best;
+    }
+    n = truncate_cands(s, best);
+    for (i = 0; i < n; i++) total += s->cand[i].v;
+    for (i = 0; i < n; i++) probs[s->cand[i].id] = (float) (s->cand[i].v / total);
+    return best;
+}
+
+double
+llm_sampler_uniform(llm_sampler *s)
+{
+    return next_unit(s);
+}
+
+int32_t
+llm_sampler_draw(llm_sampler *s, const float *probs)
+{
+    int i, last = -1;
+    double total = 0, r, acc = 0;
+
+    for (i = 0; i < s->n_vocab; i++) total += probs[i];
+    if (!(total > 0)) return -1;
+    r = next_unit(s) * total;
+    for (i = 0; i < s->n_vocab; i++) {
+        if (probs[i] <= 0) continue;
+        last = i;
+        acc += probs[i];
+        if (r < acc) return i;
+    }
+    return last;    /* rounding: the last token with any probability */
+}
+
+void
+llm_sampler_logprobs(llm_sampler *s, llm_token_logprobs *lp, int n_top, int32_t chosen)
+{
+    if (chosen >= 0 && chosen < s->n_vocab) fill_logprobs(s, s->work, lp, n_top, chosen);
+}
+
+llm_sampler_mark
+llm_sampler_get_mark(const llm_sampler *s)
+{
+    llm_sampler_mark m;
+    m.n_seen = s->n_seen;
+    m.n_gen = s->n_gen;
+    return m;
+}
+
+void
+llm_sampler_rewind(llm_sampler *s, llm_sampler_mark m, const int32_t *toks, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        if (toks[i] >= 0 && toks[i] < s->n_vocab && s->count[toks[i]] > 0) s->count[toks[i]]--;
+    }
+    /* the ids that first appeared after the mark */
+    while (s->n_seen > m.n_seen) s->seen[s->seen_ids[--s->n_seen]] = 0;
+    s->n_gen = m.n_gen;
 }

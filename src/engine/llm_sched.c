@@ -79,6 +79,16 @@ struct llm_seq {
     llm_spec_state         spec;            /* speculative decoding */
     int                    draft_k;         /* tokens the draft model is to propose this step */
     int                    drafted;         /* and has proposed */
+    /*
+     * A sampled draft (llm_seq_draft_pick): the first n_draft_q proposals
+     * were drawn from the distributions in draft_q (LLM_SPEC_K_MAX rows of
+     * n_vocab, allocated on first use), with the sampler's penalties and a
+     * copy of the grammar advanced over them tentatively.
+     */
+    float                 *draft_q;
+    int                    n_draft_q;
+    llm_sampler_mark       draft_mark;
+    llm_constraint        *draft_c;
 };
 
 struct llm_sched {
@@ -115,6 +125,8 @@ struct llm_sched {
     double                 draft_pass_ms;   /* moving average of a draft pass */
     llm_batch_item        *draft_items;     /* a draft forward's items ... */
     int                   *draft_item;      /* ... and the step item of each */
+    float                 *dist;            /* the model's distribution at a
+                                               sampled draft's proposal */
     int                    rc;
     int                    files_changed;   /* set by the step thread */
     char                   err[512];
@@ -160,6 +172,22 @@ llm_sched_slot_truncate(llm_sched *s, int slot, size_t len)
         llm_seq_truncate(s->draft_rt, slot, (int) len);
     }
     s->slot_len[slot] = len;
+}
+
+
+size_t
+llm_sched_memory(const llm_model *m, const llm_model *draft, size_t n_slots,
+    size_t n_ctx)
+{
+    size_t  bytes, nv = (size_t) llm_model_get_info(m)->n_vocab;
+
+    bytes = n_slots * n_ctx * sizeof(int32_t)
+            + llm_suffix_memory(LLM_SCHED_RECENT_TOKENS);
+    if (draft) {
+        /* llm_sched.dist and each sequence's draft_q */
+        bytes += nv * sizeof(float) + n_slots * LLM_SPEC_K_MAX * nv * sizeof(float);
+    }
+    return bytes;
 }
 
 
@@ -258,6 +286,7 @@ llm_sched_create(const llm_model *m, const llm_sched_config *cfg, char *err,
         /* decode reads the weights: a draft token costs their ratio of a step */
         s->draft_cost = (double) llm_model_get_info(cfg->draft)->weight_bytes
                         / (double) llm_model_get_info(m)->weight_bytes;
+        s->dist = malloc((size_t) llm_model_get_info(m)->n_vocab * sizeof(float));
     }
 
     s->recent = llm_suffix_create(LLM_SCHED_RECENT_TOKENS);
@@ -271,7 +300,8 @@ llm_sched_create(const llm_model *m, const llm_sched_config *cfg, char *err,
     s->prefilling = calloc(s->n_slots, sizeof(*s->prefilling));
     if (s->slot_seq == NULL || s->slot_tokens == NULL || s->slot_len == NULL
         || s->items == NULL || s->item_seq == NULL || s->recent == NULL
-        || s->prefilling == NULL || s->draft_items == NULL || s->draft_item == NULL)
+        || s->prefilling == NULL || s->draft_items == NULL || s->draft_item == NULL
+        || (cfg->draft && s->dist == NULL))
     {
         snprintf(err, errlen, "out of memory for %zu slots", s->n_slots);
         goto failed;
@@ -328,6 +358,7 @@ llm_sched_free(llm_sched *s)
     llm_suffix_free(s->recent);
     free(s->draft_items);
     free(s->draft_item);
+    free(s->dist);
     free(s->slot_seq);
     free(s->slot_tokens);
     free(s->slot_len);
@@ -503,6 +534,7 @@ llm_seq_free(llm_seq *seq)
     free(seq->gen);
     free(seq->embed_sum);
     free(seq->lps);
+    free(seq->draft_q);
     seq->sched->live--;
     free(seq);
 }
@@ -1145,6 +1177,7 @@ llm_sched_step_prepare(llm_sched *s)
         seq->n_out = 0;
         seq->n_accepted = 0;
         seq->draft_k = 0;
+        seq->n_draft_q = 0;
 
         /*
          * feed the last sampled token and any forced after it, then the
@@ -1283,15 +1316,52 @@ llm_seq_forced(llm_sched *s, llm_seq *seq, const llm_batch_item *it)
 
 
 /*
+ * A sampled draft's proposal j: llm_spec_verify_token against the model's
+ * distribution at it, processed as sampling would (the grammar's mask
+ * included); lp from the model's logits as llm_sampler_sample gives it.
+ */
+static int32_t
+llm_seq_verify_drafted(llm_sched *s, llm_seq *seq, const float *logits,
+    int j, int32_t proposed, llm_token_logprobs *lp)
+{
+    const uint64_t  *mask = NULL;
+    int              nv = llm_sampler_n_vocab(seq->sampler), kept;
+    int32_t          tok;
+
+    if (seq->constraint
+        && llm_constraint_mask(seq->constraint, nv, &mask) < 0)
+    {
+        return -1;
+    }
+    if (llm_sampler_dist(seq->sampler, logits, mask, s->dist) < 0) {
+        return -1;
+    }
+    tok = llm_spec_verify_token(seq->sampler, s->dist,
+                                seq->draft_q + (size_t) j * nv, proposed,
+                                &kept);
+    if (lp && tok >= 0) {
+        llm_sampler_logprobs(seq->sampler, lp, seq->top_logprobs > 0
+                                               ? seq->top_logprobs : 0, tok);
+    }
+    return tok;
+}
+
+
+/*
  * Sampling with verification, in the step thread.  The item's logits at
- * position j are the model's distribution after its proposals 0..j-1; a
- * token is sampled from each in turn exactly as without speculation (same
- * sampler state, same random draws, same grammar), and proposal j is kept
- * only when it is that token.  For a proposer that names one token this is
- * speculative rejection sampling: the proposal is kept with probability
- * p(proposal) and otherwise the output is drawn from p without it, so the
- * output has the model's distribution, greedy or sampled, token for token
- * the output of the same request without speculation.
+ * position j are the model's distribution after its proposals 0..j-1.
+ * A proposal that names one token (draft-free, or a greedy request's
+ * draft): a token is sampled from each position in turn exactly as without
+ * speculation (same sampler state, same random draws, same grammar), and
+ * proposal j is kept only when it is that token -- speculative rejection
+ * sampling with a one-hot draft distribution: kept with probability
+ * p(proposal), otherwise drawn from p without it, so the output is token
+ * for token the output of the same request without speculation.  A draft
+ * model's proposals sampled from its distribution q are verified by
+ * llm_spec_verify_token (kept with probability min(1, p/q)): the output
+ * keeps the model's distribution, but the random draws differ, so a seed
+ * gives other tokens than without speculation.  The token after the last
+ * kept proposal is sampled from p.
  */
 static void
 llm_seq_verify(llm_sched *s, int i, llm_seq *seq)
@@ -1307,7 +1377,15 @@ llm_seq_verify(llm_sched *s, int i, llm_seq *seq)
         logits = llm_forward_logits_at(s->rt, i, j);
         lp = seq->lps ? &seq->lps[seq->n_out] : NULL;
 
-        if (seq->constraint) {
+        if (j < d && j < seq->n_draft_q) {
+            tok = llm_seq_verify_drafted(s, seq, logits, j, proposed[j], lp);
+            if (tok >= 0 && seq->constraint
+                && llm_constraint_accept(seq->constraint, tok) < 0)
+            {
+                tok = -1;
+            }
+
+        } else if (seq->constraint) {
             tok = llm_constraint_sample(seq->constraint, seq->sampler, logits,
                                         lp, seq->top_logprobs > 0
                                             ? seq->top_logprobs : 0);
@@ -1362,33 +1440,107 @@ llm_argmax(const float *v, int n)
 
 
 /*
+ * The draft's proposal at position pos from its logits lg; -1: none (it
+ * proposes no more this step).  A greedy request takes the argmax: one
+ * token named, verified as a draft-free proposal is.  Otherwise the token
+ * is drawn from the draft's distribution processed as the request's
+ * sampler processes the model's -- penalties counting the proposals before
+ * it (accepted tentatively), the grammar's mask on a copy of the
+ * constraint advanced over them -- and that distribution is kept in
+ * draft_q for llm_spec_verify_token.  llm_seq_draft_end undoes the
+ * tentative part.  Should memory run out, the draft proposes its argmax.
+ */
+static int32_t
+llm_seq_draft_pick(llm_seq *seq, const float *lg, int pos)
+{
+    int              nv = llm_sampler_n_vocab(seq->sampler);
+    const uint64_t  *mask = NULL;
+    float           *q;
+    int32_t          tok;
+
+    if (pos == 0 && !llm_sampler_greedy(seq->sampler)) {
+        if (seq->draft_q == NULL) {
+            seq->draft_q = malloc((size_t) LLM_SPEC_K_MAX * nv * sizeof(float));
+        }
+        if (seq->draft_q != NULL && seq->constraint != NULL) {
+            seq->draft_c = llm_constraint_clone(seq->constraint);
+        }
+        if (seq->draft_q != NULL
+            && (seq->constraint == NULL || seq->draft_c != NULL))
+        {
+            seq->draft_mark = llm_sampler_get_mark(seq->sampler);
+            seq->n_draft_q = -1;    /* sampling: none drawn yet */
+        }
+    }
+    if (seq->n_draft_q == 0) {
+        return llm_argmax(lg, nv);
+    }
+
+    q = seq->draft_q + (size_t) pos * nv;
+    if (seq->draft_c != NULL
+        && llm_constraint_mask(seq->draft_c, nv, &mask) < 0)
+    {
+        return -1;
+    }
+    if (llm_sampler_dist(seq->sampler, lg, mask, q) < 0
+        || (tok = llm_sampler_draw(seq->sampler, q)) < 0)
+    {
+        return -1;
+    }
+    if (seq->draft_c != NULL && llm_constraint_accept(seq->draft_c, tok) < 0) {
+        return -1;
+    }
+    llm_sampler_accept(seq->sampler, tok);
+    seq->n_draft_q = pos + 1;
+    return tok;
+}
+
+
+/* The sampler and grammar as before the draft's tentative proposals. */
+static void
+llm_seq_draft_end(llm_seq *seq)
+{
+    if (seq->n_draft_q < 0) {
+        seq->n_draft_q = 0;
+    }
+    if (seq->n_draft_q > 0) {
+        llm_sampler_rewind(seq->sampler, seq->draft_mark,
+                           seq->gen + seq->n_gen, seq->n_draft_q);
+    }
+    llm_constraint_free(seq->draft_c);
+    seq->draft_c = NULL;
+}
+
+
+/*
  * The draft model's part of the step (step thread, before the forward
  * pass).  It reads what it has not seen of each speculating sequence — the
  * prompt up to the end of a prefill item's chunk, or a decoding sequence's
- * output through the tokens this step feeds — and then decodes greedily
- * the tokens it was asked for (llm_seq.draft_k), all sequences batched,
- * one draft forward per proposed position; the proposals are appended to
- * the step's items.  A greedy draft names one token per position, so
- * verification stays exact.  A draft item that fails only leaves its
+ * output through the tokens this step feeds — and then decodes the tokens
+ * it was asked for (llm_seq.draft_k), all sequences batched, one draft
+ * forward per proposed position, each token picked by llm_seq_draft_pick
+ * (greedy, or sampled from the draft's distribution); the proposals are
+ * appended to the step's items.  A draft item that fails only leaves its
  * sequence with fewer proposals.  Returns the passes that proposed.
  */
 static int
 llm_sched_draft(llm_sched *s)
 {
-    int              i, j, n, pos, k_max = 0, nv, passes = 0;
+    int              i, j, n, pos, k_max = 0, passes = 0;
     size_t           have, end;
     char             err[256];
     llm_seq         *seq;
     llm_batch_item  *it, *dt;
     const float     *lg;
+    int32_t          tok;
 
-    nv = llm_model_get_info(s->model)->n_vocab;
     n = 0;
 
     for (i = 0; i < s->n_items; i++) {
         seq = s->item_seq[i];
         it = &s->items[i];
         seq->drafted = 0;
+        seq->n_draft_q = 0;
 
         if (seq->sampler == NULL || seq->spec.mode == LLM_SPEC_OFF) {
             continue;
@@ -1438,8 +1590,10 @@ llm_sched_draft(llm_sched *s)
             seq = s->item_seq[s->draft_item[j]];
             lg = s->draft_items[j].want_logits ? llm_forward_logits(s->draft_rt, j)
                                                : NULL;
-            if (lg != NULL && seq->drafted == pos) {
-                seq->gen[seq->n_gen + pos] = llm_argmax(lg, nv);
+            if (lg != NULL && seq->drafted == pos
+                && (tok = llm_seq_draft_pick(seq, lg, pos)) >= 0)
+            {
+                seq->gen[seq->n_gen + pos] = tok;
                 seq->drafted++;
             }
         }
@@ -1466,6 +1620,9 @@ llm_sched_draft(llm_sched *s)
 
     for (i = 0; i < s->n_items; i++) {
         seq = s->item_seq[i];
+        if (seq->sampler != NULL) {
+            llm_seq_draft_end(seq);
+        }
         if (seq->drafted > 0 && seq->n_done == seq->n_input) {
             s->items[i].n_tokens += seq->drafted;
             s->items[i].want_logits = 1 + seq->drafted;

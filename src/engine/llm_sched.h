@@ -121,6 +121,16 @@ llm_sched *llm_sched_create(const llm_model *m, const llm_sched_config *cfg,
 void llm_sched_free(llm_sched *s);
 
 /*
+ * What llm_sched_create allocates beyond the runtimes (llm_runtime_memory
+ * counts those) for n_slots slots of n_ctx positions: the copy of the
+ * tokens each slot's KV holds, the worker's suffix store of recent
+ * requests, and with a draft model the distributions a sampled draft keeps
+ * per sequence.
+ */
+size_t llm_sched_memory(const llm_model *m, const llm_model *draft,
+    size_t n_slots, size_t n_ctx);
+
+/*
  * The runtime options of a draft model for a model whose runtime has the
  * options `target`: the same threads, context and slots, KV memory for as
  * many positions as the model's and a block more per slot (what

@@ -218,6 +218,39 @@ llm_spec_propose(llm_spec_state *st, const llm_tokens2 *t,
 }
 
 
+int32_t
+llm_spec_verify_token(llm_sampler *s, float *p, const float *q, int32_t d,
+    int *kept)
+{
+    int     n = llm_sampler_n_vocab(s), i;
+    double  rest = 0;
+
+    *kept = 0;
+    if (d >= 0 && d < n && q[d] > 0
+        && llm_sampler_uniform(s) * q[d] < p[d])
+    {
+        *kept = 1;
+        return d;
+    }
+
+    /*
+     * Rejected: what p has beyond q.  Rounding may leave nothing where
+     * p and q agree to the last bit; then p itself is the answer.
+     */
+    for (i = 0; i < n; i++) {
+        if (p[i] > q[i]) {
+            rest += p[i] - q[i];
+        }
+    }
+    if (rest > 0) {
+        for (i = 0; i < n; i++) {
+            p[i] = p[i] > q[i] ? p[i] - q[i] : 0;
+        }
+    }
+    return llm_sampler_draw(s, p);
+}
+
+
 void
 llm_spec_update(llm_spec_state *st, int accepted)
 {

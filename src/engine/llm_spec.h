@@ -4,8 +4,10 @@
  * the worker's suffix store of recent requests), and how many tokens to
  * propose, from the acceptance it has seen.  The scheduler verifies the
  * proposal in the sequence's next decode step (llm_sched.c); exactness does
- * not depend on anything here: a proposed token is kept only when it is
- * what sampling from the model's own logits at that position gives.
+ * not depend on the policy: a draft-free proposal (one token named per
+ * position) is kept only when it is what sampling from the model's own
+ * logits at that position gives, and a draft model's sampled proposal by
+ * llm_spec_verify_token.
  */
 #ifndef LLM_SPEC_H
 #define LLM_SPEC_H
@@ -32,7 +34,8 @@ typedef enum {
 typedef enum {
     LLM_PROPOSER_LOOKUP = 0,
     LLM_PROPOSER_SUFFIX,
-    LLM_PROPOSER_DRAFT,    /* a small model of the same vocabulary, decoding greedily */
+    LLM_PROPOSER_DRAFT,    /* a small model of the same vocabulary, sampling as the
+                              request does (llm_spec_verify_token) */
     LLM_PROPOSERS
 } llm_proposer;
 
@@ -77,6 +80,19 @@ int llm_spec_propose(llm_spec_state *st, const llm_tokens2 *t,
 int llm_spec_draft_check(const llm_model *m, const llm_tokenizer *tok,
     const llm_model *draft, const llm_tokenizer *draft_tok, char *err,
     size_t errlen);
+
+/*
+ * Speculative rejection sampling at one position (Leviathan et al. 2023,
+ * Chen et al. 2023): the proposal d was drawn from the draft's processed
+ * distribution q; it is kept with probability min(1, p(d) / q(d)), and
+ * otherwise the token is drawn from normalize(max(0, p - q)), so that the
+ * result has the target's distribution p whatever q is.  p and q hold
+ * llm_sampler_n_vocab(s) probabilities (llm_sampler_dist); p is overwritten
+ * by the residual on a rejection.  Random draws from the sampler's stream.
+ * Returns the token (-1 only if p is all 0), *kept 1 when it is d.
+ */
+int32_t llm_spec_verify_token(llm_sampler *s, float *p, const float *q,
+    int32_t d, int *kept);
 
 /* The verification of the proposal in flight kept `accepted` of its tokens. */
 void llm_spec_update(llm_spec_state *st, int accepted);

@@ -146,6 +146,27 @@ sx_extend(llm_suffix *sx, int32_t c)
 }
 
 
+/* at most 2n states and 3n edges; the table at most half full */
+static size_t
+llm_suffix_table(size_t max_tokens)
+{
+    size_t  cap;
+
+    for (cap = 1; cap < 6 * max_tokens; cap <<= 1) { /* void */ }
+    return cap;
+}
+
+
+size_t
+llm_suffix_memory(size_t max_tokens)
+{
+    return sizeof(llm_suffix) + max_tokens * sizeof(int32_t)
+           + (2 * max_tokens + 1) * sizeof(sx_state)
+           + 3 * max_tokens * sizeof(sx_edge)
+           + llm_suffix_table(max_tokens) * sizeof(int);
+}
+
+
 llm_suffix *
 llm_suffix_create(size_t max_tokens)
 {
@@ -162,9 +183,7 @@ llm_suffix_create(size_t max_tokens)
     }
 
     sx->max = max_tokens;
-
-    /* at most 2n states and 3n edges; the table at most half full */
-    for (cap = 1; cap < 6 * max_tokens; cap <<= 1) { /* void */ }
+    cap = llm_suffix_table(max_tokens);
     sx->mask = cap - 1;
 
     sx->text = malloc(max_tokens * sizeof(int32_t));

@@ -20,6 +20,8 @@ typedef struct llm_suffix llm_suffix;
 /* NULL when out of memory; max_tokens >= 16 */
 llm_suffix *llm_suffix_create(size_t max_tokens);
 void llm_suffix_free(llm_suffix *sx);
+/* The bytes llm_suffix_create(max_tokens) allocates. */
+size_t llm_suffix_memory(size_t max_tokens);
 
 /* Appends one token stream (a request's prompt and output); longer streams keep their tail. */
 void llm_suffix_add(llm_suffix *sx, const int32_t *t, size_t n);

@@ -180,5 +180,67 @@ main(void)
         llm_sampler_free(b);
         free(big);
     }
+
+    /*
+     * llm_sampler_dist: the distribution sampling draws from, as
+     * probabilities; llm_sampler_draw follows it; rewind undoes
+     * tentative accepts.
+     */
+    {
+        float u[4] = { 0.0f, (float) log(2.0), (float) log(3.0), (float) log(4.0) };  /* p = .1 .2 .3 .4 */
+        float pr[4], pr2[4];
+        uint64_t allowed = 0x5;    /* ids 0 and 2 */
+        llm_sampler_mark mk;
+        int32_t toks[2] = { 3, 1 };
+
+        s = make(1.0f, 0, 1, 0, 47);
+        is_int(llm_sampler_dist(s, u, NULL, pr), 3, "dist returns the most likely token");
+        ok(fabs(pr[0] - 0.1) < 1e-6 && fabs(pr[1] - 0.2) < 1e-6 && fabs(pr[2] - 0.3) < 1e-6
+           && fabs(pr[3] - 0.4) < 1e-6, "T=1 dist is the softmax (%.3f %.3f %.3f %.3f)",
+           pr[0], pr[1], pr[2], pr[3]);
+        memset(hist, 0, sizeof(hist));
+        for (i = 0; i < 20000; i++) hist[llm_sampler_draw(s, pr)]++;
+        ok(fabs(hist[0] / 20000.0 - 0.1) < 0.01 && fabs(hist[3] / 20000.0 - 0.4) < 0.015,
+           "draw follows the dist (%d %d %d %d)", hist[0], hist[1], hist[2], hist[3]);
+        llm_sampler_dist(s, u, &allowed, pr);
+        ok(fabs(pr[0] - 0.25) < 1e-6 && pr[1] == 0 && fabs(pr[2] - 0.75) < 1e-6 && pr[3] == 0,
+           "a mask renormalises over the allowed ids (%.3f %.3f %.3f %.3f)", pr[0], pr[1], pr[2], pr[3]);
+        allowed = 0;
+        is_int(llm_sampler_dist(s, u, &allowed, pr), -1, "nothing allowed: -1");
+        is_int(llm_sampler_draw(s, pr), -1, "drawing from nothing: -1");
+        llm_sampler_free(s);
+
+        s = make(1.0f, 0, 0.65f, 0, 48);
+        llm_sampler_dist(s, u, NULL, pr);
+        ok(pr[0] == 0 && pr[1] == 0 && fabs(pr[2] - 0.3 / 0.7) < 1e-6 && fabs(pr[3] - 0.4 / 0.7) < 1e-6,
+           "top_p=0.65 dist keeps {.4, .3}, renormalised");
+        llm_sampler_free(s);
+
+        s = make(0, 0, 1, 0, 49);
+        llm_sampler_dist(s, u, NULL, pr);
+        ok(pr[3] == 1 && pr[0] == 0 && pr[1] == 0 && pr[2] == 0, "greedy dist is one-hot at the argmax");
+        llm_sampler_free(s);
+
+        llm_sampler_params_default(&p);
+        p.presence_penalty = 1.0f;
+        p.repetition_penalty = 1.5f;
+        p.has_seed = 1;
+        p.seed = 50;
+        s = llm_sampler_create(&p, 4);
+        llm_sampler_accept(s, 2);
+        llm_sampler_dist(s, u, NULL, pr);
+        mk = llm_sampler_get_mark(s);
+        llm_sampler_accept(s, toks[0]);
+        llm_sampler_accept(s, toks[1]);
+        llm_sampler_dist(s, u, NULL, pr2);
+        ok(pr2[3] < pr[3] && pr2[1] < pr[1], "tentative accepts penalise (%.3f < %.3f)", pr2[3], pr[3]);
+        llm_sampler_rewind(s, mk, toks, 2);
+        llm_sampler_dist(s, u, NULL, pr2);
+        ok(memcmp(pr, pr2, sizeof(pr)) == 0, "rewind: the distribution as before the accepts");
+        llm_sampler_accept(s, 3);
+        llm_sampler_dist(s, u, NULL, pr2);
+        ok(pr2[3] < pr[3], "and a token accepted after the rewind is penalised again");
+        llm_sampler_free(s);
+    }
     return done_testing();
 }

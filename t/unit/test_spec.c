@@ -210,6 +210,104 @@ test_policy(void)
 
 /* ---- the engine: logits at several positions of one item ---- */
 
+static double
+chi2_crit_999(int df)
+{
+    /* Wilson-Hilferty: the 0.999 quantile of chi-square with df degrees */
+    double  a = 2.0 / (9.0 * df);
+    return df * pow(1 - a + 3.090 * sqrt(a), 3);
+}
+
+/* Pearson's statistic of counts (n in all) against probabilities p. */
+static double
+chi2_fit(const int *cnt, const float *p, int n_bins, int n, int *df)
+{
+    double  chi2 = 0, e;
+    int     v;
+
+    *df = -1;
+    for (v = 0; v < n_bins; v++) {
+        e = (double) p[v] * n;
+        if (e > 0) {
+            chi2 += (cnt[v] - e) * (cnt[v] - e) / e;
+            (*df)++;
+        } else if (cnt[v] > 0) {
+            return INFINITY;    /* a token that cannot occur did */
+        }
+    }
+    return chi2;
+}
+
+/*
+ * Speculative rejection sampling on synthetic distributions with known p
+ * and q: proposals drawn from q, verified against p.  The output must be
+ * distributed as p (chi-square), and the share of proposals kept must be
+ * sum(min(p, q)).  q puts mass where p has none and misses a token p has,
+ * so only the residual max(0, p - q) can produce it.  Fixed seeds.
+ */
+static void
+test_rejection(void)
+{
+    enum { V = 8, N = 40000 };
+    static const float  P[3][V] = {
+        { 0.30f, 0.20f, 0.15f, 0.10f, 0.10f, 0.08f, 0.07f, 0.00f },
+        { 0.05f, 0.05f, 0.50f, 0.10f, 0.10f, 0.10f, 0.10f, 0.00f },
+        { 0.125f, 0.125f, 0.125f, 0.125f, 0.125f, 0.125f, 0.125f, 0.125f },
+    };
+    static const float  Q[3][V] = {
+        { 0.10f, 0.30f, 0.15f, 0.05f, 0.20f, 0.00f, 0.10f, 0.10f },
+        { 0.40f, 0.30f, 0.05f, 0.05f, 0.05f, 0.05f, 0.05f, 0.05f },
+        { 0.125f, 0.125f, 0.125f, 0.125f, 0.125f, 0.125f, 0.125f, 0.125f },
+    };
+    llm_sampler_params  sp;
+    llm_sampler        *smp;
+    float               buf[V];
+    int                 c, i, v, cnt[V], kept, n_kept, df, df_q;
+    int32_t             d, tok;
+    double              alpha, chi2, chi2_q, sd;
+
+    llm_sampler_params_default(&sp);
+    sp.has_seed = 1;
+    for (c = 0; c < 3; c++) {
+        sp.seed = 77 + (uint64_t) c;
+        smp = llm_sampler_create(&sp, V);
+        memset(cnt, 0, sizeof(cnt));
+        n_kept = 0;
+        for (i = 0; i < N; i++) {
+            d = llm_sampler_draw(smp, Q[c]);
+            memcpy(buf, P[c], sizeof(buf));
+            tok = llm_spec_verify_token(smp, buf, Q[c], d, &kept);
+            if (tok < 0 || tok >= V || (kept && tok != d)) {
+                break;
+            }
+            cnt[tok]++;
+            n_kept += kept;
+        }
+        if (!ok(i == N, "case %d: %d verifications, each a token", c, N)) {
+            llm_sampler_free(smp);
+            continue;
+        }
+        alpha = 0;
+        for (v = 0; v < V; v++) {
+            alpha += P[c][v] < Q[c][v] ? P[c][v] : Q[c][v];
+        }
+        chi2 = chi2_fit(cnt, P[c], V, N, &df);
+        chi2_q = chi2_fit(cnt, Q[c], V, N, &df_q);
+        ok(chi2 < chi2_crit_999(df),
+           "case %d: the output is distributed as p (chi-square %.1f, %d df, 0.999 critical %.1f)",
+           c, chi2, df, chi2_crit_999(df));
+        if (c < 2) {
+            ok(chi2_q > chi2_crit_999(df_q),
+               "case %d: and the same test tells it from q (chi-square %.1f)", c, chi2_q);
+        }
+        sd = sqrt(alpha * (1 - alpha) / N);
+        ok(fabs((double) n_kept / N - alpha) <= 4 * sd + 1e-9,
+           "case %d: %.4f of the proposals kept, sum(min(p, q)) = %.4f", c,
+           (double) n_kept / N, alpha);
+        llm_sampler_free(smp);
+    }
+}
+
 static void
 test_forward_rows(const llm_model *m)
 {
@@ -410,6 +508,18 @@ same(const run_t *a, const run_t *b)
     return 1;
 }
 
+/* n tokens, each with a finite logprob (sampled runs with speculation) */
+static int
+complete(const run_t *r, int n)
+{
+    int i;
+    if (r->n != n || r->reason != LLM_FINISH_LENGTH) return 0;
+    for (i = 0; i < r->n; i++) {
+        if (!(r->lp[i] <= 0 && r->lp[i] > -100)) return 0;
+    }
+    return 1;
+}
+
 /* a prompt with repeats, so lookup has something to find */
 static size_t
 make_prompt(int32_t *p, int variant)
@@ -535,10 +645,17 @@ test_copy_steps(const llm_model *m)
 }
 
 /*
- * A draft model: the target's own weights (every greedy proposal kept) and
- * another model of the same vocabulary; outputs the same with and without,
- * alone and batched, greedy and sampled; prefix reuse keeps the draft's
- * cache in step with the slot's.
+ * A draft model: the target's own weights (every proposal kept) and
+ * another model of the same vocabulary; prefix reuse keeps the draft's
+ * cache in step with the slot's.  Greedy: the outputs are the same with
+ * and without, alone and batched.  Sampled (temperature 0.8): the draft
+ * samples from its own distribution and verification keeps a proposal
+ * with probability min(1, p/q), which keeps the model's distribution
+ * (test_distribution_draft) but not the tokens of a seed without
+ * speculation (the random draws differ, and with them the tokens); what is
+ * checked here is that the runs complete with their logprobs and that the
+ * model as its own sampled draft has every proposal kept (p = q), where
+ * the draft-free rule would keep one with probability p(proposal).
  */
 static void
 test_draft(const llm_model *m, const llm_model *other)
@@ -575,22 +692,25 @@ test_draft(const llm_model *m, const llm_model *other)
                 start(s, prompt[i], np[i], 40, &sm[c], LLM_SPEC_ON, &on[i]);
                 run_steps(s);
                 llm_seq_release(on[i].seq);
-                all_same &= same(&off[i], &on[i]) && off[i].n == 40;
+                all_same &= (c == 0 ? same(&off[i], &on[i]) : complete(&on[i], 40))
+                            && off[i].n == 40;
                 start(s, prompt[i], np[i], 40, &sm[c], LLM_SPEC_AUTO, &on[i]);
                 run_steps(s);
                 llm_seq_release(on[i].seq);
-                all_same &= same(&off[i], &on[i]);
+                all_same &= c == 0 ? same(&off[i], &on[i]) : complete(&on[i], 40);
             }
             for (i = 0; i < 3; i++) {
                 start(s, prompt[i], np[i], 40, &sm[c], LLM_SPEC_ON, &on[i]);
             }
             run_steps(s);
             for (i = 0; i < 3; i++) {
-                all_same &= same(&off[i], &on[i]);
+                all_same &= c == 0 ? same(&off[i], &on[i]) : complete(&on[i], 40);
                 llm_seq_release(on[i].seq);
             }
             llm_sched_get_stats(s, &b);
-            ok(all_same, "draft %s, temperature %.1f: the same tokens alone, again, and batched",
+            ok(all_same, c == 0 ? "draft %s, temperature %.1f: the same tokens alone, again, and batched"
+                                : "draft %s, temperature %.1f: 40 tokens with logprobs alone, again, "
+                                  "and batched",
                names[d], sm[c].temperature);
             ok(b.draft_proposed > a.draft_proposed,
                "draft %s, temperature %.1f: it proposed %llu tokens, %llu of all %llu proposals kept",
@@ -598,11 +718,12 @@ test_draft(const llm_model *m, const llm_model *other)
                (unsigned long long) (b.draft_proposed - a.draft_proposed),
                (unsigned long long) (b.spec_accepted - a.spec_accepted),
                (unsigned long long) (b.spec_proposed - a.spec_proposed));
-            if (d == 0 && c == 0) {
+            if (d == 0) {
                 /* all but end-of-sequence, which the requests' logit_bias forbids */
                 ok(10 * (b.draft_accepted - a.draft_accepted)
                    >= 9 * (b.draft_proposed - a.draft_proposed),
-                   "the model as its own greedy draft: %llu of its %llu proposals kept",
+                   "the model as its own %s draft: %llu of its %llu proposals kept",
+                   c == 0 ? "greedy" : "sampled",
                    (unsigned long long) (b.draft_accepted - a.draft_accepted),
                    (unsigned long long) (b.draft_proposed - a.draft_proposed));
             }
@@ -643,79 +764,114 @@ test_draft_opts(const llm_model *m, const llm_model *draft)
  * many without (other seeds), a two-sample chi-square test per position.
  * The runs share one scheduler, so the suffix store proposes what earlier
  * runs wrote: proposals are made at most steps and kept or rejected by
- * chance.  Fixed seeds: the outcome is the same on every run of the test.
+ * chance.  With a draft model (another model of the vocabulary), the
+ * draft samples its proposals where the store has none, verified by
+ * rejection sampling against its distribution: each run with speculation
+ * then has a scheduler of its own (an empty store) and a prompt without
+ * repeats (nothing for prompt lookup), and a third sample, the draft
+ * model's own output, shows that the test tells q from p.  Fixed seeds:
+ * the outcome is the same on every run of the test.
  */
+
+/* Two-sample chi-square of counts a and b over n bins; bins of fewer than 10 in all are pooled. */
 static double
-chi2_crit_999(int df)
+chi2_two(const int *a, const int *b, int n, int *bins)
 {
-    /* Wilson-Hilferty: the 0.999 quantile of chi-square with df degrees */
-    double  a = 2.0 / (9.0 * df);
-    return df * pow(1 - a + 3.090 * sqrt(a), 3);
+    double  chi2 = 0, d;
+    int     rest[2] = { 0, 0 }, v, t;
+
+    *bins = 0;
+    for (v = 0; v < n; v++) {
+        t = a[v] + b[v];
+        if (t >= 10) {
+            d = (double) a[v] - b[v];
+            chi2 += d * d / t;
+            (*bins)++;
+        } else {
+            rest[0] += a[v];
+            rest[1] += b[v];
+        }
+    }
+    if (rest[0] + rest[1] > 0) {
+        d = (double) rest[0] - rest[1];
+        chi2 += d * d / (rest[0] + rest[1]);
+        (*bins)++;
+    }
+    return chi2;
 }
 
 static void
-test_distribution(const llm_model *m)
+test_distribution(const llm_model *m, const llm_model *draft)
 {
     enum { N = 400, POS = 2 };
-    llm_sched        *s = make_sched(m, 1);
+    llm_sched        *s = make_sched_draft(m, 1, draft), *on;
+    llm_sched        *alone = draft ? make_sched(draft, 1) : NULL;
+    const char       *with = draft ? "with a sampled draft" : "with speculation";
     int32_t           prompt[8] = { 40, 41, 42, 43, 40, 41, 42, 43 };
-    static int        cnt[2][POS][256];
-    sampling_t        sm = { 0.5f, 0, 0, 1 };
+    int32_t           distinct[8] = { 40, 41, 42, 43, 44, 45, 46, 47 };
+    static int        cnt[3][POS][256];
+    sampling_t        sm = { draft ? 1.0f : 0.5f, 0, 0, 1 };
     run_t             r;
     llm_sched_stats   a, b;
-    int               mode, i, p, v, bins, nv = llm_model_get_info(m)->n_vocab;
+    uint64_t          kept, rejected;
+    int               mode, i, p, bins, nv = llm_model_get_info(m)->n_vocab;
+    double            chi2;
+    uint64_t          n_kept = 0, n_proposed = 0;
 
-    if (!ok(s != NULL && nv <= 256, "scheduler for the distribution test")) {
+    if (!ok(s != NULL && nv <= 256 && (draft == NULL || alone != NULL),
+            "scheduler for the distribution test")) {
         return;
     }
-    for (mode = 0; mode < 2; mode++) {
+    memset(cnt, 0, sizeof(cnt));
+    if (draft) {
+        memcpy(prompt, distinct, sizeof(prompt));
+    }
+    /* 0: the model with speculation, 1: without, 2: the draft model alone */
+    for (mode = 0; mode < (draft ? 3 : 2); mode++) {
         llm_sched_get_stats(s, &a);
         for (i = 0; i < N; i++) {
-            sm.seed = (uint64_t) (mode ? 100000 + i : 1 + i);
-            start(s, prompt, 8, 1 + POS, &sm, mode ? LLM_SPEC_OFF : LLM_SPEC_ON, &r);
-            run_steps(s);
+            sm.seed = (uint64_t) (mode ? 100000 * mode + i : 1 + i);
+            on = mode == 2 ? alone : mode == 0 && draft ? make_sched_draft(m, 1, draft) : s;
+            if (on == NULL) {
+                break;
+            }
+            start(on, prompt, 8, 2 + POS, &sm, mode ? LLM_SPEC_OFF : LLM_SPEC_ON, &r);
+            run_steps(on);
             for (p = 0; p < POS && p + 1 < r.n; p++) {
                 cnt[mode][p][r.toks[p + 1]]++;
             }
             llm_seq_release(r.seq);
+            if (on != s && on != alone) {
+                llm_sched_get_stats(on, &b);
+                n_kept += b.draft_accepted;
+                n_proposed += b.draft_proposed;
+                llm_sched_free(on);
+            }
         }
         llm_sched_get_stats(s, &b);
         if (mode == 0) {
-            ok(b.spec_accepted - a.spec_accepted > N / 20
-               && b.spec_proposed - b.spec_accepted - (a.spec_proposed - a.spec_accepted) > N / 20,
-               "with speculation: %llu proposals kept and %llu rejected in %d runs",
-               (unsigned long long) (b.spec_accepted - a.spec_accepted),
-               (unsigned long long) (b.spec_proposed - b.spec_accepted
-                                     - (a.spec_proposed - a.spec_accepted)), N);
+            kept = draft ? n_kept : b.spec_accepted - a.spec_accepted;
+            rejected = draft ? n_proposed - n_kept
+                             : b.spec_proposed - a.spec_proposed - kept;
+            ok(kept > N / 20 && rejected > N / 20,
+               "%s: %llu proposals kept and %llu rejected in %d runs", with,
+               (unsigned long long) kept, (unsigned long long) rejected, N);
         }
     }
     for (p = 0; p < POS; p++) {
-        double  chi2 = 0;
-        int     rest[2] = { 0, 0 };
-
-        /* tokens seen at least 10 times in all make their own bins, the rest one */
-        bins = 0;
-        for (v = 0; v < nv; v++) {
-            int  t = cnt[0][p][v] + cnt[1][p][v];
-            if (t >= 10) {
-                double  d = (double) cnt[0][p][v] - cnt[1][p][v];
-                chi2 += d * d / t;
-                bins++;
-            } else {
-                rest[0] += cnt[0][p][v];
-                rest[1] += cnt[1][p][v];
-            }
-        }
-        if (rest[0] + rest[1] > 0) {
-            double  d = (double) rest[0] - rest[1];
-            chi2 += d * d / (rest[0] + rest[1]);
-            bins++;
-        }
+        chi2 = chi2_two(cnt[0][p], cnt[1][p], nv, &bins);
         ok(bins >= 3 && chi2 < chi2_crit_999(bins - 1),
-           "token %d: on and off draw from the same distribution (chi-square %.1f, %d bins, "
-           "0.999 critical %.1f)", p + 2, chi2, bins, chi2_crit_999(bins - 1));
+           "%s, token %d: on and off draw from the same distribution (chi-square %.1f, %d bins, "
+           "0.999 critical %.1f)", with, p + 2, chi2, bins, chi2_crit_999(bins - 1));
+        if (draft) {
+            chi2 = chi2_two(cnt[2][p], cnt[1][p], nv, &bins);
+            ok(chi2 > chi2_crit_999(bins - 1),
+               "token %d: the same test tells the draft model's own distribution from the "
+               "model's (chi-square %.1f, %d bins)", p + 2, chi2, bins);
+        }
     }
     llm_sched_free(s);
+    llm_sched_free(alone);
 }
 
 /*
@@ -791,6 +947,58 @@ test_constrained(void)
     ok(st.spec_accepted > 0, "proposals kept under the grammar (%llu of %llu)",
        (unsigned long long) st.spec_accepted, (unsigned long long) st.spec_proposed);
     llm_sched_free(s);
+
+    /*
+     * The model as its own sampled draft under the grammar: the draft's
+     * distribution is masked on its copy of the constraint as the model's
+     * is on the sequence's, so p = q and every proposal is kept; every
+     * token of the output is one the grammar allows there.  (This model
+     * follows the format: the draft's mask seldom matters here; the copy
+     * itself is checked below.)
+     */
+    s = make_sched_draft(m, 1, m);
+    if (ok(s != NULL, "scheduler with the shipped model as its own draft")) {
+        llm_constraint  *check = llm_constraint_create(x, tok, NULL, 0);
+        llm_constraint  *copy;
+        const uint64_t  *b0, *b1;
+        uint64_t         before[64];
+        int              i, allowed = check != NULL;
+        int              nv = (int) llm_tokenizer_n_vocab(tok), nw = (nv + 63) / 64;
+
+        start(s, ids, n_ids, 200, &sm[1], LLM_SPEC_ON, &on);
+        llm_seq_set_constraint(on.seq, llm_constraint_create(x, tok, NULL, 0));
+        run_steps(s);
+        llm_seq_release(on.seq);
+        llm_sched_get_stats(s, &st);
+        for (i = 0; allowed && i < on.n; i++) {
+            allowed = llm_constraint_accept(check, on.toks[i]) >= 0;
+        }
+        ok(allowed && on.n > 5 && !llm_constraint_broken(check),
+           "JSON schema, temperature 0.8, sampled draft: %d tokens, each allowed by the grammar",
+           on.n);
+        ok(st.draft_proposed > 0 && 10 * st.draft_accepted >= 9 * st.draft_proposed,
+           "the grammar's mask on the draft's copy: %llu of its %llu proposals kept",
+           (unsigned long long) st.draft_accepted, (unsigned long long) st.draft_proposed);
+        /* a copy advances on its own: the original's mask stays */
+        llm_constraint_free(check);
+        check = llm_constraint_create(x, tok, NULL, 0);
+        copy = check ? llm_constraint_clone(check) : NULL;
+        /* the first 4096 ids' bits: the JSON punctuation is among them */
+        nw = nw < 64 ? nw : 64;
+        allowed = copy != NULL && llm_constraint_mask(check, nv, &b0) == 0 && b0 != NULL;
+        if (allowed) {
+            memcpy(before, b0, (size_t) nw * sizeof(uint64_t));
+            allowed = llm_constraint_accept(copy, on.toks[0]) >= 0
+                      && llm_constraint_mask(copy, nv, &b1) == 0 && b1 != NULL
+                      && memcmp(before, b1, (size_t) nw * sizeof(uint64_t)) != 0
+                      && llm_constraint_mask(check, nv, &b0) == 0
+                      && memcmp(before, b0, (size_t) nw * sizeof(uint64_t)) == 0;
+        }
+        ok(allowed, "llm_constraint_clone: the copy's mask moves on with its token, the original's stays");
+        llm_constraint_free(copy);
+        llm_constraint_free(check);
+        llm_sched_free(s);
+    }
     free(ids);
     llm_gindex_free(x);
     llm_grammar_free(g);
@@ -811,6 +1019,7 @@ main(void)
     test_lookup();
     test_suffix();
     test_policy();
+    test_rejection();
 
     m = llm_model_load(FIX, err, sizeof(err));
     if (m == NULL) {
@@ -821,12 +1030,13 @@ main(void)
     test_forward_rows(m);
     test_exact(m, "qwen3_f32");
     test_copy_steps(m);
-    test_distribution(m);
+    test_distribution(m, NULL);
     {
         llm_model  *other = llm_model_load("t/fixtures/models/llama_f32", err, sizeof(err));
         if (ok(other != NULL, "llama_f32 loads as a draft")) {
             test_draft_opts(m, other);
             test_draft(m, other);
+            test_distribution(m, other);
             llm_model_free(other);
         }
     }
