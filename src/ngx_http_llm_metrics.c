@@ -182,6 +182,9 @@ ngx_http_llm_metrics_publish(ngx_http_llm_model_t *m)
     w.steps = st.steps;
     w.spec_proposed = st.spec_proposed;
     w.spec_accepted = st.spec_accepted;
+    w.draft_proposed = st.draft_proposed;
+    w.draft_accepted = st.draft_accepted;
+    w.seq_steps = st.seq_steps;
 
     llm_metrics_publish(mcf->metrics,
                         m - (ngx_http_llm_model_t *) mcf->models.elts,

@@ -333,6 +333,17 @@ llm_metrics_render(const llm_metrics *m, const char *const *names,
         { "llm_spec_accepted_tokens_total", "counter",
           "Speculative decoding: draft tokens accepted.",
           offsetof(llm_metrics_worker, spec_accepted) },
+        { "llm_spec_draft_model_tokens_total", "counter",
+          "Speculative decoding: tokens the draft model proposed.",
+          offsetof(llm_metrics_worker, draft_proposed) },
+        { "llm_spec_draft_model_accepted_tokens_total", "counter",
+          "Speculative decoding: tokens the draft model proposed and the "
+          "model kept.",
+          offsetof(llm_metrics_worker, draft_accepted) },
+        { "llm_sequence_steps_total", "counter",
+          "Sampling steps of sequences (generated tokens / this = tokens "
+          "per step).",
+          offsetof(llm_metrics_worker, seq_steps) },
     };
 
     header(b, "llm_requests_total", "counter",

@@ -59,6 +59,10 @@ typedef struct {
     uint64_t  steps;
     uint64_t  spec_proposed;
     uint64_t  spec_accepted;
+    uint64_t  draft_proposed;    /* of those, the draft model's */
+    uint64_t  draft_accepted;
+    uint64_t  seq_steps;         /* sequences' sampling steps: generated / seq_steps
+                                    is tokens per step */
 } llm_metrics_worker;
 
 typedef struct llm_metrics  llm_metrics;

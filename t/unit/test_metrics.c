@@ -79,6 +79,9 @@ main(void)
     w.running = 2;
     w.spec_proposed = 8;
     w.spec_accepted = 6;
+    w.draft_proposed = 5;
+    w.draft_accepted = 3;
+    w.seq_steps = 4;
     llm_metrics_publish(m, 0, 2, &w);
     llm_metrics_publish(m, 0, 3, &w);              /* no such worker: ignored */
     llm_metrics_publish(m, 5, 0, &w);              /* no such model: ignored */
@@ -105,6 +108,10 @@ main(void)
     ok(strstr(b.data, "llm_spec_accepted_tokens_total{model=\"tiny\"} 6\n")
        && strstr(b.data, "llm_spec_draft_tokens_total{model=\"tiny\"} 8\n"),
        "speculative proposed and accepted");
+    ok(strstr(b.data, "llm_spec_draft_model_tokens_total{model=\"tiny\"} 5\n")
+       && strstr(b.data, "llm_spec_draft_model_accepted_tokens_total{model=\"tiny\"} 3\n")
+       && strstr(b.data, "llm_sequence_steps_total{model=\"tiny\"} 4\n"),
+       "the draft model's proposed and accepted, sequence steps");
     ok(strstr(b.data, "llm_prompt_tokens_total{model=\"we\\\"ird\\\\\"} 0\n") != NULL,
        "label values escaped: %.48s", strstr(b.data, "llm_prompt_tokens_total{model=\"we"));
 
