@@ -27,6 +27,8 @@
 #include "engine/llm_sched.h"
 #include "grammar/llm_grammar.h"
 
+#include "bench_seq.h"
+
 static double
 now_us(void)
 {
@@ -197,23 +199,6 @@ sampling_cost(const llm_tokenizer *tok, llm_gvocab *v, const json_t *schema, int
 
 /* ---- decode through the engine ---- */
 
-typedef struct {
-    int    n;
-    double t_first, t_last;
-} dec_out;
-
-static void
-dec_token(void *o, llm_seq *seq, int32_t tok, const llm_token_logprobs *lp)
-{
-    dec_out *r = o;
-    double t = now_us();
-    (void) seq; (void) tok; (void) lp;
-    if (r->n++ == 0) r->t_first = t;
-    r->t_last = t;
-}
-static void dec_done(void *o, llm_seq *seq, llm_finish reason, const char *error) { (void) o; (void) seq; (void) reason; (void) error; }
-static void dec_flush(void *o) { (void) o; }
-static const llm_seq_events dec_events = { dec_token, dec_done, dec_flush };
 
 typedef struct {
     long   tokens, steps;       /* after the first token (which comes with the prompt) */
@@ -231,7 +216,7 @@ dec_run(const llm_model *m, const llm_tokenizer *tok, llm_gindex *x, const int32
     llm_sampler_params sp;
     llm_sched *s;
     llm_seq *seq;
-    dec_out o = { 0, 0, 0 };
+    static bench_out o;
     size_t granted;
     double t0;
     int fc;
@@ -249,7 +234,8 @@ dec_run(const llm_model *m, const llm_tokenizer *tok, llm_gindex *x, const int32
     sp.has_seed = 1;
     sp.seed = seed;
     llm_sched_reserve(s, 1, 1, &granted);
-    seq = llm_seq_create(s, ids, n, max_gen, &sp, -1, &dec_events, &o, 0);
+    memset(&o, 0, sizeof(o));
+    seq = llm_seq_create(s, ids, n, max_gen, &sp, -1, &bench_events, &o, 0);
     if (x != NULL) llm_seq_set_constraint(seq, llm_constraint_create(x, tok, NULL, 0));
     t0 = now_us();
     llm_sched_submit(s, seq);
@@ -263,7 +249,7 @@ dec_run(const llm_model *m, const llm_tokenizer *tok, llm_gindex *x, const int32
     if (o.n > 1) {
         sum->tokens += o.n - 1;
         sum->steps += (long) st.seq_steps - 1;
-        sum->decode_us += o.t_last - o.t_first;
+        sum->decode_us += (o.t_last - o.t_first) * 1e3;
     }
     llm_seq_release(seq);
     llm_sched_free(s);

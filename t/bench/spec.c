@@ -18,6 +18,9 @@
  *   build/bench/spec MODEL_DIR [threads] [repeats]
  *   BENCH_SPEC_SHOW=1: print the outputs; BENCH_SPEC_ONLY_COST=1: the search cost only;
  *   BENCH_SPEC_ONLY=tool (edit, quote, chat, chat/q8_0, chat/q4_0): that workload only
+ *   BENCH_SPEC_TEMP=0.8: sample at that temperature (request i seeded with i) instead of
+ *   greedy; a draft model then samples its proposals, kept by rejection sampling: the
+ *   output keeps the distribution, not the tokens ("same" says NO)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,33 +31,7 @@
 #include "engine/llm_spec.h"
 #include "engine/llm_tokenizer.h"
 
-static double
-now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-typedef struct {
-    int32_t  toks[2048];
-    int      n;
-    double   t_first, t_last;
-} out_t;
-
-static void
-on_token(void *o, llm_seq *seq, int32_t tok, const llm_token_logprobs *lp)
-{
-    out_t *r = o;
-    double t = now_ms();
-    if (r->n == 0) r->t_first = t;
-    r->t_last = t;
-    if (r->n < 2048) r->toks[r->n++] = tok;
-}
-
-static void on_done(void *o, llm_seq *seq, llm_finish reason, const char *error) { (void) o; }
-static void on_flush(void *o) { (void) o; }
-static const llm_seq_events events = { on_token, on_done, on_flush };
+#include "bench_seq.h"
 
 /* ~500 tokens of prose with a few typos the edit asks to fix */
 static const char *edit_text =
@@ -198,20 +175,24 @@ make_sched(const llm_model *m, const llm_model *draft, int threads)
     return s;
 }
 
-/* one greedy request to its end */
+/* one request to its end: greedy, or at BENCH_SPEC_TEMP with the seed given */
 static void
-run(llm_sched *s, const int32_t *ids, size_t n, size_t max_gen, llm_spec_mode mode, out_t *o)
+run(llm_sched *s, const int32_t *ids, size_t n, size_t max_gen, llm_spec_mode mode, int seed,
+    bench_out *o)
 {
     llm_seq           *seq;
     llm_sampler_params sp;
     size_t             granted;
     int                fc;
+    const char        *temp = getenv("BENCH_SPEC_TEMP");
 
     llm_sampler_params_default(&sp);
-    sp.temperature = 0;
+    sp.temperature = temp ? (float) atof(temp) : 0;
+    sp.has_seed = 1;
+    sp.seed = (uint64_t) seed;
     memset(o, 0, sizeof(*o));
     llm_sched_reserve(s, 1, 1, &granted);
-    seq = llm_seq_create(s, ids, n, max_gen, &sp, -1, &events, o, 0);
+    seq = llm_seq_create(s, ids, n, max_gen, &sp, -1, &bench_events, o, 0);
     llm_seq_set_speculation(seq, mode);
     llm_sched_submit(s, seq);
     while (llm_sched_step_prepare(s) > 0) {
@@ -229,7 +210,7 @@ typedef struct {
     double    ms;              /* decode time: first to last token of each */
     int32_t   out[8192];       /* all outputs, for the comparison */
     int       n_out;
-    uint64_t  seq_steps, proposed, accepted, draft_proposed;
+    uint64_t  seq_steps, proposed, accepted, draft_proposed, draft_accepted;
 } total_t;
 
 /*
@@ -246,7 +227,7 @@ run_workload(const llm_model *m, const llm_model *draft, const llm_tokenizer *to
     int32_t         *ids;
     size_t           n_ids;
     int              i;
-    out_t            o;
+    bench_out            o;
     llm_sched       *s;
     llm_sched_stats  st;
 
@@ -257,13 +238,13 @@ run_workload(const llm_model *m, const llm_model *draft, const llm_tokenizer *to
     }
     for (i = 0; (text = prompt_text(kind, i)) != NULL; i++) {
         llm_tokenizer_encode(tok, text, strlen(text), 0, &ids, &n_ids);
-        run(s, ids, n_ids, max_gen, mode, &o);
+        run(s, ids, n_ids, max_gen, mode, i, &o);
         t->prompt += n_ids;
         t->tokens += o.n;
         t->ms += o.n > 1 ? o.t_last - o.t_first : 0;
         /* the first token comes with the prompt: decode speed counts the rest */
         t->tokens -= o.n > 0;
-        if (t->n_out + o.n <= 8192) {
+        if (o.n <= BENCH_OUT_MAX && t->n_out + o.n <= 8192) {
             memcpy(t->out + t->n_out, o.toks, sizeof(int32_t) * o.n);
             t->n_out += o.n;
         }
@@ -282,6 +263,7 @@ run_workload(const llm_model *m, const llm_model *draft, const llm_tokenizer *to
     t->proposed = st.spec_proposed;
     t->accepted = st.spec_accepted;
     t->draft_proposed = st.draft_proposed;
+    t->draft_accepted = st.draft_accepted;
     llm_sched_free(s);
 }
 
@@ -325,9 +307,10 @@ main(int argc, char **argv)
     }
 
     printf("decode speed: best of %d runs (chat: %d); tokens per step: generated / sequence steps;"
-           " draft: proposed by the draft model\n", reps, 4 * reps);
-    printf("%-9s %-4s %7s %7s %9s %8s %9s %7s %6s %s\n", "work", "mode", "prompt", "tokens",
-           "decode/s", "speedup", "tok/step", "accept", "draft", "same");
+           " draft: proposed by the draft model, dkeep: of those kept; temperature %s\n",
+           reps, 4 * reps, getenv("BENCH_SPEC_TEMP") ? getenv("BENCH_SPEC_TEMP") : "0");
+    printf("%-9s %-4s %7s %7s %9s %8s %9s %7s %6s %6s %s\n", "work", "mode", "prompt", "tokens",
+           "decode/s", "speedup", "tok/step", "accept", "draft", "dkeep", "same");
     for (k = 0; k < (int) (sizeof(work) / sizeof(work[0])); k++) {
         double  best[3] = { 0, 0, 0 };
 
@@ -359,12 +342,15 @@ main(int argc, char **argv)
         for (mode = 0; mode < 3; mode++) {
             int same = t[mode].n_out == t[0].n_out
                        && memcmp(t[mode].out, t[0].out, sizeof(int32_t) * t[0].n_out) == 0;
-            printf("%-9s %-4s %7zu %7d %9.1f %7.3fx %9.2f %6.1f%% %6llu %s\n", label,
+            printf("%-9s %-4s %7zu %7d %9.1f %7.3fx %9.2f %6.1f%% %6llu %5.1f%% %s\n", label,
                    mode_name[mode], t[mode].prompt, t[mode].n_out, best[mode],
                    best[0] > 0 ? best[mode] / best[0] : 0,
                    t[mode].seq_steps ? (double) t[mode].n_out / t[mode].seq_steps : 0,
                    t[mode].proposed ? 100.0 * t[mode].accepted / t[mode].proposed : 0,
-                   (unsigned long long) t[mode].draft_proposed, same ? "yes" : "NO");
+                   (unsigned long long) t[mode].draft_proposed,
+                   t[mode].draft_proposed
+                   ? 100.0 * t[mode].draft_accepted / t[mode].draft_proposed : 0,
+                   same ? "yes" : "NO");
         }
         fflush(stdout);
         llm_model_free(draft);
@@ -386,11 +372,11 @@ main(int argc, char **argv)
         llm_suffix_add(sx, ctx, 4096);
         ctx[4095] = 150001;                      /* the context's end occurs nowhere */
         llm_spec_init(&st, LLM_SPEC_AUTO);
-        t0 = now_ms();
+        t0 = bench_now_ms();
         for (i = 0; i < 2000; i++) {
             n += llm_spec_propose(&st, &tt, sx, 0.1, -1, LLM_SPEC_K_MAX, out, &dk);
         }
-        t1 = now_ms();
+        t1 = bench_now_ms();
         printf("proposal search with nothing to find (4096-token context, suffix store of 4096): "
                "%.1f us per step (%d proposed)\n", (t1 - t0) * 1e3 / 2000, n);
         llm_suffix_free(sx);
