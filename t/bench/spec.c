@@ -18,9 +18,10 @@
  *   build/bench/spec MODEL_DIR [threads] [repeats]
  *   BENCH_SPEC_SHOW=1: print the outputs; BENCH_SPEC_ONLY_COST=1: the search cost only;
  *   BENCH_SPEC_ONLY=tool (edit, quote, chat, chat/q8_0, chat/q4_0): that workload only
- *   BENCH_SPEC_TEMP=0.8: sample at that temperature (request i seeded with i) instead of
- *   greedy; a draft model then samples its proposals, kept by rejection sampling: the
- *   output keeps the distribution, not the tokens ("same" says NO)
+ *   BENCH_SPEC_TEMP=0.8: sample at that temperature (request i seeded with
+ *   BENCH_SPEC_SEED + i, default 0 + i) instead of greedy; a draft model then samples its
+ *   proposals, kept by rejection sampling: the output keeps the distribution, not the
+ *   tokens ("same" says NO)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,7 +190,8 @@ run(llm_sched *s, const int32_t *ids, size_t n, size_t max_gen, llm_spec_mode mo
     llm_sampler_params_default(&sp);
     sp.temperature = temp ? (float) atof(temp) : 0;
     sp.has_seed = 1;
-    sp.seed = (uint64_t) seed;
+    sp.seed = (uint64_t) seed + (getenv("BENCH_SPEC_SEED") ? strtoull(getenv("BENCH_SPEC_SEED"),
+                                                                        NULL, 10) : 0);
     memset(o, 0, sizeof(*o));
     llm_sched_reserve(s, 1, 1, &granted);
     seq = llm_seq_create(s, ids, n, max_gen, &sp, -1, &bench_events, o, 0);
