@@ -38,14 +38,17 @@ static const char *models[] = {
 };
 
 /*
- * Checkpoints of the same weights in a quantized format: every bound tensor
- * dequantizes to the same values as the first one's, and the logits stay
- * within QUANT_REL of its references (quantized kernels round the
- * activations to int8 per 32 values).
+ * The same weights quantized: a checkpoint in a quantized format, whose every
+ * bound tensor dequantizes to the same values as the reference model's, or
+ * the reference folder quantized at load (quant=); either way the logits stay
+ * within QUANT_REL of the references (quantized kernels round the
+ * activations to int8 per 32 values, quant= the weights too).
  */
-static const char *same_as[][2] = {
+static const struct { const char *dir, *ref, *quant; } same_as[] = {
     /* experts as MXFP4 blocks, quantization_config mxfp4: made by t/make-gguf-models.sh archs */
-    { "t/.cache/gguf-archs/gptoss_mxfp4", "gptoss_bf16" },
+    { "t/.cache/gguf-archs/gptoss_mxfp4", "gptoss_bf16", NULL },
+    /* gpt-oss's unpacked experts (and their biases) through the on-load quantization */
+    { FIX "/gptoss_bf16", "gptoss_bf16", "q8_0" },
 };
 #define QUANT_REL 0.12
 
@@ -472,8 +475,9 @@ hash_tensor(void *arg, const llm_tensor_spec *s)
 }
 
 static void
-test_same_as(const char *name, const char *ref_name)
+test_same_as(const char *name, const char *ref_name, const char *quant)
 {
+    llm_model_opts opts;
     char dir[256], rdir[256], path[320], err[512];
     llm_model *m, *r;
     json_t *hm = json_object(), *hr = json_object(), *ref = NULL, *pr;
@@ -487,19 +491,23 @@ test_same_as(const char *name, const char *ref_name)
 
     snprintf(dir, sizeof(dir), "%s", name);
     snprintf(rdir, sizeof(rdir), "%s/%s", FIX, ref_name);
-    m = llm_model_load(dir, err, sizeof(err));
-    if (!ok(m != NULL, "%s: loads", name)) diag(err);
+    memset(&opts, 0, sizeof(opts));
+    opts.quant = quant;
+    m = llm_model_load_opts(dir, &opts, err, sizeof(err));
+    if (!ok(m != NULL, "%s%s%s: loads", name, quant ? " quant=" : "", quant ? quant : "")) diag(err);
     r = llm_model_load(rdir, err, sizeof(err));
     if (!ok(r != NULL, "%s: loads", ref_name)) diag(err);
     if (m == NULL || r == NULL) goto out;
-    llm_model_tensors(m, hash_tensor, hm);
-    llm_model_tensors(r, hash_tensor, hr);
-    json_object_foreach(hr, key, v) {
-        if (!json_equal(v, json_object_get(hm, key)) && n_differ++ == 0) diag(key);
+    if (quant == NULL) {
+        llm_model_tensors(m, hash_tensor, hm);
+        llm_model_tensors(r, hash_tensor, hr);
+        json_object_foreach(hr, key, v) {
+            if (!json_equal(v, json_object_get(hm, key)) && n_differ++ == 0) diag(key);
+        }
+        ok(n_differ == 0 && json_object_size(hm) == json_object_size(hr) && json_object_size(hr) > 0,
+           "%s: all %d tensors hold the values of %s's (%d differ)", name, (int) json_object_size(hr), ref_name,
+           n_differ);
     }
-    ok(n_differ == 0 && json_object_size(hm) == json_object_size(hr) && json_object_size(hr) > 0,
-       "%s: all %d tensors hold the values of %s's (%d differ)", name, (int) json_object_size(hr), ref_name,
-       n_differ);
     ok(strcmp(llm_model_get_info(m)->dtype, llm_model_get_info(r)->dtype) != 0, "%s: held as %s (%s: %s)", name,
        llm_model_get_info(m)->dtype, ref_name, llm_model_get_info(r)->dtype);
 
@@ -544,6 +552,8 @@ main(void)
 {
     size_t i;
     for (i = 0; i < sizeof(models) / sizeof(models[0]); i++) test_model(models[i], models[i]);
-    for (i = 0; i < sizeof(same_as) / sizeof(same_as[0]); i++) test_same_as(same_as[i][0], same_as[i][1]);
+    for (i = 0; i < sizeof(same_as) / sizeof(same_as[0]); i++) {
+        test_same_as(same_as[i].dir, same_as[i].ref, same_as[i].quant);
+    }
     return done_testing();
 }
