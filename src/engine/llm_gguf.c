@@ -165,6 +165,15 @@ hf_name(const char *g, const char *arch, char *out, size_t outlen)
         { "gemma3", "post_attention_norm.weight", "post_attention_layernorm.weight" },
         { "gemma3", "ffn_norm.weight", "pre_feedforward_layernorm.weight" },
         { "gemma3", "post_ffw_norm.weight", "post_feedforward_layernorm.weight" },
+        /* gpt-oss: its pre-MLP norm, sinks, the router with a bias, the experts' biases ([E][n],
+         * bound as one vector each) */
+        { "gpt-oss", "post_attention_norm.weight", "post_attention_layernorm.weight" },
+        { "gpt-oss", "attn_sinks.weight", "self_attn.sinks" },
+        { "gpt-oss", "ffn_gate_inp.weight", "mlp.router.weight" },
+        { "gpt-oss", "ffn_gate_inp.bias", "mlp.router.bias" },
+        { "gpt-oss", "ffn_gate_exps.bias", "mlp.experts.gate_bias" },
+        { "gpt-oss", "ffn_up_exps.bias", "mlp.experts.up_bias" },
+        { "gpt-oss", "ffn_down_exps.bias", "mlp.experts.down_bias" },
     };
     static const struct { const char *gguf, *hf; } glob[] = {
         { "token_embd.weight", "model.embed_tokens.weight" },

@@ -99,6 +99,7 @@ config_json(const llm_gguf *g, char *err, size_t errlen)
         { "gemma3", "Gemma3ForCausalLM", "gemma3_text" },
         { "smollm3", "SmolLM3ForCausalLM", "smollm3" },
         { "qwen3moe", "Qwen3MoeForCausalLM", "qwen3_moe" },
+        { "gpt-oss", "GptOssForCausalLM", "gpt_oss" },
     };
     json_t *n_exp;
     const llm_st_tensor *lf, *sf;
@@ -117,7 +118,7 @@ config_json(const llm_gguf *g, char *err, size_t errlen)
     }
     if (i == sizeof(archs) / sizeof(archs[0])) {
         ERR("GGUF architecture \"%s\" is not supported (llama, qwen2, qwen3, granite, olmo2, glm4, phi3, "
-            "gemma2, gemma3, smollm3, qwen3moe)", arch);
+            "gemma2, gemma3, smollm3, qwen3moe, gpt-oss)", arch);
         return NULL;
     }
     c = json_object();
@@ -138,6 +139,8 @@ config_json(const llm_gguf *g, char *err, size_t errlen)
             json_object_set_new(c, "norm_topk_prob", json_true());
             json_object_set_new(c, "decoder_sparse_step", json_integer(1));
             json_object_set_new(c, "mlp_only_layers", json_array());
+        } else if (strcmp(arch, "gpt-oss") == 0) {
+            json_object_set(c, "num_local_experts", n_exp);
         }
     }
     copy_key(c, "hidden_size", g, arch, "embedding_length");
@@ -238,9 +241,13 @@ config_json(const llm_gguf *g, char *err, size_t errlen)
     {
         /* Phi-3's window, on every layer; 0 is none (what llama.cpp writes for models without one) */
         json_t *sw = mget(g, arch, "attention.sliding_window");
-        if (strcmp(arch, "phi3") == 0 && json_is_integer(sw) && json_integer_value(sw) > 0) {
+        if ((strcmp(arch, "phi3") == 0 || strcmp(arch, "gpt-oss") == 0) && json_is_integer(sw)
+            && json_integer_value(sw) > 0)
+        {
             json_object_set(c, "sliding_window", sw);
         }
+        /* gpt-oss's YaRN does not round its correction range (its config says truncate: false) */
+        if (strcmp(arch, "gpt-oss") == 0 && sc != NULL) json_object_set_new(sc, "truncate", json_false());
     }
     if (sc) json_object_set_new(c, "rope_scaling", sc);
     if (strcmp(arch, "gemma2") == 0 || strcmp(arch, "gemma3") == 0 || strcmp(arch, "smollm3") == 0) {

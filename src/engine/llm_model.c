@@ -766,7 +766,8 @@ bind_tensor(void *ctx, const llm_tensor_spec *s)
     }
     if (s->cols == 0) {
         float *v;
-        if (t->ndim != 1 || t->shape[0] != s->rows) {
+        /* a vector, or GGUF's [E][n] expert biases (gpt-oss) read as one vector of E * n */
+        if (!((t->ndim == 1 && t->shape[0] == s->rows) || (t->ndim == 2 && t->shape[0] * t->shape[1] == s->rows))) {
             snprintf(b->err, b->errlen, "tensor \"%s\" has shape [%lld] (%d dims), config says [%d]",
                      s->name, (long long) (t->ndim ? t->shape[0] : 0), t->ndim, s->rows);
             return -1;

@@ -124,7 +124,7 @@ test_archs(void)
 {
     static const char *const names[] = { "granite_f32", "olmo2_f32", "glm4_f32", "phi3_f32",
                                          "gemma2_f32", "gemma3_f32", "smollm3_f32", "mixtral_bf16",
-                                         "qwen3moe_f32" };
+                                         "qwen3moe_f32", "gptoss_mxfp4" };
     static const int32_t prompt[] = { 3, 40, 41, 42, 101, 102, 7, 250, 9, 9, 60, 61 };
     const int n = (int) (sizeof(prompt) / sizeof(prompt[0])), vocab = 256;
     size_t k;
@@ -152,6 +152,8 @@ test_archs(void)
         } else {
             /* Qwen3-MoE: a model of the writer's, every layer sparse (llama.cpp has no dense ones) */
             if (strcmp(names[k], "qwen3moe_f32") == 0) snprintf(path, sizeof(path), FIX_ARCHS "/qwen3moe_src");
+            /* gpt-oss: its experts in MXFP4, against the MXFP4 checkpoint of the same weights */
+            else if (strcmp(names[k], "gptoss_mxfp4") == 0) snprintf(path, sizeof(path), FIX_ARCHS "/gptoss_mxfp4");
             else snprintf(path, sizeof(path), "t/fixtures/models/%s", names[k]);
             h = llm_model_load(path, err, sizeof(err));
         }
