@@ -261,7 +261,7 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
     size_t                    n_prompt;
     llm_admit                 admit;
     llm_api_error             err;
-    llm_request              *req = &p->req;
+    llm_request              *req = &p->pr.req;
     ngx_http_llm_model_t     *m = p->model;
     llm_generation_config     cfg;
     ngx_pool_cleanup_t       *cln;
@@ -298,7 +298,7 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
     g->stream = req->stream;
 
     /* prepared in a thread (ngx_http_llm_prepare.c): owned by p */
-    n_prompt = p->prompt.n_ids;
+    n_prompt = p->pr.prompt.n_ids;
     ctx->prompt_tokens = n_prompt;
 
     ngx_memzero(&cfg, sizeof(cfg));
@@ -324,7 +324,7 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    if (llm_generation_create(&cfg, req, &p->prompt, &ngx_http_llm_gen_events,
+    if (llm_generation_create(&cfg, req, &p->pr.prompt, &ngx_http_llm_gen_events,
                               g, &g->gen, &err)
         != 0)
     {

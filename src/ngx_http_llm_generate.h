@@ -12,6 +12,7 @@
 #include "api/llm_openai.h"
 #include "api/llm_openai_embeddings.h"
 #include "chat/llm_chat.h"
+#include "chat/llm_prepare.h"
 #include "chat/llm_session.h"
 #include "engine/llm_tokenizer.h"
 #include "parsers/llm_parser.h"
@@ -21,34 +22,23 @@
 
 
 /*
- * A request made ready off the event loop (ngx_http_llm_prepare.c): body ->
- * protocol IR -> model -> prompt token ids.  The task fills it, the event
- * loop answers from it; it is malloc'd data freed by a pool cleanup.
+ * A request made ready off the event loop (ngx_http_llm_prepare.c runs
+ * chat/llm_prepare.h as a thread task): body -> protocol IR -> model ->
+ * prompt token ids, a /tokenize answer, or the embeddings inputs' ids.  The
+ * event loop answers from it; its results are malloc'd, freed by a pool
+ * cleanup.
  */
 typedef struct {
     /* set before the task runs */
-    llm_api_kind               api;             /* COUNT_TOKENS for .../count_tokens */
-    ngx_str_t                  anthropic_beta;  /* the header's value, or empty */
+    llm_prepare_config         cfg;
     u_char                    *body;
     size_t                     len;
     ngx_http_llm_main_conf_t  *mcf;
-    ngx_flag_t                 split_special_tokens;
     ngx_flag_t                 any_model;       /* llm_any_model */
-    size_t                     embeddings_max_tokens;
 
     /* the task's results */
-    llm_api_error              err;             /* err.status: answer with it */
-    const char                *internal;        /* set: a 500 */
-    ngx_http_llm_model_t      *model;
-    llm_request                req;             /* chat, completions, messages */
-    llm_session_prompt         prompt;          /* its ids (chat/session.h) */
-    llm_tokenize_opts          tokenize;        /* tokenize */
-    llm_buf                    answer;          /* tokenize, detokenize: the
-                                                   200's JSON body */
-    llm_embed_request          ereq;            /* embeddings */
-    size_t                     n_inputs;
-    int32_t                  **input_ids;       /* tokenized text inputs, else NULL */
-    size_t                    *input_n;
+    llm_prepared               pr;
+    ngx_http_llm_model_t      *model;           /* pr.model's owner */
 } ngx_http_llm_prep_t;
 
 

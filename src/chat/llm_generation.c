@@ -269,6 +269,15 @@ llm_generation_leave(llm_generation *g)
     return g->freed;
 }
 
+/* What the driver may log (its note event is optional). */
+static void
+llm_generation_note_to(llm_generation *g, llm_generation_note note)
+{
+    if (g->ev->note) {
+        g->ev->note(g->data, note);
+    }
+}
+
 static void
 llm_generation_finish(llm_generation *g, const char *error)
 {
@@ -285,9 +294,7 @@ llm_generation_finish(llm_generation *g, const char *error)
     llm_reply_cache_written(g->reply, g->n_cache_written);
 
     if (llm_reply_finish(g->reply, g->n_cached, error) != 0) {
-        if (g->ev->note) {
-            g->ev->note(g->data, LLM_GENERATION_NO_MEMORY_END);
-        }
+        llm_generation_note_to(g, LLM_GENERATION_NO_MEMORY_END);
         g->ev->done(g->data, LLM_GENERATION_BROKEN, NULL);
         return;
     }
@@ -324,9 +331,7 @@ llm_generation_choice_end(llm_generation_choice *ch, llm_finish reason,
     all = llm_reply_choice_done(g->reply, ch->index, reason, generated, n_gen);
 
     if (all < 0) {
-        if (g->ev->note) {
-            g->ev->note(g->data, LLM_GENERATION_NO_MEMORY_CHOICE);
-        }
+        llm_generation_note_to(g, LLM_GENERATION_NO_MEMORY_CHOICE);
         error = error ? error : "out of memory ending a choice";
     }
 
@@ -378,16 +383,12 @@ llm_generation_on_token(void *owner, llm_seq *seq, int32_t token,
         break;
 
     case LLM_REPLY_FULL:
-        if (g->ev->note) {
-            g->ev->note(g->data, LLM_GENERATION_FULL);
-        }
+        llm_generation_note_to(g, LLM_GENERATION_FULL);
         llm_generation_end_all(g, LLM_FINISH_LENGTH, NULL);
         break;
 
     case LLM_REPLY_NO_MEMORY:
-        if (g->ev->note) {
-            g->ev->note(g->data, LLM_GENERATION_NO_MEMORY_TOKEN);
-        }
+        llm_generation_note_to(g, LLM_GENERATION_NO_MEMORY_TOKEN);
         llm_generation_end_all(g, LLM_FINISH_ERROR,
                                "out of memory formatting the response");
         break;
