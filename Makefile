@@ -23,13 +23,14 @@ CORE_HDRS   := $(wildcard $(addsuffix /*.h,$(CORE_DIRS)))
 CORE_OBJS   := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 CORE_LIB    := $(BUILD)/libllmcore.a
 CLI_SRCS    := $(wildcard src/cli/*.c)
-GLUE_SRCS   := $(wildcard src/ngx_http_llm_*.c src/*.h)
+GLUE_SRCS   := $(wildcard src/ngx_http_llm_*.c src/*.h src/page/*)
 UNIT_SRCS   := $(wildcard t/unit/test_*.c)
 UNIT_BINS   := $(UNIT_SRCS:t/unit/%.c=$(BUILD)/unit/%)
 
 DEPS_BUILD  := nginx-core nginx-dev libjansson-dev libpcre2-dev libopenblas-dev build-essential
 # test tools: command or perl module -> Debian package that provides it
 DEPS_TEST   := cmd:curl=curl cmd:prove=perl cmd:node=nodejs cmd:npm=npm \
+               cmd:chromium-headless-shell=chromium-headless-shell \
                pm:IPC::Run=libipc-run-perl pm:LWP::UserAgent=libwww-perl \
                pm:URI=liburi-perl pm:JSON::PP=perl python3-numpy
 # what openresty's test-nginx needs besides (make test-nginx-real)
@@ -76,7 +77,7 @@ deps-test-real: deps-test
 # The nginx addon's file list (config) must name exactly the files the
 # tree has, or a from-source nginx build would miss (or miss out on) one.
 CONFIG_FILES := $(shell awk '/^llm_(srcs|deps)="/ {f = 1; next} f && /^"/ {f = 0} f {print $$1}' config)
-TREE_FILES   := $(sort $(CORE_SRCS) $(CORE_HDRS) $(wildcard src/ngx_http_llm_*.[ch]))
+TREE_FILES   := $(sort $(CORE_SRCS) $(CORE_HDRS) $(wildcard src/ngx_http_llm_*.[ch] src/page/*))
 
 check-config:
 	@unlisted="$(filter-out $(CONFIG_FILES),$(TREE_FILES))"; gone="$(filter-out $(TREE_FILES),$(CONFIG_FILES))"; \

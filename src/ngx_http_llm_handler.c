@@ -170,7 +170,7 @@ ngx_http_llm_handler(ngx_http_request_t *r)
     }
 
     info = lcf->api == LLM_API_MODELS || lcf->api == LLM_API_HEALTH
-           || lcf->api == LLM_API_METRICS;
+           || lcf->api == LLM_API_METRICS || lcf->api == LLM_API_PAGE;
 
     if (info ? !(r->method & (NGX_HTTP_GET|NGX_HTTP_HEAD))
              : r->method != NGX_HTTP_POST)
@@ -186,6 +186,7 @@ ngx_http_llm_handler(ngx_http_request_t *r)
 
         return lcf->api == LLM_API_MODELS ? ngx_http_llm_models_handler(r)
                : lcf->api == LLM_API_HEALTH ? ngx_http_llm_health_handler(r)
+               : lcf->api == LLM_API_PAGE ? ngx_http_llm_page_handler(r)
                : ngx_http_llm_metrics_handler(r);
     }
 

@@ -208,6 +208,7 @@ static ngx_str_t  ngx_http_llm_api_names[] = {
     ngx_string("detokenize"),      /* LLM_API_DETOKENIZE */
     ngx_string("responses"),       /* LLM_API_RESPONSES */
     ngx_string("metrics"),         /* LLM_API_METRICS */
+    ngx_string("page"),            /* LLM_API_PAGE */
 };
 
 
@@ -615,7 +616,8 @@ ngx_http_llm_api(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                            "unknown llm_api \"%V\", expected chat, "
                            "completions, messages, responses, embeddings, "
-                           "models, health, tokenize, detokenize or metrics",
+                           "models, health, tokenize, detokenize, metrics "
+                           "or page",
                            &value[1]);
         return NGX_CONF_ERROR;
     }

@@ -156,6 +156,8 @@ ngx_int_t ngx_http_llm_error_api(ngx_http_llm_loc_conf_t *lcf);
 /* Endpoints that need no inference (ngx_http_llm_info.c). */
 ngx_int_t ngx_http_llm_models_handler(ngx_http_request_t *r);
 ngx_int_t ngx_http_llm_health_handler(ngx_http_request_t *r);
+/* The chat page compiled into the module (ngx_http_llm_page.c). */
+ngx_int_t ngx_http_llm_page_handler(ngx_http_request_t *r);
 
 /*
  * /metrics (ngx_http_llm_metrics.c): the shared zone and the log-phase

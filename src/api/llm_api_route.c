@@ -72,6 +72,10 @@ llm_api_route_uri(llm_api_kind location_api, const char *uri, size_t len,
         out->id_len = len - (size_t) end - 1;
         return 0;
 
+    case LLM_API_PAGE:
+        /* the page's directory ("/", "/chat/"), not every path under it */
+        return len > 0 && uri[len - 1] == '/' ? 0 : -1;
+
     default:
         return 0;
     }

@@ -31,6 +31,7 @@ typedef struct {
  *   responses: ".../responses" only (no response is kept to GET).
  *   models:   ".../models" -> the list, ".../models/{id}" (id non-empty:
  *             the rest of the path after the first "/models/") -> one model.
+ *   page:     a URI ending in '/' (the page's directory: "/", "/chat/").
  *   others:   every URI (their locations are exact matches).
  */
 int llm_api_route_uri(llm_api_kind location_api, const char *uri, size_t len,

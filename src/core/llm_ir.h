@@ -24,7 +24,8 @@ typedef enum {
     LLM_API_TOKENIZE,        /* /tokenize (vLLM, llama-server shapes) */
     LLM_API_DETOKENIZE,      /* /detokenize */
     LLM_API_RESPONSES,       /* OpenAI /v1/responses */
-    LLM_API_METRICS          /* /metrics (Prometheus) */
+    LLM_API_METRICS,         /* /metrics (Prometheus) */
+    LLM_API_PAGE             /* the chat page (src/page/chat.html) */
 } llm_api_kind;
 
 typedef enum {

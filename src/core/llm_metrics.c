@@ -184,6 +184,7 @@ llm_metrics_endpoint_name(llm_api_kind api)
     case LLM_API_DETOKENIZE:    return "detokenize";
     case LLM_API_RESPONSES:     return "responses";
     case LLM_API_METRICS:       return "metrics";
+    case LLM_API_PAGE:          return "page";
     default:                    return "other";
     }
 }

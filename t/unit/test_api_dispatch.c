@@ -87,6 +87,10 @@ main(void)
         ok(ROUTE(LLM_API_MESSAGES, "/v1/messages/foo") == -1, "/v1/messages/foo is not an endpoint");
         ok(ROUTE(LLM_API_MESSAGES, "/v1/messagesXYZ") == -1, "/v1/messagesXYZ is not an endpoint");
         ok(ROUTE(LLM_API_MESSAGES, "/v1/messages/") == -1, "/v1/messages/ is not an endpoint");
+        ok(ROUTE(LLM_API_PAGE, "/") == 0 && rt.api == LLM_API_PAGE, "the page: /");
+        ok(ROUTE(LLM_API_PAGE, "/chat/") == 0, "the page: a directory under a prefix");
+        ok(ROUTE(LLM_API_PAGE, "/chat/favicon.ico") == -1, "the page: not every path under it");
+        ok(ROUTE(LLM_API_PAGE, "") == -1, "the page: not an empty path");
         ok(ROUTE(LLM_API_MESSAGES, "/v1/messages/count_tokens/x") == -1, "/v1/messages/count_tokens/x is not an endpoint");
         ok(ROUTE(LLM_API_MODELS, "/v1/models") == 0 && rt.api == LLM_API_MODELS && rt.id == NULL, "/v1/models lists");
         ok(ROUTE(LLM_API_MODELS, "/v1/models/tiny") == 0 && rt.id_len == 4 && memcmp(rt.id, "tiny", 4) == 0, "/v1/models/tiny names one model");
