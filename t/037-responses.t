@@ -6,6 +6,8 @@ use Test::Nginx::Socket 'no_plan';
 use Test::LLM::Json qw(json_content_type);
 
 our $W = '{"type": "function", "name": "get_weather", "description": "Get the current weather for a city", "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]}}';
+# Codex CLI's default tool shapes: a namespace of functions, a hosted web_search
+our $NS = '{"type": "namespace", "name": "weather", "description": "Weather tools", "tools": [{"type": "function", "name": "get_weather", "description": "Get the current weather for a city", "strict": false, "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "City name"}}, "required": ["city"]}}]}, {"type": "web_search", "external_web_access": false}';
 our $ASK = '"What is the weather in Paris?"';
 
 no_shuffle();
@@ -112,12 +114,12 @@ POST /v1/responses
 
 
 
-=== TEST 10: tools other than functions are refused, naming the type
+=== TEST 10: client tools other than functions and namespaces are refused, naming the type
 --- request
 POST /v1/responses
-{"input": "hi", "tools": [{"type": "web_search_preview"}]}
+{"input": "hi", "tools": [{"type": "web_search_preview"}, {"type": "custom", "name": "apply_patch"}]}
 --- error_code: 400
---- response_body_like: "message":"Invalid value for 'tools\[0\].type': tools of type 'web_search_preview' are not supported by this server; only 'function' tools are.","type":"invalid_request_error","param":"tools\[0\].type","code":"unsupported_value"
+--- response_body_like: "message":"Invalid value for 'tools\[1\].type': tools of type 'custom' are not supported by this server; 'function' and 'namespace' tools are \(and hosted tools such as 'web_search' are left out\).","type":"invalid_request_error","param":"tools\[1\].type","code":"unsupported_value"
 
 
 
@@ -155,3 +157,27 @@ POST /v1/responses
 {"input": "hi", "max_output_tokens": 50}
 --- error_code: 400
 --- response_body_like: "message":"max_output_tokens is 50, more than this server allows for model 'tiny' \(llm_max_tokens 10\).","type":"invalid_request_error","param":"max_output_tokens","code":"invalid_value"
+
+
+
+=== TEST 14: a namespace's function is called and answered as {namespace, name}; web_search is left out
+--- request eval
+"POST /v1/responses\n" . qq({"input": $::ASK, "tools": [$::NS], "tool_choice": "required", "temperature": 0})
+--- error_code: 200
+--- response_body_like: \{"id":"fc_\w{24}","type":"function_call","status":"completed","call_id":"call_\w{24}","namespace":"weather","name":"get_weather","arguments":"\{\\"city\\":\\"Paris\\"\}"\}\],.*"tools":\[\{"type":"namespace","name":"weather",.*\{"type":"web_search","external_web_access":false\}\]
+
+
+
+=== TEST 15: the same streamed: every event of the call carries namespace and name
+--- request eval
+"POST /v1/responses\n" . qq({"input": $::ASK, "tools": [$::NS], "tool_choice": "required", "temperature": 0, "stream": true})
+--- error_code: 200
+--- response_body_like: "item":\{"id":"fc_\w+","type":"function_call","status":"in_progress","call_id":"call_\w+","namespace":"weather","name":"get_weather","arguments":""\}\}\n\n.*"type":"response.function_call_arguments.done","sequence_number":\d+,"item_id":"fc_\w+","output_index":\d+,"namespace":"weather","name":"get_weather","arguments":"\{\\"city\\":\\"Paris\\"\}"\}\n\nevent: response.output_item.done\ndata: [^\n]*"namespace":"weather","name":"get_weather".*event: response.completed\n
+
+
+
+=== TEST 16: the round trip with the namespaced call sent back as it came
+--- request eval
+"POST /v1/responses\n" . qq({"input": [{"role": "user", "content": $::ASK}, {"type": "function_call", "call_id": "call_1", "namespace": "weather", "name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}, {"type": "function_call_output", "call_id": "call_1", "output": "{\\"temperature_c\\": 18, \\"condition\\": \\"cloudy\\"}"}], "tools": [$::NS], "temperature": 0})
+--- error_code: 200
+--- response_body_like: "status":"completed".*"type":"message","status":"completed","role":"assistant","content":\[\{"type":"output_text","text":"[^"]*18[^"]*"

@@ -10,6 +10,12 @@
  * reasoning.effort, sampling and max_output_tokens map onto the chat
  * fields.  What the response repeats as sent (instructions, tools,
  * tool_choice, text, reasoning, metadata, ...) goes to req->response_fields.
+ * A "namespace" tool's functions are offered to the model as
+ * "<namespace>__<name>" (LLM_RESPONSES_NS_SEP), and a function_call item
+ * with a "namespace" is read under that name; the model's calls of them
+ * come back as {"namespace", "name"}.  Tools the API would run itself
+ * (web_search*, file_search, code_interpreter, image_generation, mcp) are
+ * left out of what the model is offered (echoed as sent).
  * previous_response_id (no response is kept; store is accepted and
  * ignored), item references, background mode, other tool types and media
  * parts are refused with a 400 naming the field.  On failure returns -1
@@ -31,6 +37,9 @@
 #define LLM_RESPONSES_H
 
 #include "api/llm_api.h"
+
+/* Joins a namespace and one of its functions into the name the model sees. */
+#define LLM_RESPONSES_NS_SEP  "__"
 
 int llm_responses_parse(const char *body, size_t len,
     const llm_api_limits *lim, llm_request *req, llm_api_error *err);

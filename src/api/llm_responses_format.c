@@ -148,9 +148,52 @@ reasoning_item(json_t *id, json_t *part)
     return o;
 }
 
+/*
+ * "name" (and "namespace") of a call of the function the model knows as
+ * `flat`: a function of a namespace tool in the request (echo's "tools")
+ * was offered as "<namespace>__<name>" and goes back split, so that the
+ * client finds its handler under (namespace, name).
+ */
+static void
+set_call_name(json_t *o, const json_t *echo, const char *flat)
+{
+    const json_t *t, *f, *ns, *name;
+    size_t        i, j, n;
+
+    json_array_foreach(echo ? json_object_get(echo, "tools") : NULL, i, t) {
+        ns = json_object_get(t, "name");
+        if (!json_is_string(json_object_get(t, "type"))
+            || strcmp(json_string_value(json_object_get(t, "type")),
+                      "namespace") != 0
+            || !json_is_string(ns) || flat == NULL)
+        {
+            continue;
+        }
+        n = json_string_length(ns);
+        if (strncmp(flat, json_string_value(ns), n) != 0
+            || strncmp(flat + n, LLM_RESPONSES_NS_SEP,
+                       sizeof(LLM_RESPONSES_NS_SEP) - 1) != 0)
+        {
+            continue;
+        }
+        json_array_foreach(json_object_get(t, "tools"), j, f) {
+            name = json_object_get(f, "name");
+            if (json_is_string(name)
+                && strcmp(flat + n + sizeof(LLM_RESPONSES_NS_SEP) - 1,
+                          json_string_value(name)) == 0)
+            {
+                json_object_set_new(o, "namespace", json_deep_copy(ns));
+                json_object_set_new(o, "name", json_deep_copy(name));
+                return;
+            }
+        }
+    }
+    json_object_set_new(o, "name", llm_api_jstr_or_null(flat));
+}
+
 static json_t *
-call_item(json_t *id, const char *status, const char *call_id,
-    const char *name, const char *args, size_t args_len)
+call_item(const json_t *echo, json_t *id, const char *status,
+    const char *call_id, const char *name, const char *args, size_t args_len)
 {
     json_t *o = json_object();
 
@@ -158,7 +201,7 @@ call_item(json_t *id, const char *status, const char *call_id,
     json_object_set_new(o, "type", json_string("function_call"));
     json_object_set_new(o, "status", json_string(status));
     json_object_set_new(o, "call_id", llm_api_jstr_or_null(call_id));
-    json_object_set_new(o, "name", llm_api_jstr_or_null(name));
+    set_call_name(o, echo, name);
     json_object_set_new(o, "arguments",
                         llm_api_jstring(args ? args : "", args_len));
     return o;
@@ -167,7 +210,7 @@ call_item(json_t *id, const char *status, const char *call_id,
 /* Output items of a finished result: reasoning, message, function calls.
  * A result with nothing at all still has its (empty) message. */
 static json_t *
-output_json(const llm_result *r)
+output_json(const llm_responses_meta *m, const llm_result *r)
 {
     json_t     *out = json_array();
     size_t      i;
@@ -185,8 +228,8 @@ output_json(const llm_result *r)
     for (i = 0; i < r->n_tool_calls; i++) {
         const llm_tool_call *tc = &r->tool_calls[i];
 
-        json_array_append_new(out, call_item(item_id("fc_"), "completed",
-            tc->id, tc->name, tc->arguments,
+        json_array_append_new(out, call_item(m->echo, item_id("fc_"),
+            "completed", tc->id, tc->name, tc->arguments,
             tc->arguments ? strlen(tc->arguments) : 0));
     }
     return out;
@@ -199,7 +242,7 @@ llm_responses_response(llm_buf *b, const llm_responses_meta *m,
     json_t *root;
     int     rc;
 
-    root = response_json(m, final_status(r->finish), output_json(r), usage,
+    root = response_json(m, final_status(r->finish), output_json(m, r), usage,
                          NULL);
     rc = llm_api_dump(b, root);
     json_decref(root);
@@ -343,11 +386,11 @@ item_done(llm_responses_stream *s, llm_buf *b, const char *status)
         break;
     default:
         o = at(s, 0);
-        json_object_set_new(o, "name", llm_api_jstr_or_null(s->call_name));
+        set_call_name(o, s->meta->echo, s->call_name);
         json_object_set_new(o, "arguments", llm_api_jstring(text, len));
         event(s, b, "response.function_call_arguments.done", o);
-        item = call_item(id, "completed", s->call_id, s->call_name, text,
-                         len);
+        item = call_item(s->meta->echo, id, "completed", s->call_id,
+                         s->call_name, text, len);
         break;
     }
     o = json_object();
@@ -425,8 +468,8 @@ llm_responses_stream_event(llm_responses_stream *s, llm_buf *b,
             return -1;
         }
         if (item_added(s, b, LLM_RESPONSES_ITEM_CALL,
-                       call_item(item_id("fc_"), "in_progress", s->call_id,
-                                 s->call_name, "", 0)) != 0)
+                       call_item(s->meta->echo, item_id("fc_"), "in_progress",
+                                 s->call_id, s->call_name, "", 0)) != 0)
         {
             return -1;
         }

@@ -233,20 +233,52 @@ required_string(const json_t *item, const char *key, size_t i,
     return 0;
 }
 
+static int add_call(conv *cv, const json_t *item, size_t i,
+    const json_t *call_id, const json_t *name, llm_api_error *err);
+
 static int
 function_call_item(conv *cv, const json_t *item, size_t i,
     llm_api_error *err)
 {
     char          path[128];
-    const json_t *call_id, *name, *args;
-    json_t       *calls, *call, *fn, *argobj;
-    size_t        max;
+    const json_t *call_id, *name, *ns;
+    json_t       *flat;
+    int           rc;
 
     if (required_string(item, "call_id", i, &call_id, err) < 0
         || required_string(item, "name", i, &name, err) < 0)
     {
         return -1;
     }
+    /* a call of a namespace's function: the name the model was offered */
+    ns = json_object_get(item, "namespace");
+    if (ns == NULL || json_is_null(ns)) {
+        return add_call(cv, item, i, call_id, name, err);
+    }
+    llm_api_path(path, sizeof(path), "input[%zu].namespace", i);
+    if (!json_is_string(ns)) {
+        return llm_api_type_error(err, path, "a string", ns);
+    }
+    flat = json_sprintf("%s" LLM_RESPONSES_NS_SEP "%s",
+                        json_string_value(ns), json_string_value(name));
+    if (flat == NULL) {
+        return OOM(err);
+    }
+    rc = add_call(cv, item, i, call_id, flat, err);
+    json_decref(flat);
+    return rc;
+}
+
+/* The call joins the assistant turn before it, or opens one. */
+static int
+add_call(conv *cv, const json_t *item, size_t i, const json_t *call_id,
+    const json_t *name, llm_api_error *err)
+{
+    char          path[128];
+    const json_t *args;
+    json_t       *calls, *call, *fn, *argobj;
+    size_t        max;
+
     llm_api_path(path, sizeof(path), "input[%zu].arguments", i);
     args = json_object_get(item, "arguments");
     if (args == NULL || json_is_null(args)) {
@@ -496,11 +528,101 @@ input_in(const json_t *root, conv *cv, llm_api_error *err)
     return 0;
 }
 
+/*
+ * Tools that OpenAI's servers run themselves (the model asks, the API
+ * executes and feeds the result back within the same response).  This
+ * server cannot run them, and a client that sends one by default (Codex CLI
+ * sends web_search) gets on without it: they are left out of what the model
+ * is offered, and the response's "tools" still lists them as sent.
+ */
+static int
+hosted_tool(const char *type)
+{
+    static const char *const hosted[] = {
+        "file_search", "code_interpreter", "image_generation", "mcp", NULL
+    };
+    size_t i;
+
+    if (strncmp(type, "web_search", 10) == 0) {    /* and its dated aliases */
+        return 1;
+    }
+    for (i = 0; hosted[i]; i++) {
+        if (strcmp(type, hosted[i]) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * A "namespace" tool groups function tools under a name ({"type":
+ * "namespace", "name", "description", "tools": [function tools]}; Codex CLI
+ * sends its MCP servers' tools and its multi-agent tools so).  The model is
+ * offered each function as LLM_RESPONSES_NS_SEP-joined "namespace__name",
+ * and a call of it comes back as {"namespace", "name"} again
+ * (llm_responses_format.c), which is how the client finds its handler.
+ */
+static int
+namespace_tool(const json_t *t, size_t i, llm_request *req,
+    llm_api_error *err)
+{
+    char          path[128], flat[160];
+    const json_t *ns, *fns, *f, *type, *name;
+    json_t       *copy;
+    size_t        j;
+    int           rc;
+
+    llm_api_path(path, sizeof(path), "tools[%zu].name", i);
+    ns = json_object_get(t, "name");
+    if (!json_is_string(ns) || json_string_length(ns) == 0) {
+        return llm_api_type_error(err, path, "a non-empty string", ns);
+    }
+    llm_api_path(path, sizeof(path), "tools[%zu].tools", i);
+    fns = json_object_get(t, "tools");
+    if (!json_is_array(fns)) {
+        return llm_api_type_error(err, path, "an array of function tools",
+                                  fns);
+    }
+    json_array_foreach(fns, j, f) {
+        llm_api_path(path, sizeof(path), "tools[%zu].tools[%zu].type", i, j);
+        type = json_object_get(f, "type");
+        if (!json_is_object(f) || !json_is_string(type)
+            || strcmp(json_string_value(type), "function") != 0)
+        {
+            return llm_api_bad_request(err, "unsupported_value", path,
+                "Invalid value for '%s': a namespace holds function tools "
+                "only.", path);
+        }
+        llm_api_path(path, sizeof(path), "tools[%zu].tools[%zu].name", i, j);
+        name = json_object_get(f, "name");
+        if (!json_is_string(name)) {
+            return llm_api_type_error(err, path, "a string", name);
+        }
+        snprintf(flat, sizeof(flat), "%s" LLM_RESPONSES_NS_SEP "%s",
+                 json_string_value(ns), json_string_value(name));
+        copy = json_copy((json_t *) f);
+        if (copy == NULL
+            || json_object_set_new(copy, "name", json_string(flat)) != 0)
+        {
+            json_decref(copy);
+            return OOM(err);
+        }
+        llm_api_path(path, sizeof(path), "tools[%zu].tools[%zu]", i, j);
+        rc = llm_api_function_tool(copy, path, "parameters", 0, req, err);
+        json_decref(copy);
+        if (rc < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int
 tools_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
     llm_api_error *err)
 {
     const json_t *ts, *t, *type;
+    const char   *s;
     char          path[128];
     size_t        i;
 
@@ -517,16 +639,31 @@ tools_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
         if (!json_is_string(type)) {
             return llm_api_type_error(err, path, "a string", type);
         }
-        if (strcmp(json_string_value(type), "function") != 0) {
+        s = json_string_value(type);
+        if (hosted_tool(s)) {
+            continue;
+        }
+        if (strcmp(s, "namespace") == 0) {
+            if (namespace_tool(t, i, req, err) < 0) {
+                return -1;
+            }
+            continue;
+        }
+        if (strcmp(s, "function") != 0) {
             return llm_api_bad_request(err, "unsupported_value", path,
                 "Invalid value for '%s': tools of type '%.64s' are not "
-                "supported by this server; only 'function' tools are.", path,
-                json_string_value(type));
+                "supported by this server; 'function' and 'namespace' tools "
+                "are (and hosted tools such as 'web_search' are left out).",
+                path, s);
         }
         llm_api_path(path, sizeof(path), "tools[%zu]", i);
         if (llm_api_function_tool(t, path, "parameters", 0, req, err) < 0) {
             return -1;
         }
+    }
+    if (req->tools && json_array_size(req->tools) == 0) {
+        json_decref(req->tools);        /* only hosted tools: none offered */
+        req->tools = NULL;
     }
     return 0;
 }

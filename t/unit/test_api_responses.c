@@ -40,8 +40,21 @@ static const struct {
       "Unsupported parameter" },
     { "{\"input\":\"hi\",\"background\":true}", "background",
       "background responses are not supported" },
-    { "{\"input\":\"hi\",\"tools\":[{\"type\":\"web_search\"}]}",
-      "tools[0].type", "tools of type 'web_search' are not supported" },
+    { "{\"input\":\"hi\",\"tools\":[{\"type\":\"custom\",\"name\":\"p\"}]}",
+      "tools[0].type", "tools of type 'custom' are not supported" },
+    { "{\"input\":\"hi\",\"tools\":[{\"type\":\"namespace\",\"tools\":[]}]}",
+      "tools[0].name", "a non-empty string" },
+    { "{\"input\":\"hi\",\"tools\":[{\"type\":\"namespace\",\"name\":\"n\"}]}",
+      "tools[0].tools", "an array of function tools" },
+    { "{\"input\":\"hi\",\"tools\":[{\"type\":\"namespace\",\"name\":\"n\","
+      "\"tools\":[{\"type\":\"web_search\"}]}]}", "tools[0].tools[0].type",
+      "a namespace holds function tools only" },
+    { "{\"input\":\"hi\",\"tools\":[{\"type\":\"function\",\"name\":\"n__f\"},"
+      "{\"type\":\"namespace\",\"name\":\"n\",\"tools\":[{\"type\":\"function\","
+      "\"name\":\"f\"}]}]}", "tools[1].tools[0].name",
+      "the tool name 'n__f' is already used by tools[0]" },
+    { "{\"input\":[{\"type\":\"function_call\",\"call_id\":\"c\",\"name\":\"f\","
+      "\"namespace\":3}]}", "input[0].namespace", "a string" },
     { "{\"input\":\"hi\",\"tools\":[{\"type\":\"function\"}]}",
       "tools[0].name", "expected a string" },
     { "{\"input\":\"hi\",\"tools\":[{\"type\":\"function\",\"name\":\"f\","
@@ -625,6 +638,150 @@ test_response(void)
     json_decref(fields);
 }
 
+/*
+ * Codex CLI's default tools: a namespace of functions (offered flattened,
+ * answered split) and web_search (left out); a call of a namespaced
+ * function sent back in the input is read under the flattened name.
+ */
+static const char namespaced_tools[] =
+    "[{\"type\":\"function\",\"name\":\"shell\",\"parameters\":"
+      "{\"type\":\"object\"}},"
+    "{\"type\":\"namespace\",\"name\":\"multi_agent_v1\",\"description\":"
+      "\"Sub-agents.\",\"tools\":["
+      "{\"type\":\"function\",\"name\":\"spawn_agent\",\"description\":"
+        "\"Start one.\",\"strict\":false,\"parameters\":{\"type\":\"object\","
+        "\"properties\":{\"task\":{\"type\":\"string\"}}}},"
+      "{\"type\":\"function\",\"name\":\"wait\",\"parameters\":"
+        "{\"type\":\"object\"}}]},"
+    "{\"type\":\"web_search\",\"external_web_access\":false}]";
+
+static int
+same(const char *a, const char *b)
+{
+    return a != NULL && strcmp(a, b) == 0;
+}
+
+static void
+test_namespace_tools(void)
+{
+    llm_request    req;
+    llm_api_error  err;
+    char           body[2048];
+    json_t        *fields, *o, *out, *calls;
+    llm_buf        b;
+    llm_formatter *f;
+    llm_result     r;
+    llm_tool_call  tc[2] = {
+        { "call_1", "multi_agent_v1__spawn_agent", "{\"task\":\"x\"}" },
+        { "call_2", "shell", "{}" }
+    };
+    frames         fr;
+    size_t         i;
+    int            added = 0, done = 0, args_done = 0;
+
+    snprintf(body, sizeof(body), "{\"input\":\"hi\",\"tools\":%s}",
+             namespaced_tools);
+    ok(parse(body, &req, &err) == 0, "function + namespace + web_search parse");
+    if (req.tools == NULL) {
+        printf("#   %s\n", err.message);
+    }
+    is_int(json_array_size(req.tools), 3,
+           "the model is offered 3 functions (web_search left out)");
+    is_str(json_string_value(json_object_get(json_object_get(
+               json_array_get(req.tools, 1), "function"), "name")),
+           "multi_agent_v1__spawn_agent", "a namespace's function: ns__name");
+    is_str(json_string_value(json_object_get(json_object_get(
+               json_array_get(req.tools, 1), "function"), "description")),
+           "Start one.", "  with its own description");
+    ok(json_object_get(json_object_get(json_object_get(json_array_get(
+           req.tools, 1), "function"), "parameters"), "properties") != NULL,
+       "  and its parameters");
+    is_str(json_string_value(json_object_get(json_object_get(
+               json_array_get(req.tools, 2), "function"), "name")),
+           "multi_agent_v1__wait", "the namespace's second function");
+    is_int(json_array_size(json_object_get(req.response_fields, "tools")), 3,
+           "the response repeats the tools as sent");
+    fields = json_incref(req.response_fields);
+    llm_request_free(&req);
+
+    ok(parse("{\"input\":\"hi\",\"tools\":[{\"type\":\"web_search\"},"
+             "{\"type\":\"web_search_preview\"},{\"type\":\"file_search\"},"
+             "{\"type\":\"code_interpreter\"},{\"type\":\"image_generation\"}]}",
+             &req, &err) == 0, "hosted tools alone parse");
+    ok(req.tools == NULL, "  and no tools are offered");
+    llm_request_free(&req);
+
+    ok(parse("{\"input\":[{\"role\":\"user\",\"content\":\"go\"},"
+             "{\"type\":\"function_call\",\"call_id\":\"c1\",\"namespace\":"
+             "\"multi_agent_v1\",\"name\":\"wait\",\"arguments\":\"{}\"},"
+             "{\"type\":\"function_call_output\",\"call_id\":\"c1\",\"output\":"
+             "\"done\"}]}", &req, &err) == 0,
+       "a namespaced function_call in the input parses");
+    calls = json_object_get(json_array_get(req.messages, 1), "tool_calls");
+    is_str(json_string_value(json_object_get(json_object_get(
+               json_array_get(calls, 0), "function"), "name")),
+           "multi_agent_v1__wait", "  under the name the model was offered");
+    is_str(msg_str(&req, 2, "name"), "multi_agent_v1__wait",
+           "  and its output names it so");
+    llm_request_free(&req);
+
+    /* the answer: namespace and name split again */
+    f = make(fields);
+    llm_buf_init(&b);
+    memset(&r, 0, sizeof(r));
+    r.tool_calls = tc;
+    r.n_tool_calls = 2;
+    r.finish = LLM_FINISH_TOOL_CALLS;
+    ok(llm_formatter_response(f, &b, &r, NULL) == 0, "response");
+    o = json_loadb(b.data, b.len, 0, NULL);
+    out = json_object_get(o, "output");
+    is_str(jstr(json_array_get(out, 0), "namespace"), "multi_agent_v1",
+           "a namespaced call carries its namespace");
+    is_str(jstr(json_array_get(out, 0), "name"), "spawn_agent",
+           "  and the function's own name");
+    is_str(jstr(json_array_get(out, 1), "name"), "shell",
+           "a plain function keeps its name");
+    ok(json_object_get(json_array_get(out, 1), "namespace") == NULL,
+       "  and has no namespace");
+    json_decref(o);
+    llm_formatter_free(f);
+
+    f = make(fields);
+    llm_buf_reset(&b);
+    llm_formatter_start(f, &b);
+    llm_formatter_event(f, &b, 0, ev(LLM_EV_TOOL_BEGIN, 0, "call_1",
+                                     "multi_agent_v1__spawn_agent", 0), NULL);
+    llm_formatter_event(f, &b, 0, ev(LLM_EV_TOOL_ARGS, 0, 0, 0, "{}"), NULL);
+    llm_formatter_event(f, &b, 0, ev(LLM_EV_TOOL_END, 0, 0, 0, 0), NULL);
+    r.n_tool_calls = 1;
+    llm_formatter_finish_choice(f, &b, 0, &r);
+    llm_formatter_finish(f, &b, &r, NULL);
+    ok(split(&b, &fr) == 0, "streamed");
+    for (i = 0; i < fr.n; i++) {
+        const json_t *item = json_object_get(fr.data[i], "item");
+
+        if (strcmp(fr.names[i], "response.output_item.added") == 0) {
+            added = same(jstr(item, "namespace"), "multi_agent_v1")
+                    && same(jstr(item, "name"), "spawn_agent");
+        } else if (strcmp(fr.names[i], "response.output_item.done") == 0) {
+            done = same(jstr(item, "namespace"), "multi_agent_v1")
+                   && same(jstr(item, "name"), "spawn_agent");
+        } else if (strcmp(fr.names[i],
+                          "response.function_call_arguments.done") == 0)
+        {
+            args_done = same(jstr(fr.data[i], "namespace"), "multi_agent_v1")
+                        && same(jstr(fr.data[i], "name"), "spawn_agent");
+        }
+    }
+    ok(added, "  output_item.added: namespace and name");
+    ok(args_done, "  function_call_arguments.done: namespace and name");
+    ok(done, "  output_item.done: namespace and name");
+    frames_free(&fr);
+    llm_buf_free(&b);
+    llm_formatter_free(f);
+    json_decref(fields);
+}
+
 int
 main(void)
 {
@@ -638,5 +795,6 @@ main(void)
     test_tools_and_format();
     test_stream();
     test_response();
+    test_namespace_tools();
     return done_testing();
 }
