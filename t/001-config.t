@@ -158,7 +158,7 @@ qr/unknown thread pool "nosuchpool" in .*nginx\.conf:\d+/
 location = /x { llm_api chatty; }
 --- must_die
 --- error_log eval
-qr/unknown llm_api "chatty", expected chat, completions, messages, responses, embeddings, models, health, tokenize, detokenize or metrics/
+qr/unknown llm_api "chatty", expected chat, completions, messages, responses, embeddings, models, health, tokenize, detokenize, metrics or page/
 
 
 
