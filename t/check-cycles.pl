@@ -23,8 +23,6 @@ my %nginx_module = map { $_ => 1 }
 my %known = map { $_ => 1 } (
     # issue 15 (quant): fp16/bf16 conversions vs. row (de)quantizers
     'llm_kernels_scalar.o llm_quant.o',
-    # issue 15 (quant): on-load quantization vs. the model it fills
-    'llm_model.o llm_quantize.o',
 );
 
 my (%defines, %uses);

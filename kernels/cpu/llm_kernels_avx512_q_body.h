@@ -322,6 +322,100 @@ panel_tile(llm_wtype t, const int TB, float *y, size_t ldy, const char *panel, i
 #include "kernels/cpu/llm_kernels_q_panel_driver.h"
 #endif
 
+#if Q_VNNI
+/*
+ * Panels made at load (llm_kernels_q_r16.h): per block, 8 (Q8_0) or 4 x 2
+ * (Q4_0 nibbles) vpdpbusd of a 64-byte group against 4 activation bytes
+ * broadcast sum the block for all 16 rows; the codes are unsigned (Q8_0
+ * flipped, bias 128; Q4_0 bias 8).  Two integer chains per token while the
+ * tile has few tokens, so a lone token's block is not one serial chain.
+ */
+X512 INLINE void
+r16_tile(const int q4, const int TB, float *y, size_t ldy, r16_panel P, int b0, int b1,
+    const int8_t *const *aq, const float *const *ad, const float *const *as, int row0, int lo, int hi, int add)
+{
+    const __mmask16 rows = (__mmask16) (((1u << hi) - 1) & ~((1u << lo) - 1));
+    const int two = TB <= 4;
+    const __m512i low4 = _mm512_set1_epi8(15);
+    const float bias = q4 ? 8.0f : 128.0f;
+    __m512 acc[8];
+    int j, b, g;
+
+#pragma GCC unroll 8
+    for (j = 0; j < TB; j++) acc[j] = _mm512_setzero_ps();
+    for (b = b0; b < b1; b++) {
+        const unsigned char *c = P.codes + (size_t) b * r16_code_bytes(q4);
+        __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (P.d + 16 * b)));
+        __m512i is[8], is2[8];
+#pragma GCC unroll 8
+        for (j = 0; j < TB; j++) is[j] = is2[j] = _mm512_setzero_si512();
+#ifndef R16_PF
+#define R16_PF 4096
+#endif
+#pragma GCC unroll 8
+        for (g = 0; g < r16_code_bytes(q4) / 64; g++) _mm_prefetch((const char *) c + R16_PF + 64 * g, _MM_HINT_T0);
+        if (q4) {
+#pragma GCC unroll 4
+            for (g = 0; g < 4; g++) {
+                __m512i raw = _mm512_loadu_si512((const void *) (c + 64 * g));
+                __m512i l = _mm512_and_si512(raw, low4), u = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
+#pragma GCC unroll 8
+                for (j = 0; j < TB; j++) {
+                    is[j] = _mm512_dpbusd_epi32(is[j], l, _mm512_set1_epi32(act4(aq[j] + 32 * b + 4 * g)));
+                    if (two) is2[j] = _mm512_dpbusd_epi32(is2[j], u, _mm512_set1_epi32(act4(aq[j] + 32 * b + 16 + 4 * g)));
+                    else is[j] = _mm512_dpbusd_epi32(is[j], u, _mm512_set1_epi32(act4(aq[j] + 32 * b + 16 + 4 * g)));
+                }
+            }
+        } else {
+#pragma GCC unroll 8
+            for (g = 0; g < 8; g++) {
+                __m512i wq = _mm512_loadu_si512((const void *) (c + 64 * g));
+#pragma GCC unroll 8
+                for (j = 0; j < TB; j++) {
+                    __m512i a = _mm512_set1_epi32(act4(aq[j] + 32 * b + 4 * g));
+                    if (two && (g & 1)) is2[j] = _mm512_dpbusd_epi32(is2[j], wq, a);
+                    else is[j] = _mm512_dpbusd_epi32(is[j], wq, a);
+                }
+            }
+        }
+#pragma GCC unroll 8
+        for (j = 0; j < TB; j++) {
+            __m512i sum = two ? _mm512_add_epi32(is[j], is2[j]) : is[j];
+            __m512 v = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_set1_ps(ad[j][b]),
+                                       _mm512_set1_ps(-bias * as[j][b]));
+            acc[j] = _mm512_fmadd_ps(v, dv, acc[j]);
+        }
+    }
+#pragma GCC unroll 8
+    for (j = 0; j < TB; j++) {
+        float *yr = y + (size_t) j * ldy + row0;
+        __m512 v = add ? _mm512_add_ps(_mm512_maskz_loadu_ps(rows, yr), acc[j]) : acc[j];
+        _mm512_mask_storeu_ps(yr, rows, v);
+    }
+}
+
+#define R16_TARGET X512
+#define R16_TB 8
+#include "kernels/cpu/llm_kernels_q_r16.h"
+R16_MM(avx512vnni, q8_0_r16, LLM_WT_Q8_0_R16)
+R16_MM(avx512vnni, q4_0_r16, LLM_WT_Q4_0_R16)
+#else
+/* without VNNI the AVX2 panel kernels (vpmaddubsw on 256 bits) */
+X512 void
+llm_avx512_mm_q8_0_r16(float *y, size_t ldy, const void *xq, size_t ldq, const void *w, int k, int r0, int r1,
+    int n, int acc)
+{
+    llm_avx2_mm_q8_0_r16(y, ldy, xq, ldq, w, k, r0, r1, n, acc);
+}
+
+X512 void
+llm_avx512_mm_q4_0_r16(float *y, size_t ldy, const void *xq, size_t ldq, const void *w, int k, int r0, int r1,
+    int n, int acc)
+{
+    llm_avx2_mm_q4_0_r16(y, ldy, xq, ldq, w, k, r0, r1, n, acc);
+}
+#endif
+
 /* tokens from which a batch of a 32-value format goes through panels (VNNI only) */
 #define PANEL_MIN_TOKENS 4
 

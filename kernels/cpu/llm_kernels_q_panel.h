@@ -13,9 +13,9 @@
  * summed in int32, and the block's float work (convert, times activation
  * scale, times the R weight scales, plus the offsets) is one vector per
  * token for all R rows.  Panels are built per call into a buffer on the stack
- * (PANEL_KB blocks at a time) and reused for every token of the call, so the
- * weights stay in their file layout (mmap'd GGUF) and decode keeps reading
- * them once.
+ * (PANEL_KB blocks at a time) and reused for every token of the call, for the
+ * formats kept in their file layout; Q8_0 and Q4_0 are repacked into panels
+ * once at load instead (types *_R16, llm_kernels_q_r16.h), read by decode too.
  *
  * Panel layout, per block of the run (R * 40 bytes, a multiple of 64):
  *   uint8 codes[8][R][4]   step s, row i: codes 4s..4s+3 of row i's block
@@ -126,6 +126,32 @@ act4(const int8_t *p)
     int v;
     memcpy(&v, p, 4);
     return v;
+}
+
+/* ---- panels made at load (types *_R16; llm_quant.h, llm_kernels_q_r16.h) ---- */
+
+/* panel p of a matrix of k columns: codes of every block, then the float16 scales */
+typedef struct {
+    const unsigned char *codes;
+    const uint16_t      *d;
+} r16_panel;
+
+INLINE int
+r16_code_bytes(int q4)
+{
+    return q4 ? 256 : 512;
+}
+
+INLINE r16_panel
+r16_at(int q4, const void *w, int k, int p)
+{
+    const int nb = k / 32, cb = r16_code_bytes(q4);
+    const unsigned char *base = (const unsigned char *) w + (size_t) p * (size_t) nb * (size_t) (cb + 32);
+    r16_panel x;
+
+    x.codes = base;
+    x.d = (const uint16_t *) (base + (size_t) nb * cb);
+    return x;
 }
 
 #endif

@@ -178,6 +178,7 @@ sc_matmul_q(llm_wtype t, float *y, size_t ldy, const void *xq, size_t ldq,
     size_t rb = llm_wtype_row_bytes(t, k);
     int nb = k / tr->block, per256 = tr->block == LLM_QK, r, t0, tt, b, i;
     float wb[LLM_QK], acc[16];
+    char blk[64];
 
     for (r = r0; r < r1; r++) {
         const char *row = (const char *) w + (size_t) r * rb;
@@ -185,7 +186,12 @@ sc_matmul_q(llm_wtype t, float *y, size_t ldy, const void *xq, size_t ldq,
             int nt = n - t0 < 16 ? n - t0 : 16;
             memset(acc, 0, sizeof(acc));
             for (b = 0; b < nb; b++) {
-                llm_dequant_row(t, row + (size_t) b * tr->bytes, wb, tr->block);
+                if (tr->panel_rows) {       /* the block's bytes, gathered from the panel */
+                    llm_panel_block(t, w, k, r, b, blk);
+                    llm_dequant_row(llm_panel_source(t), blk, wb, tr->block);
+                } else {
+                    llm_dequant_row(t, row + (size_t) b * tr->bytes, wb, tr->block);
+                }
                 for (tt = 0; tt < nt; tt++) {
                     llm_qa_view v = llm_qa_view_of((const char *) xq + (size_t) (t0 + tt) * ldq, k);
                     const int8_t *q = (per256 ? v.qk : v.q) + (size_t) b * tr->block;
@@ -222,6 +228,8 @@ SC_MM_Q(LLM_WT_IQ4_NL, sc_mm_iq4_nl)
 SC_MM_Q(LLM_WT_IQ4_XS, sc_mm_iq4_xs)
 SC_MM_Q(LLM_WT_MXFP4, sc_mm_mxfp4)
 SC_MM_Q(LLM_WT_AQ8, sc_mm_aq8)
+SC_MM_Q(LLM_WT_Q8_0_R16, sc_mm_q8_0_r16)
+SC_MM_Q(LLM_WT_Q4_0_R16, sc_mm_q4_0_r16)
 #undef SC_MM_Q
 
 static float
@@ -379,6 +387,7 @@ static const llm_kernels scalar_table = {
         [LLM_WT_Q3_K] = sc_mm_q3_k, [LLM_WT_Q4_K] = sc_mm_q4_k, [LLM_WT_Q5_K] = sc_mm_q5_k,
         [LLM_WT_Q6_K] = sc_mm_q6_k, [LLM_WT_IQ4_NL] = sc_mm_iq4_nl, [LLM_WT_IQ4_XS] = sc_mm_iq4_xs,
         [LLM_WT_MXFP4] = sc_mm_mxfp4, [LLM_WT_AQ8] = sc_mm_aq8,
+        [LLM_WT_Q8_0_R16] = sc_mm_q8_0_r16, [LLM_WT_Q4_0_R16] = sc_mm_q4_0_r16,
     },
     .quantize_act = llm_qa_quantize_ref,
     .dot = sc_dot, .axpy = sc_axpy, .scale = sc_scale, .rmsnorm = sc_rmsnorm,

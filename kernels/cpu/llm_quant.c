@@ -33,6 +33,8 @@ static const llm_wtype_traits traits[LLM_WT_COUNT] = {
     [LLM_WT_IQ4_XS] = { "IQ4_XS", 256, sizeof(llm_block_iq4_xs),  1, 23 },
     [LLM_WT_MXFP4]  = { "MXFP4",  32,  sizeof(llm_block_mxfp4),   1, 39 },
     [LLM_WT_AQ8]    = { "AQ8",    32,  sizeof(llm_block_aq8),     1, -1 },
+    [LLM_WT_Q8_0_R16] = { "Q8_0_R16", 32, sizeof(llm_block_q8_0), 1, -1, LLM_PANEL_ROWS },
+    [LLM_WT_Q4_0_R16] = { "Q4_0_R16", 32, sizeof(llm_block_q4_0), 1, -1, LLM_PANEL_ROWS },
 };
 
 /* the packed structs above have no padding: their sizes are the ggml block sizes */
@@ -378,6 +380,97 @@ llm_mxfp4_from_hf(const uint8_t *blocks, const uint8_t *scales, size_t nblocks, 
         }
         dst[b].e = scales[b];
         for (j = 0; j < 16; j++) dst[b].qs[j] = (uint8_t) (c[j] | c[j + 16] << 4);
+    }
+}
+
+/* ---- panels ---- */
+
+int
+llm_panel_type(llm_wtype t)
+{
+    switch (t) {
+    case LLM_WT_Q8_0: return LLM_WT_Q8_0_R16;
+    case LLM_WT_Q4_0: return LLM_WT_Q4_0_R16;
+    default:          return -1;
+    }
+}
+
+llm_wtype
+llm_panel_source(llm_wtype pt)
+{
+    return pt == LLM_WT_Q8_0_R16 ? LLM_WT_Q8_0 : LLM_WT_Q4_0;
+}
+
+size_t
+llm_panel_bytes(llm_wtype pt, int rows, int cols)
+{
+    size_t panels = (size_t) (rows + LLM_PANEL_ROWS - 1) / LLM_PANEL_ROWS;
+    return panels * LLM_PANEL_ROWS * llm_wtype_row_bytes(pt, cols);
+}
+
+/* where block b of row r lives: its 4-byte code groups (groups of them, LLM_PANEL_ROWS * 4 bytes
+ * apart) and its scale */
+typedef struct { unsigned char *codes; unsigned char *d; int groups; int flip; } panel_at;
+
+static panel_at
+panel_locate(llm_wtype pt, const void *panels, int cols, int r, int b)
+{
+    const int bytes = llm_wtype_info(pt)->bytes, nb = cols / LLM_QB, code_bytes = bytes - 2;
+    unsigned char *p = (unsigned char *) panels + (size_t) (r / LLM_PANEL_ROWS) * LLM_PANEL_ROWS * nb * bytes;
+    int i = r % LLM_PANEL_ROWS;
+    panel_at a;
+
+    a.codes = p + (size_t) b * code_bytes * LLM_PANEL_ROWS + (size_t) i * 4;
+    a.d = p + (size_t) nb * code_bytes * LLM_PANEL_ROWS + ((size_t) b * LLM_PANEL_ROWS + i) * 2;
+    a.groups = code_bytes / 4;
+    a.flip = pt == LLM_WT_Q8_0_R16 ? 0x80 : 0;
+    return a;
+}
+
+void
+llm_panel_pack(llm_wtype pt, void *dst, const void *src, int rows, int cols)
+{
+    const int bytes = llm_wtype_info(pt)->bytes, nb = cols / LLM_QB;
+    size_t rb = (size_t) nb * bytes;
+    int r, b, g, c;
+
+    memset(dst, 0, llm_panel_bytes(pt, rows, cols));     /* rows past the matrix: d = 0 */
+    for (r = 0; r < rows; r++) {
+        for (b = 0; b < nb; b++) {
+            const unsigned char *blk = (const unsigned char *) src + (size_t) r * rb + (size_t) b * bytes;
+            panel_at a = panel_locate(pt, dst, cols, r, b);
+            memcpy(a.d, blk, 2);
+            for (g = 0; g < a.groups; g++) {
+                for (c = 0; c < 4; c++) {
+                    a.codes[(size_t) g * LLM_PANEL_ROWS * 4 + c] = (unsigned char) (blk[2 + 4 * g + c] ^ a.flip);
+                }
+            }
+        }
+    }
+}
+
+void
+llm_panel_block(llm_wtype pt, const void *panels, int cols, int row, int b, void *block)
+{
+    panel_at a = panel_locate(pt, panels, cols, row, b);
+    unsigned char *blk = block;
+    int g, c;
+
+    memcpy(blk, a.d, 2);
+    for (g = 0; g < a.groups; g++) {
+        for (c = 0; c < 4; c++) blk[2 + 4 * g + c] = (unsigned char) (a.codes[(size_t) g * LLM_PANEL_ROWS * 4 + c] ^ a.flip);
+    }
+}
+
+void
+llm_panel_dequant_row(llm_wtype pt, const void *panels, int cols, int row, float *y)
+{
+    unsigned char blk[64];
+    int b;
+
+    for (b = 0; b < cols / LLM_QB; b++) {
+        llm_panel_block(pt, panels, cols, row, b, blk);
+        llm_dequant_row(llm_panel_source(pt), blk, y + (size_t) b * LLM_QB, LLM_QB);
     }
 }
 

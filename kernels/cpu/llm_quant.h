@@ -54,6 +54,7 @@ typedef struct {
     int         bytes;         /* bytes per block */
     int         quantized;     /* 1: matmul reads int8 activations (matmul_q) */
     int         ggml_type;     /* GGML type id, -1 if none */
+    int         panel_rows;    /* rows per panel of a panel type (see "Panels"), else 0 */
 } llm_wtype_traits;
 
 const llm_wtype_traits *llm_wtype_info(llm_wtype t);
@@ -64,7 +65,7 @@ int llm_wtype_from_ggml(int ggml_type);
 /* Name of any GGML type id (also unsupported ones), "type N" if unknown. */
 const char *llm_ggml_type_name(int ggml_type);
 
-/* Exact dequantization of n values (n a multiple of the block) of any type. */
+/* Exact dequantization of n values (n a multiple of the block) of any row-major type (not panels). */
 void llm_dequant_row(llm_wtype t, const void *src, float *y, int64_t n);
 
 /*
@@ -82,6 +83,49 @@ int llm_quant_row(llm_wtype t, const float *x, void *dst, int64_t n);
  * nibbles 16-31; same scale byte).  Exact: the values do not change.
  */
 void llm_mxfp4_from_hf(const uint8_t *blocks, const uint8_t *scales, size_t nblocks, llm_block_mxfp4 *dst);
+
+/* ---- panels ---- */
+
+/*
+ * Q8_0 and Q4_0 matrices are repacked at load (src/engine/llm_repack.c) into
+ * panels of LLM_PANEL_ROWS rows, types LLM_WT_Q8_0_R16 / LLM_WT_Q4_0_R16,
+ * which every matmul (decode and batches, every kernel table) reads in place
+ * of the row-major blocks.  Why: in row-major blocks a SIMD register holds
+ * codes of one row, so every (row, block) needs its own integer-to-float
+ * conversion and scale product, several instructions per 34 or 18 bytes --
+ * more than a core can issue while memory streams the next bytes, so batch-1
+ * decode was compute-bound, and batches packed panels per call.  In a panel
+ * one 64-byte load holds 4 codes of each of the 16 rows: 8 (Q8_0) or 4 (Q4_0)
+ * loads and multiply-adds against broadcast activation bytes sum a block for
+ * 16 rows, and the float work is one vector per block for all 16 rows.
+ *
+ * Layout of a matrix of rows x cols (nb = cols / 32 blocks): panel p holds
+ * rows 16p .. 16p+15 (rows past the matrix: zero codes, d = 0) in
+ * 16 * nb * block-bytes bytes, the same bytes per value as the blocks:
+ *   codes[nb][groups][16][4]   block b, group g, row i: bytes 4g .. 4g+3 of
+ *                              the row's block qs (groups = 8 for Q8_0, 4
+ *                              for Q4_0), Q8_0 codes XOR 0x80 (unsigned,
+ *                              value d * (u - 128)); Q4_0 bytes as in the
+ *                              block (low nibble value 4g+c, high 16+4g+c,
+ *                              value d * (u - 8))
+ *   d[nb][16]                  float16 scale of block b of row i
+ * The scales are the blocks' own, so a panel matmul equals the row-major one
+ * up to float summation order, and llm_panel_block gives back the block bytes.
+ */
+#define LLM_PANEL_ROWS 16
+
+/* the panel type a matrix of type t is repacked into, or -1 */
+int llm_panel_type(llm_wtype t);
+/* the block type a panel type holds (LLM_WT_Q8_0 or LLM_WT_Q4_0) */
+llm_wtype llm_panel_source(llm_wtype pt);
+/* bytes of a rows x cols matrix of panel type pt (rows rounded up to whole panels) */
+size_t llm_panel_bytes(llm_wtype pt, int rows, int cols);
+/* panels of a row-major matrix of llm_panel_source(pt) blocks; dst holds llm_panel_bytes */
+void llm_panel_pack(llm_wtype pt, void *dst, const void *src, int rows, int cols);
+/* the bytes of block b of one row, as in the row-major source (exact inverse of the pack) */
+void llm_panel_block(llm_wtype pt, const void *panels, int cols, int row, int b, void *block);
+/* one row dequantized (llm_dequant_row has no row of a panel type to read) */
+void llm_panel_dequant_row(llm_wtype pt, const void *panels, int cols, int row, float *y);
 
 /* ---- int8 activation rows ---- */
 

@@ -30,29 +30,38 @@ typedef struct {
 #endif
 #define CHUNKS(rt) ((rt)->n_threads * LLM_CHUNKS_PER_THREAD)
 
-/* Row range of chunk ith of nth, in multiples of 4 rows so register tiles stay whole. */
-static void
-split_rows(int rows, int ith, int nth, int *r0, int *r1)
+/* Rows that one piece of a matrix's rows comes in multiples of: whole register tiles (4 rows), whole
+ * panels (llm_quant.h) for a panel type; the larger for matrices whose pieces must match (gate, up). */
+static int
+row_grain(const llm_mat *a, const llm_mat *b)
 {
-    int blocks = (rows + 3) / 4;
+    return llm_wtype_info(a->type)->panel_rows || (b && llm_wtype_info(b->type)->panel_rows) ? LLM_PANEL_ROWS : 4;
+}
+
+/* Row range of chunk ith of nth, in multiples of grain rows. */
+static void
+split_rows(int rows, int grain, int ith, int nth, int *r0, int *r1)
+{
+    int blocks = (rows + grain - 1) / grain;
     int b0 = (int) ((long long) blocks * ith / nth), b1 = (int) ((long long) blocks * (ith + 1) / nth);
-    *r0 = b0 * 4 < rows ? b0 * 4 : rows;
-    *r1 = b1 * 4 < rows ? b1 * 4 : rows;
+    *r0 = b0 * grain < rows ? b0 * grain : rows;
+    *r1 = b1 * grain < rows ? b1 * grain : rows;
 }
 
 /*
- * Rows [r0, r1) of y = x W^T (+ bias) for the n tokens.  Quantized weights
+ * Rows [r0, r1) of y = x W^T (+ bias) for the n tokens, pieces of grain rows
+ * (0: row_grain of w alone).  Quantized weights
  * read the activations' int8 rows in rt->xq, which quantize_input filled
  * from x before this step.
  */
 static void
-matmul_part(const llm_runtime *rt, const llm_mat *w, float *y, size_t ldy, const float *x,
+matmul_part(const llm_runtime *rt, const llm_mat *w, int grain, float *y, size_t ldy, const float *x,
     size_t ldx, int n, const float *bias, int accumulate, int ith, int nth)
 {
     const llm_kernels *k = rt->k;
     int r0, r1, t, r;
 
-    split_rows(w->rows, ith, nth, &r0, &r1);
+    split_rows(w->rows, grain > 0 ? grain : row_grain(w, NULL), ith, nth, &r0, &r1);
     if (r0 >= r1) return;
     if (llm_wtype_info(w->type)->quantized) {
         k->matmul_q[w->type](y, ldy, rt->xq, rt->ldq, w->data, w->cols, r0, r1, n, accumulate);
@@ -73,9 +82,9 @@ task_qkv(void *arg, int ith, int nth, int thread __attribute__((unused)))
     llm_runtime *rt = s->rt;
     int H = rt->m->info.hidden;
 
-    matmul_part(rt, &s->L->wq, rt->q, rt->q_dim, rt->xn, H, s->n, s->L->bq, 0, ith, nth);
-    matmul_part(rt, &s->L->wk, rt->kn, rt->kv_dim, rt->xn, H, s->n, s->L->bk, 0, ith, nth);
-    matmul_part(rt, &s->L->wv, rt->vn, rt->kv_dim, rt->xn, H, s->n, s->L->bv, 0, ith, nth);
+    matmul_part(rt, &s->L->wq, 0, rt->q, rt->q_dim, rt->xn, H, s->n, s->L->bq, 0, ith, nth);
+    matmul_part(rt, &s->L->wk, 0, rt->kn, rt->kv_dim, rt->xn, H, s->n, s->L->bk, 0, ith, nth);
+    matmul_part(rt, &s->L->wv, 0, rt->vn, rt->kv_dim, rt->xn, H, s->n, s->L->bv, 0, ith, nth);
 }
 
 /*
@@ -96,7 +105,7 @@ task_o(void *arg, int ith, int nth, int thread __attribute__((unused)))
     llm_runtime *rt = s->rt;
     int H = rt->m->info.hidden, direct = direct_residual(rt, s->L->attn_post_norm);
 
-    matmul_part(rt, &s->L->wo, direct ? rt->x : rt->xn, H, rt->att, rt->q_dim, s->n, s->L->bo,
+    matmul_part(rt, &s->L->wo, 0, direct ? rt->x : rt->xn, H, rt->att, rt->q_dim, s->n, s->L->bo,
                 direct, ith, nth);
 }
 
@@ -106,11 +115,12 @@ task_gate_up(void *arg, int ith, int nth, int thread __attribute__((unused)))
     llm_step *s = arg;
     llm_runtime *rt = s->rt;
     int H = rt->m->info.hidden, I = rt->m->info.intermediate, r0, r1, t;
+    int grain = row_grain(&s->L->w_gate, &s->L->w_up);
 
-    matmul_part(rt, &s->L->w_gate, rt->gate, I, rt->xn, H, s->n, NULL, 0, ith, nth);
-    matmul_part(rt, &s->L->w_up, rt->up, I, rt->xn, H, s->n, NULL, 0, ith, nth);
+    matmul_part(rt, &s->L->w_gate, grain, rt->gate, I, rt->xn, H, s->n, NULL, 0, ith, nth);
+    matmul_part(rt, &s->L->w_up, grain, rt->up, I, rt->xn, H, s->n, NULL, 0, ith, nth);
     /* this thread wrote columns [r0, r1) of gate and up for every token */
-    split_rows(I, ith, nth, &r0, &r1);
+    split_rows(I, grain, ith, nth, &r0, &r1);
     for (t = 0; t < s->n && r1 > r0; t++) {
         float *g = rt->gate + (size_t) t * I + r0;
         const float *u = rt->up + (size_t) t * I + r0;
@@ -131,7 +141,7 @@ task_down(void *arg, int ith, int nth, int thread __attribute__((unused)))
 
     int direct = direct_residual(rt, s->L->ffn_post_norm);
 
-    matmul_part(rt, &s->L->w_down, direct ? rt->x : rt->xn, H, rt->gate, I, s->n, NULL, direct, ith, nth);
+    matmul_part(rt, &s->L->w_down, 0, direct ? rt->x : rt->xn, H, rt->gate, I, s->n, NULL, direct, ith, nth);
 }
 
 /*
@@ -227,12 +237,12 @@ task_lm_head(void *arg, int ith, int nth, int thread __attribute__((unused)))
     llm_runtime *rt = s->rt;
     const llm_model *m = rt->m;
     const llm_model_info *in = &m->info;
-    int r0, r1, t;
+    int r0, r1, t, grain = row_grain(&m->lm_head, NULL);
 
-    matmul_part(rt, &m->lm_head, s->out, (size_t) in->n_vocab, s->in, (size_t) in->hidden,
+    matmul_part(rt, &m->lm_head, grain, s->out, (size_t) in->n_vocab, s->in, (size_t) in->hidden,
                 s->n, NULL, 0, ith, nth);
     if (m->logit_scale == 1.0f && m->final_softcap == 0) return;
-    split_rows(in->n_vocab, ith, nth, &r0, &r1);
+    split_rows(in->n_vocab, grain, ith, nth, &r0, &r1);
     for (t = 0; t < s->n && r1 > r0; t++) {
         float *y = s->out + (size_t) t * in->n_vocab + r0;
         if (m->logit_scale != 1.0f) rt->k->scale(y, m->logit_scale, r1 - r0);
@@ -389,8 +399,12 @@ run_layers(llm_runtime *rt, int n)
     s.n = n;
     for (t = 0; t < n; t++) {
         const llm_mat *e = &m->embed;
-        const char *row = (const char *) e->data + (size_t) rt->tok[t] * llm_wtype_row_bytes(e->type, e->cols);
-        rt->k->to_f32(rt->x + (size_t) t * H, row, e->type, H);
+        if (llm_wtype_info(e->type)->panel_rows) {      /* tied to a repacked output matrix */
+            llm_panel_dequant_row(e->type, e->data, e->cols, rt->tok[t], rt->x + (size_t) t * H);
+        } else {
+            const char *row = (const char *) e->data + (size_t) rt->tok[t] * llm_wtype_row_bytes(e->type, e->cols);
+            rt->k->to_f32(rt->x + (size_t) t * H, row, e->type, H);
+        }
         if (m->embed_scale != 1.0f) rt->k->scale(rt->x + (size_t) t * H, m->embed_scale, H);
     }
     for (l = 0; l < in->n_layers; l++) {

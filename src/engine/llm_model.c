@@ -723,20 +723,6 @@ typedef struct {
     size_t     errlen;
 } bind_ctx;
 
-int
-llm_model_own(llm_model *m, void *p)
-{
-    if (m->n_owned == m->cap_owned) {
-        int cap = m->cap_owned ? m->cap_owned * 2 : 64;
-        void **o = realloc(m->owned, (size_t) cap * sizeof(*o));
-        if (o == NULL) return -1;
-        m->owned = o;
-        m->cap_owned = cap;
-    }
-    m->owned[m->n_owned++] = p;
-    return 0;
-}
-
 /*
  * Bind one tensor: matrices are used in place (a fused tensor as row ranges,
  * one per part); vectors are widened to f32 copies, norm weights of
@@ -1441,6 +1427,11 @@ llm_model_load_opts(const char *dir, const llm_model_opts *opts, char *err, size
         return NULL;
     }
     count_weights(m);
+    if (llm_model_repack(m, msg, sizeof(msg)) != 0) {
+        snprintf(err, errlen, "model %s: %s", dir, msg);
+        llm_model_free(m);
+        return NULL;
+    }
     return m;
 }
 

@@ -186,5 +186,14 @@ int llm_model_own(llm_model *m, void *p);
 int llm_quant_scheme_parse(const char *s, llm_wtype *out);
 /* on-load quantization of the float matrices (llm_quantize.c has the policy) */
 int llm_model_quantize(llm_model *m, llm_wtype scheme, char *err, size_t errlen);
+/*
+ * The dense layers' matrices and the output matrix whose type has panels
+ * (Q8_0, Q4_0: kernels/cpu/llm_quant.h) repacked into them, once, after
+ * loading and on-load quantization; the embedding follows a tied output
+ * matrix (its rows are read through llm_panel_dequant_row).  Memory-neutral:
+ * a source made at load is freed, a source in a mapped file is dropped from
+ * the mapping.  Sparse layers' experts keep their blocks.
+ */
+int llm_model_repack(llm_model *m, char *err, size_t errlen);
 
 #endif

@@ -292,7 +292,7 @@ test_matmul(const llm_kernels *ref, const llm_kernels *k)
         int ns = tr->block == LLM_QK ? 6 : 9, s, acc;
         float worst = 0;
 
-        if (!tr->quantized) continue;
+        if (!tr->quantized || tr->panel_rows) continue;     /* panels: test_panels */
         if (k->matmul_q[t] == NULL) {
             ok(0, "%s has a %s matmul", k->name, tr->name);
             continue;
@@ -340,6 +340,85 @@ test_matmul(const llm_kernels *ref, const llm_kernels *k)
             free(w); free(xq); free(x); free(wd); free(y0); free(y1); free(mag);
         }
         ok(worst < 2e-6f, "%s %s matmul equals scalar (err / sum|w*a| %.2g < 2e-6)", k->name, tr->name, worst);
+    }
+}
+
+/*
+ * Panels made at load: the pack gives back every block byte for byte, and
+ * each table's panel matmul equals the scalar matmul of the row-major blocks
+ * on odd shapes: rows past whole panels, row ranges starting inside a panel,
+ * token tails, runs of more than 32 blocks.
+ */
+static void
+test_panels(const llm_kernels *ref, const llm_kernels *k)
+{
+    static const int shapes[][3] = {      /* k, rows, tokens */
+        { 32, 1, 1 }, { 64, 17, 1 }, { 96, 33, 3 }, { 896, 16, 9 }, { 1088, 37, 11 }, { 160, 5, 2 }, { 288, 40, 5 },
+    };
+    static const llm_wtype types[] = { LLM_WT_Q8_0, LLM_WT_Q4_0 };
+    size_t ti;
+
+    for (ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++) {
+        llm_wtype src = types[ti], pt = (llm_wtype) llm_panel_type(src);
+        const llm_wtype_traits *tr = llm_wtype_info(src);
+        float worst = 0;
+        int exact = 1, s, acc;
+
+        if (k->matmul_q[pt] == NULL) {
+            ok(0, "%s has a %s matmul", k->name, llm_wtype_info(pt)->name);
+            continue;
+        }
+        for (s = 0; s < (int) (sizeof(shapes) / sizeof(shapes[0])); s++) {
+            int K = shapes[s][0], R = shapes[s][1], N = shapes[s][2], i, r, b, r0;
+            size_t rb = llm_wtype_row_bytes(src, K), ldq = llm_qa_row_bytes(K);
+            unsigned char *w = malloc(rb * R), *pw = malloc(llm_panel_bytes(pt, R, K)), *xq = calloc((size_t) N, ldq);
+            unsigned char blk[64];
+            float *x = malloc((size_t) K * 4), *wd = malloc((size_t) K * 4);
+            float *y0 = malloc((size_t) N * (R + 2) * 4), *y1 = malloc((size_t) N * (R + 2) * 4);
+            double *mag = calloc((size_t) N * R, sizeof(double));
+
+            random_blocks(src, w, rb * R / tr->bytes);
+            llm_panel_pack(pt, pw, w, R, K);
+            for (r = 0; r < R; r++) {
+                for (b = 0; b < K / 32; b++) {
+                    llm_panel_block(pt, pw, K, r, b, blk);
+                    if (memcmp(blk, w + (size_t) r * rb + (size_t) b * tr->bytes, (size_t) tr->bytes) != 0) exact = 0;
+                }
+            }
+            for (i = 0; i < N; i++) {
+                int j;
+                for (j = 0; j < K; j++) x[j] = frand();
+                ref->quantize_act(xq + (size_t) i * ldq, x, K);
+            }
+            for (r = 0; r < R; r++) {
+                llm_dequant_row(src, w + (size_t) r * rb, wd, K);
+                for (i = 0; i < N; i++) {
+                    llm_qa_view v = llm_qa_view_of(xq + (size_t) i * ldq, K);
+                    int j;
+                    for (j = 0; j < K; j++) mag[(size_t) i * R + r] += fabs(wd[j] * v.q[j] * (double) v.d[j / 32]);
+                }
+            }
+            for (acc = 0; acc < 2; acc++) {
+                /* rows from 0, and from inside the first panel (1) or the second (17) */
+                for (r0 = 0; r0 <= 17 && r0 < R; r0 += r0 == 0 ? 1 : 16) {
+                    for (i = 0; i < N * (R + 2); i++) y0[i] = y1[i] = frand();
+                    ref->matmul_q[src](y0, R + 2, xq, ldq, w, K, r0, R, N, acc);
+                    k->matmul_q[pt](y1, R + 2, xq, ldq, pw, K, r0, R, N, acc);
+                    for (i = 0; i < N; i++) {
+                        for (r = 0; r < R + 2; r++) {
+                            float e = fabsf(y1[i * (R + 2) + r] - y0[i * (R + 2) + r]);
+                            double m = r >= r0 && r < R ? mag[(size_t) i * R + r] : 1.0;
+                            e = (float) (e / (m + 1e-30));
+                            if (!(e <= worst)) worst = e;
+                        }
+                    }
+                }
+            }
+            free(w); free(pw); free(xq); free(x); free(wd); free(y0); free(y1); free(mag);
+        }
+        if (k == ref) ok(exact, "%s panels give back every block byte for byte", llm_wtype_info(pt)->name);
+        ok(worst < 2e-6f, "%s %s matmul equals scalar %s (err / sum|w*a| %.2g < 2e-6)", k->name,
+           llm_wtype_info(pt)->name, tr->name, worst);
     }
 }
 
@@ -391,11 +470,12 @@ main(void)
     test_quantizers();
     test_activation_noise(sc);
     test_matmul(sc, sc);
-    if ((k = llm_kernels_avx2()) != NULL) { test_act(sc, k); test_matmul(sc, k); }
+    test_panels(sc, sc);
+    if ((k = llm_kernels_avx2()) != NULL) { test_act(sc, k); test_matmul(sc, k); test_panels(sc, k); }
     else diag("AVX2 not available on this CPU: skipped");
-    if ((k = llm_kernels_avx512()) != NULL) { test_act(sc, k); test_matmul(sc, k); }
+    if ((k = llm_kernels_avx512()) != NULL) { test_act(sc, k); test_matmul(sc, k); test_panels(sc, k); }
     else diag("AVX-512 not available on this CPU: skipped");
-    if ((k = llm_kernels_avx512vnni()) != NULL) { test_act(sc, k); test_matmul(sc, k); }
+    if ((k = llm_kernels_avx512vnni()) != NULL) { test_act(sc, k); test_matmul(sc, k); test_panels(sc, k); }
     else diag("AVX-512 VNNI not available on this CPU: skipped");
     return done_testing();
 }
