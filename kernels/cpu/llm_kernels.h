@@ -59,27 +59,11 @@ typedef void (*llm_matmul_fn)(float *y, size_t ldy, const float *x, size_t ldx,
 typedef void (*llm_matmul_q_fn)(float *y, size_t ldy, const void *xq, size_t ldq,
     const void *w, int k, int r0, int r1, int n, int accumulate);
 
-/*
- * Where attention finds the cached keys and values of one sequence and one
- * head: blocks of 2^block_shift positions anywhere in one array, in the
- * order of a table of block ids.  Position p's row starts at element
- *   table[p >> block_shift] * block_stride + (p & (2^block_shift - 1)) * stride
- * of k (and of v), whose element type (float or float16) the kernel names.
- */
-typedef struct {
-    const void    *k, *v;
-    const int32_t *table;
-    size_t         block_stride;
-    size_t         stride;
-    int            block_shift;
-} llm_kv_view;
+/* Positions per call of attend_block: a KV block of the paged cache holds 16. */
+#define LLM_ATT_KEYS 16
 
-static inline size_t
-llm_kv_view_row(const llm_kv_view *kv, int pos)
-{
-    return (size_t) kv->table[pos >> kv->block_shift] * kv->block_stride
-           + (size_t) (pos & ((1 << kv->block_shift) - 1)) * kv->stride;
-}
+/* Floats of scratch attend_block needs for a head size of hd. */
+#define LLM_ATT_SCRATCH(hd) ((size_t) 3 * LLM_ATT_KEYS * (size_t) (hd) + 2 * LLM_ATT_KEYS)
 
 typedef struct {
     const char   *name;                     /* "scalar", "avx2", "avx512", "avx512vnni" */
@@ -111,18 +95,22 @@ typedef struct {
     /* streaming read of n bytes (multiple of 64) returning a value that depends on all */
     uint64_t (*read_stream)(const void *p, size_t n);
     /*
-     * Attention of one query head over the n cached positions lo .. lo+n-1
-     * of a float KV view:
-     *   s_j = scale * q.k_j,  s_j = cap * tanh(s_j / cap) when cap > 0,
-     *   p = softmax(s),  out = sum_j p_j v_j  (summed in position order)
-     * scores holds n floats of scratch; on return it holds p (the attention
-     * sinks of gpt-oss read the log-sum-exp from it: llm_forward.c apply_sink).
+     * One step of online-softmax attention (flash-attention style): nq query
+     * rows q[r*hd ..] (already multiplied by the attention scale) over the
+     * n <= LLM_ATT_KEYS keys and values of positions p0 .. p0+n-1, whose rows
+     * lie `stride` elements apart from k and v (float, or float16 when f16).
+     * Row r sees position p only when lo[r] <= p <= hi[r]; for the positions
+     * it sees, s_p = q_r.k_p (cap * tanh(s_p / cap) when cap > 0) and
+     *   m' = max(m[r], max s_p),  c = e^(m[r] - m'),
+     *   l[r] = c l[r] + sum e^(s_p - m'),  acc_r = c acc_r + sum e^(s_p - m') v_p,
+     * m[r] = m'.  A row that sees none of them is left as it was.  Start
+     * with m = -INFINITY, l = 0, acc = 0; the attention output is acc / l.
+     * The keys are read once for all rows, which is what makes a tile of
+     * queries cheaper than one query at a time.  scratch: LLM_ATT_SCRATCH(hd).
      */
-    void  (*attend)(float *out, const float *q, const llm_kv_view *kv, int lo, int n,
-                    int hd, float scale, float cap, float *scores);
-    /* the same over a float16 view */
-    void  (*attend_f16)(float *out, const float *q, const llm_kv_view *kv, int lo, int n,
-                        int hd, float scale, float cap, float *scores);
+    void  (*attend_block)(float *acc, float *m, float *l, const float *q, int nq,
+                          const int *lo, const int *hi, const void *k, const void *v, int f16,
+                          size_t stride, int p0, int n, int hd, float cap, float *scratch);
     /* y = float16(x), round to nearest even */
     void  (*f32_to_f16)(uint16_t *y, const float *x, int n);
 } llm_kernels;

@@ -367,49 +367,133 @@ v_read_stream(const void *p, size_t n)
     return r;
 }
 
+/* n rows of float16, stride apart, widened into rows of hd floats */
 AVX2 static void
-v_attend(float *out, const float *q, const llm_kv_view *kv, int lo, int n,
-    int hd, float scale, float cap, float *sc)
+widen_rows(float *y, const uint16_t *x, size_t stride, int n, int hd)
 {
-    const float *k = kv->k, *v = kv->v;
-    int j;
-
-    for (j = 0; j < n; j++) sc[j] = v_dot(q, k + llm_kv_view_row(kv, lo + j), hd) * scale;
-    if (cap > 0) v_softcap(sc, n, cap);
-    v_softmax(sc, n);
-    memset(out, 0, (size_t) hd * sizeof(float));
-    for (j = 0; j < n; j++) v_axpy(out, sc[j], v + llm_kv_view_row(kv, lo + j), hd);
-}
-
-AVX2 static void
-v_attend_f16(float *out, const float *q, const llm_kv_view *kv, int lo, int n,
-    int hd, float scale, float cap, float *sc)
-{
-    const uint16_t *k = kv->k, *v = kv->v;
     int j, d;
 
     for (j = 0; j < n; j++) {
-        const uint16_t *kr = k + llm_kv_view_row(kv, lo + j);
-        __m256 s = _mm256_setzero_ps();
-        float t = 0;
+        const uint16_t *xr = x + (size_t) j * stride;
+        float *yr = y + (size_t) j * hd;
         for (d = 0; d + 8 <= hd; d += 8) {
-            s = _mm256_fmadd_ps(_mm256_loadu_ps(q + d),
-                                _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (kr + d))), s);
+            _mm256_storeu_ps(yr + d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (xr + d))));
         }
-        for (; d < hd; d++) t += q[d] * llm_f16_to_f32(kr[d]);
-        sc[j] = (hsum(s) + t) * scale;
+        for (; d < hd; d++) yr[d] = llm_f16_to_f32(xr[d]);
     }
-    if (cap > 0) v_softcap(sc, n, cap);
-    v_softmax(sc, n);
-    memset(out, 0, (size_t) hd * sizeof(float));
-    for (j = 0; j < n; j++) {
-        const uint16_t *vr = v + llm_kv_view_row(kv, lo + j);
-        __m256 p = _mm256_set1_ps(sc[j]);
-        for (d = 0; d + 8 <= hd; d += 8) {
-            _mm256_storeu_ps(out + d, _mm256_fmadd_ps(p,
-                _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (vr + d))), _mm256_loadu_ps(out + d)));
+}
+
+AVX2 INLINE float
+hmax(__m256 v)
+{
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* online-softmax update of one row from the 8 scores of positions p .. p+7 (lanes) */
+AVX2 static void
+attend_row(float *acc, float *m, float *l, __m256 s, __m256 vis, const float *v, size_t vs,
+    int n, int hd, float cap, float *pr)
+{
+    float mx, mn, c;
+    __m256 p;
+    int j, d;
+
+    if (cap > 0) {
+        s = _mm256_mul_ps(_mm256_set1_ps(cap), tanh8(_mm256_mul_ps(s, _mm256_set1_ps(1.0f / cap))));
+    }
+    mx = hmax(_mm256_blendv_ps(_mm256_set1_ps(-INFINITY), s, vis));
+    mn = *m > mx ? *m : mx;
+    c = expf(*m - mn);
+    p = _mm256_and_ps(exp8(_mm256_sub_ps(s, _mm256_set1_ps(mn))), vis);
+    *l = *l * c + hsum(p);
+    *m = mn;
+    _mm256_storeu_ps(pr, p);
+    for (d = 0; d + 8 <= hd; d += 8) {
+        __m256 a0 = _mm256_mul_ps(_mm256_loadu_ps(acc + d), _mm256_set1_ps(c)), a1 = _mm256_setzero_ps();
+        for (j = 0; j + 1 < n; j += 2) {
+            a0 = _mm256_fmadd_ps(_mm256_set1_ps(pr[j]), _mm256_loadu_ps(v + (size_t) j * vs + d), a0);
+            a1 = _mm256_fmadd_ps(_mm256_set1_ps(pr[j + 1]), _mm256_loadu_ps(v + (size_t) (j + 1) * vs + d), a1);
         }
-        for (; d < hd; d++) out[d] += sc[j] * llm_f16_to_f32(vr[d]);
+        if (j < n) a0 = _mm256_fmadd_ps(_mm256_set1_ps(pr[j]), _mm256_loadu_ps(v + (size_t) j * vs + d), a0);
+        _mm256_storeu_ps(acc + d, _mm256_add_ps(a0, a1));
+    }
+    for (; d < hd; d++) {
+        float a = acc[d] * c;
+        for (j = 0; j < n; j++) a += pr[j] * v[(size_t) j * vs + d];
+        acc[d] = a;
+    }
+}
+
+/*
+ * As the AVX-512 kernel: keys transposed into kt[d][16] by gathers, scores
+ * of four rows at a time by broadcast FMAs, in two halves of 8 positions
+ * (each half one online-softmax update).
+ */
+AVX2 static void
+v_attend_block(float *acc, float *m, float *l, const float *q, int nq, const int *lo,
+    const int *hi, const void *k, const void *v, int f16, size_t stride, int p0, int n, int hd,
+    float cap, float *scratch)
+{
+    float *kt = scratch, *kf = scratch + (size_t) LLM_ATT_KEYS * hd;
+    float *vf = kf + (size_t) LLM_ATT_KEYS * hd, *pr = vf + (size_t) LLM_ATT_KEYS * hd;
+    const __m256i iota = _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0);
+    const float *kr = k, *vr = v;
+    size_t ks = stride, vs = stride;
+    int r, i, d, h;
+
+    if (f16) {
+        widen_rows(kf, k, stride, n, hd);
+        widen_rows(vf, v, stride, n, hd);
+        kr = kf;
+        vr = vf;
+        ks = vs = (size_t) hd;
+    }
+    for (h = 0; h < 2; h++) {
+        __m256i lane = _mm256_add_epi32(iota, _mm256_set1_epi32(8 * h));
+        __m256i idx = _mm256_mullo_epi32(lane, _mm256_set1_epi32((int) ks));
+        __m256 in = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(n), lane));
+        for (d = 0; d < hd; d++) {
+            _mm256_storeu_ps(kt + (size_t) d * LLM_ATT_KEYS + 8 * h,
+                             _mm256_mask_i32gather_ps(_mm256_setzero_ps(), kr + d, idx, in, 4));
+        }
+    }
+    for (h = 0; h < 2 && 8 * h < n; h++) {
+        int nh = n - 8 * h < 8 ? n - 8 * h : 8, ph = p0 + 8 * h;
+        __m256 pos = _mm256_cvtepi32_ps(_mm256_add_epi32(iota, _mm256_set1_epi32(ph)));
+        __m256 in = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(nh), iota));
+
+        for (r = 0; r < nq; r += 4) {
+            const float *qr[4];
+            __m256 s[4], vis[4];
+            int any = 0;
+
+            for (i = 0; i < 4; i++) {
+                int row = r + i < nq ? r + i : r;
+                qr[i] = q + (size_t) row * hd;
+                s[i] = _mm256_setzero_ps();
+                vis[i] = _mm256_and_ps(in, _mm256_and_ps(
+                    _mm256_cmp_ps(pos, _mm256_set1_ps((float) lo[row]), _CMP_GE_OQ),
+                    _mm256_cmp_ps(pos, _mm256_set1_ps((float) hi[row]), _CMP_LE_OQ)));
+                if (r + i >= nq) vis[i] = _mm256_setzero_ps();
+                any |= _mm256_movemask_ps(vis[i]);
+            }
+            if (!any) continue;
+            for (d = 0; d < hd; d++) {
+                __m256 kd = _mm256_loadu_ps(kt + (size_t) d * LLM_ATT_KEYS + 8 * h);
+                s[0] = _mm256_fmadd_ps(_mm256_set1_ps(qr[0][d]), kd, s[0]);
+                s[1] = _mm256_fmadd_ps(_mm256_set1_ps(qr[1][d]), kd, s[1]);
+                s[2] = _mm256_fmadd_ps(_mm256_set1_ps(qr[2][d]), kd, s[2]);
+                s[3] = _mm256_fmadd_ps(_mm256_set1_ps(qr[3][d]), kd, s[3]);
+            }
+            for (i = 0; i < 4; i++) {
+                if (_mm256_movemask_ps(vis[i]) == 0) continue;
+                attend_row(acc + (size_t) (r + i) * hd, &m[r + i], &l[r + i], s[i], vis[i],
+                           vr + (size_t) 8 * h * vs, vs, nh, hd, cap, pr);
+            }
+        }
     }
 }
 
@@ -433,7 +517,7 @@ static const llm_kernels avx2_table = {
     .dot = v_dot, .axpy = v_axpy, .scale = v_scale, .rmsnorm = v_rmsnorm,
     .softmax = v_softmax, .silu_mul = v_silu_mul, .gelu_tanh_mul = v_gelu_tanh_mul,
     .softcap = v_softcap, .rope = v_rope, .rope_pairs = v_rope_pairs, .to_f32 = v_to_f32,
-    .read_stream = v_read_stream, .attend = v_attend, .attend_f16 = v_attend_f16,
+    .read_stream = v_read_stream, .attend_block = v_attend_block,
     .f32_to_f16 = v_f32_to_f16,
 };
 

@@ -408,47 +408,119 @@ v_read_stream(const void *p, size_t n)
     return r;
 }
 
+/* n rows of float16, stride apart, widened into rows of hd floats */
 AVX512 static void
-v_attend(float *out, const float *q, const llm_kv_view *kv, int lo, int n,
-    int hd, float scale, float cap, float *sc)
+widen_rows(float *y, const uint16_t *x, size_t stride, int n, int hd)
 {
-    const float *k = kv->k, *v = kv->v;
-    int j;
-
-    for (j = 0; j < n; j++) sc[j] = v_dot(q, k + llm_kv_view_row(kv, lo + j), hd) * scale;
-    if (cap > 0) v_softcap(sc, n, cap);
-    v_softmax(sc, n);
-    memset(out, 0, (size_t) hd * sizeof(float));
-    for (j = 0; j < n; j++) v_axpy(out, sc[j], v + llm_kv_view_row(kv, lo + j), hd);
-}
-
-AVX512 static void
-v_attend_f16(float *out, const float *q, const llm_kv_view *kv, int lo, int n,
-    int hd, float scale, float cap, float *sc)
-{
-    const uint16_t *k = kv->k, *v = kv->v;
     int j, d;
 
     for (j = 0; j < n; j++) {
-        const uint16_t *kr = k + llm_kv_view_row(kv, lo + j);
-        __m512 s = _mm512_setzero_ps();
         for (d = 0; d < hd; d += 16) {
             __mmask16 m = hd - d >= 16 ? 0xffff : (__mmask16) ((1u << (hd - d)) - 1);
-            s = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + d),
-                                _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, kr + d)), s);
+            _mm512_mask_storeu_ps(y + (size_t) j * hd + d, m,
+                                  _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, x + (size_t) j * stride + d)));
         }
-        sc[j] = _mm512_reduce_add_ps(s) * scale;
     }
-    if (cap > 0) v_softcap(sc, n, cap);
-    v_softmax(sc, n);
+}
+
+/*
+ * Online-softmax update of one row from its 16 scores (lanes = positions):
+ * weights of the visible lanes, the row's max and sum rescaled, acc scaled
+ * and the weighted values added.
+ */
+AVX512 static void
+attend_row(float *acc, float *m, float *l, __m512 s, __mmask16 vis, const float *v, size_t vs,
+    int n, int hd, float cap, float *pr)
+{
+    float mx, mn, c;
+    __m512 p;
+    int j, d;
+
+    if (cap > 0) {
+        s = _mm512_mul_ps(_mm512_set1_ps(cap), tanh16(_mm512_mul_ps(s, _mm512_set1_ps(1.0f / cap))));
+    }
+    mx = _mm512_mask_reduce_max_ps(vis, s);
+    mn = *m > mx ? *m : mx;
+    c = expf(*m - mn);
+    p = _mm512_maskz_mov_ps(vis, exp16(_mm512_sub_ps(s, _mm512_set1_ps(mn))));
+    *l = *l * c + _mm512_reduce_add_ps(p);
+    *m = mn;
+    _mm512_storeu_ps(pr, p);
     for (d = 0; d < hd; d += 16) {
-        __mmask16 m = hd - d >= 16 ? 0xffff : (__mmask16) ((1u << (hd - d)) - 1);
-        __m512 acc = _mm512_setzero_ps();
-        for (j = 0; j < n; j++) {
-            acc = _mm512_fmadd_ps(_mm512_set1_ps(sc[j]),
-                                  _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, v + llm_kv_view_row(kv, lo + j) + d)), acc);
+        __mmask16 dm = hd - d >= 16 ? 0xffff : (__mmask16) ((1u << (hd - d)) - 1);
+        __m512 a0 = _mm512_mul_ps(_mm512_maskz_loadu_ps(dm, acc + d), _mm512_set1_ps(c));
+        __m512 a1 = _mm512_setzero_ps();
+        for (j = 0; j + 1 < n; j += 2) {
+            a0 = _mm512_fmadd_ps(_mm512_set1_ps(pr[j]), _mm512_maskz_loadu_ps(dm, v + (size_t) j * vs + d), a0);
+            a1 = _mm512_fmadd_ps(_mm512_set1_ps(pr[j + 1]),
+                                 _mm512_maskz_loadu_ps(dm, v + (size_t) (j + 1) * vs + d), a1);
         }
-        _mm512_mask_storeu_ps(out + d, m, acc);
+        if (j < n) a0 = _mm512_fmadd_ps(_mm512_set1_ps(pr[j]), _mm512_maskz_loadu_ps(dm, v + (size_t) j * vs + d), a0);
+        _mm512_mask_storeu_ps(acc + d, dm, _mm512_add_ps(a0, a1));
+    }
+}
+
+/*
+ * The keys are transposed once into kt[d][16] (a gather per dimension), so
+ * a row's 16 scores are hd broadcast FMAs with no horizontal sums; rows go
+ * four at a time to keep four FMA chains in flight.
+ */
+AVX512 static void
+v_attend_block(float *acc, float *m, float *l, const float *q, int nq, const int *lo,
+    const int *hi, const void *k, const void *v, int f16, size_t stride, int p0, int n, int hd,
+    float cap, float *scratch)
+{
+    float *kt = scratch, *kf = scratch + (size_t) LLM_ATT_KEYS * hd;
+    float *vf = kf + (size_t) LLM_ATT_KEYS * hd, *pr = vf + (size_t) LLM_ATT_KEYS * hd;
+    const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512 pos = _mm512_cvtepi32_ps(_mm512_add_epi32(iota, _mm512_set1_epi32(p0)));
+    __mmask16 nm = (__mmask16) ((1u << n) - 1);
+    const float *kr = k, *vr = v;
+    size_t ks = stride, vs = stride;
+    __m512i idx;
+    int r, i, d;
+
+    if (f16) {
+        widen_rows(kf, k, stride, n, hd);
+        widen_rows(vf, v, stride, n, hd);
+        kr = kf;
+        vr = vf;
+        ks = vs = (size_t) hd;
+    }
+    idx = _mm512_mullo_epi32(iota, _mm512_set1_epi32((int) ks));
+    for (d = 0; d < hd; d++) {
+        _mm512_storeu_ps(kt + (size_t) d * LLM_ATT_KEYS,
+                         _mm512_mask_i32gather_ps(_mm512_setzero_ps(), nm, idx, kr + d, 4));
+    }
+    for (r = 0; r < nq; r += 4) {
+        const float *qr[4];
+        __m512 s[4];
+        __mmask16 vis[4];
+        int any = 0;
+
+        for (i = 0; i < 4; i++) {
+            int row = r + i < nq ? r + i : r;
+            qr[i] = q + (size_t) row * hd;
+            s[i] = _mm512_setzero_ps();
+            vis[i] = r + i < nq
+                     ? nm & _mm512_cmp_ps_mask(pos, _mm512_set1_ps((float) lo[row]), _CMP_GE_OQ)
+                          & _mm512_cmp_ps_mask(pos, _mm512_set1_ps((float) hi[row]), _CMP_LE_OQ)
+                     : 0;
+            any |= vis[i] != 0;
+        }
+        if (!any) continue;
+        for (d = 0; d < hd; d++) {
+            __m512 kd = _mm512_loadu_ps(kt + (size_t) d * LLM_ATT_KEYS);
+            s[0] = _mm512_fmadd_ps(_mm512_set1_ps(qr[0][d]), kd, s[0]);
+            s[1] = _mm512_fmadd_ps(_mm512_set1_ps(qr[1][d]), kd, s[1]);
+            s[2] = _mm512_fmadd_ps(_mm512_set1_ps(qr[2][d]), kd, s[2]);
+            s[3] = _mm512_fmadd_ps(_mm512_set1_ps(qr[3][d]), kd, s[3]);
+        }
+        for (i = 0; i < 4; i++) {
+            if (vis[i] == 0) continue;
+            attend_row(acc + (size_t) (r + i) * hd, &m[r + i], &l[r + i], s[i], vis[i], vr, vs, n, hd,
+                       cap, pr);
+        }
     }
 }
 
@@ -473,7 +545,7 @@ v_f32_to_f16(uint16_t *y, const float *x, int n)
         .dot = v_dot, .axpy = v_axpy, .scale = v_scale, .rmsnorm = v_rmsnorm,              \
         .softmax = v_softmax, .silu_mul = v_silu_mul, .gelu_tanh_mul = v_gelu_tanh_mul,    \
         .softcap = v_softcap, .rope = v_rope, .rope_pairs = v_rope_pairs, .to_f32 = v_to_f32, \
-        .read_stream = v_read_stream, .attend = v_attend, .attend_f16 = v_attend_f16,      \
+        .read_stream = v_read_stream, .attend_block = v_attend_block,      \
         .f32_to_f16 = v_f32_to_f16,                                                        \
     }
 

@@ -335,39 +335,46 @@ sc_read_stream(const void *p, size_t n)
     return acc;
 }
 
-static void
-sc_attend(float *out, const float *q, const llm_kv_view *kv, int lo, int n,
-    int hd, float scale, float cap, float *sc)
+/* row j of a float or float16 key/value block, widened */
+static float
+sc_kv(const void *x, int f16, size_t i)
 {
-    const float *k = kv->k, *v = kv->v;
-    int j;
-
-    for (j = 0; j < n; j++) sc[j] = sc_dot(q, k + llm_kv_view_row(kv, lo + j), hd) * scale;
-    if (cap > 0) sc_softcap(sc, n, cap);
-    sc_softmax(sc, n);
-    memset(out, 0, (size_t) hd * sizeof(float));
-    for (j = 0; j < n; j++) sc_axpy(out, sc[j], v + llm_kv_view_row(kv, lo + j), hd);
+    return f16 ? llm_f16_to_f32(((const uint16_t *) x)[i]) : ((const float *) x)[i];
 }
 
 static void
-sc_attend_f16(float *out, const float *q, const llm_kv_view *kv, int lo, int n,
-    int hd, float scale, float cap, float *sc)
+sc_attend_block(float *acc, float *m, float *l, const float *q, int nq, const int *lo,
+    const int *hi, const void *k, const void *v, int f16, size_t stride, int p0, int n, int hd,
+    float cap, float *scratch)
 {
-    const uint16_t *k = kv->k, *v = kv->v;
-    int j, d;
+    float *s = scratch;
+    int r, j, d;
 
-    for (j = 0; j < n; j++) {
-        const uint16_t *kr = k + llm_kv_view_row(kv, lo + j);
-        float s = 0;
-        for (d = 0; d < hd; d++) s += q[d] * llm_f16_to_f32(kr[d]);
-        sc[j] = s * scale;
-    }
-    if (cap > 0) sc_softcap(sc, n, cap);
-    sc_softmax(sc, n);
-    memset(out, 0, (size_t) hd * sizeof(float));
-    for (j = 0; j < n; j++) {
-        const uint16_t *vr = v + llm_kv_view_row(kv, lo + j);
-        for (d = 0; d < hd; d++) out[d] += sc[j] * llm_f16_to_f32(vr[d]);
+    for (r = 0; r < nq; r++) {
+        const float *qr = q + (size_t) r * hd;
+        float *ar = acc + (size_t) r * hd, mx = -INFINITY, mn, c, sum = 0;
+
+        for (j = 0; j < n; j++) {
+            float t = 0;
+            s[j] = -INFINITY;
+            if (p0 + j < lo[r] || p0 + j > hi[r]) continue;
+            for (d = 0; d < hd; d++) t += qr[d] * sc_kv(k, f16, (size_t) j * stride + (size_t) d);
+            s[j] = cap > 0 ? cap * tanhf(t / cap) : t;
+            if (s[j] > mx) mx = s[j];
+        }
+        if (mx == -INFINITY) continue;
+        mn = m[r] > mx ? m[r] : mx;
+        c = expf(m[r] - mn);
+        for (d = 0; d < hd; d++) ar[d] *= c;
+        for (j = 0; j < n; j++) {
+            float p;
+            if (s[j] == -INFINITY) continue;
+            p = expf(s[j] - mn);
+            sum += p;
+            for (d = 0; d < hd; d++) ar[d] += p * sc_kv(v, f16, (size_t) j * stride + (size_t) d);
+        }
+        l[r] = l[r] * c + sum;
+        m[r] = mn;
     }
 }
 
@@ -393,7 +400,7 @@ static const llm_kernels scalar_table = {
     .dot = sc_dot, .axpy = sc_axpy, .scale = sc_scale, .rmsnorm = sc_rmsnorm,
     .softmax = sc_softmax, .silu_mul = sc_silu_mul, .gelu_tanh_mul = sc_gelu_tanh_mul,
     .softcap = sc_softcap, .rope = sc_rope, .rope_pairs = sc_rope_pairs, .to_f32 = sc_to_f32,
-    .read_stream = sc_read_stream, .attend = sc_attend, .attend_f16 = sc_attend_f16,
+    .read_stream = sc_read_stream, .attend_block = sc_attend_block,
     .f32_to_f16 = sc_f32_to_f16,
 };
 

@@ -2,13 +2,14 @@
  * Batched forward pass.  The tokens of all items are laid out one after the
  * other and processed in chunks of up to LLM_CHUNK tokens; inside a chunk every
  * weight matrix is read once for all tokens (rows split across the compute
- * threads), and attention runs per (token, head) against the slot's KV blocks
- * through its block table.
+ * threads), and attention (llm_attention.c) runs tiled over the slots' KV
+ * blocks through their block tables.
  */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "engine/llm_attention.h"
 #include "engine/llm_moe.h"
 #include "engine/llm_runtime_impl.h"
 #include "kernels/cpu/llm_quant.h"
@@ -142,91 +143,6 @@ task_down(void *arg, int ith, int nth, int thread __attribute__((unused)))
     int direct = direct_residual(rt, s->L->ffn_post_norm);
 
     matmul_part(rt, &s->L->w_down, 0, direct ? rt->x : rt->xn, H, rt->gate, I, s->n, NULL, direct, ith, nth);
-}
-
-/*
- * An attention sink (gpt-oss): the head's softmax has one more term,
- * exp(sink), in its denominator only, so the output attend computed is
- * scaled by Z / (Z + exp(sink)) = 1 / (1 + exp(sink - lse)), lse = log Z the
- * log-sum-exp of the scores.  attend leaves the probabilities p_j = exp(s_j -
- * lse) in its scratch (llm_kernels.h), so lse = s_j - log p_j for any j: the
- * largest p_j is taken (never underflowed) and its s_j computed again.
- */
-static void
-apply_sink(const llm_runtime *rt, float *out, const float *q, const llm_kv_view *kv, int lo, int n, int hd,
-    float sink, const float *p)
-{
-    float s = 0, cap = rt->m->attn_softcap, f;
-    int j, best = 0, d;
-
-    for (j = 1; j < n; j++) {
-        if (p[j] > p[best]) best = j;
-    }
-    if (rt->kv_f16) {
-        const uint16_t *k = (const uint16_t *) kv->k + llm_kv_view_row(kv, lo + best);
-        for (d = 0; d < hd; d++) s += q[d] * llm_f16_to_f32(k[d]);
-    } else {
-        s = rt->k->dot(q, (const float *) kv->k + llm_kv_view_row(kv, lo + best), hd);
-    }
-    s *= rt->m->attn_scale;
-    if (cap > 0) s = cap * tanhf(s / cap);
-    f = 1.0f / (1.0f + expf(sink - (s - logf(p[best]))));
-    rt->k->scale(out, f, hd);
-}
-
-/* Query heads per attention work item: heads of one KV group run back to
- * back so the group's cached K/V rows are read from memory once. */
-#define HEADS_PER_ITEM 4
-
-static void
-task_attention(void *arg, int ith, int nth, int thread)
-{
-    llm_step *s = arg;
-    llm_runtime *rt = s->rt;
-    const llm_model_info *in = &rt->m->info;
-    int l = (int) (s->L - rt->m->layers);
-    int hd = in->head_dim, group = in->n_heads / in->n_kv_heads;
-    int parts = (group + HEADS_PER_ITEM - 1) / HEADS_PER_ITEM;
-    int per_token = in->n_kv_heads * parts, items = s->n * per_token, wi, h;
-    float *sc = rt->scores + (size_t) thread * rt->n_ctx;
-    float scale = rt->m->attn_scale, cap = rt->m->attn_softcap;
-    int window = s->L->window;
-
-    /* interleaved: later positions cost more, so contiguous ranges would be unbalanced */
-    for (wi = ith; wi < items; wi += nth) {
-        int t = wi / per_token, g = (wi % per_token) / parts, part = wi % parts;
-        int slot = rt->tslot[t], pos = rt->tpos[t], lo = 0, h0, h1;
-        size_t at = ((size_t) l * LLM_KV_BLOCK * rt->kv_dim) + (size_t) g * hd;
-        llm_kv_view kv;
-
-        if (window > 0 && pos - window + 1 > 0) {
-            lo = pos - window + 1;
-        }
-        kv.table = rt->seqs[slot].table;
-        kv.block_stride = rt->block_elems;
-        kv.stride = (size_t) rt->kv_dim;
-        kv.block_shift = LLM_KV_BLOCK_SHIFT;
-        if (rt->kv_f16) {
-            kv.k = (const uint16_t *) rt->k_cache + at;
-            kv.v = (const uint16_t *) rt->v_cache + at;
-        } else {
-            kv.k = (const float *) rt->k_cache + at;
-            kv.v = (const float *) rt->v_cache + at;
-        }
-        h0 = g * group + part * HEADS_PER_ITEM;
-        h1 = h0 + HEADS_PER_ITEM < (g + 1) * group ? h0 + HEADS_PER_ITEM : (g + 1) * group;
-        for (h = h0; h < h1; h++) {
-            float *out = rt->att + (size_t) t * rt->q_dim + (size_t) h * hd;
-            const float *q = rt->q + (size_t) t * rt->q_dim + (size_t) h * hd;
-
-            if (rt->kv_f16) {
-                rt->k->attend_f16(out, q, &kv, lo, pos - lo + 1, hd, scale, cap, sc);
-            } else {
-                rt->k->attend(out, q, &kv, lo, pos - lo + 1, hd, scale, cap, sc);
-            }
-            if (s->L->sinks) apply_sink(rt, out, q, &kv, lo, pos - lo + 1, hd, s->L->sinks[h], sc);
-        }
-    }
 }
 
 /* logits, then Granite's logits_scaling and Gemma 2's final soft-capping on this thread's rows */
@@ -414,7 +330,7 @@ run_layers(llm_runtime *rt, int n)
         quantize_input(rt, &s, rt->xn, (size_t) H, H, &s.L->wq, &s.L->wk, &s.L->wv);
         llm_pool_run(rt->pool, task_qkv, &s, CHUNKS(rt));
         run_tokens(rt, task_rope, &s);
-        llm_pool_run(rt->pool, task_attention, &s, CHUNKS(rt));
+        llm_attention(rt, l, n);
         quantize_input(rt, &s, rt->att, (size_t) rt->q_dim, rt->q_dim, &s.L->wo, NULL, NULL);
         llm_pool_run(rt->pool, task_o, &s, CHUNKS(rt));
         if (!direct_residual(rt, s.L->attn_post_norm)) {

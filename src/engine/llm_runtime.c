@@ -133,7 +133,7 @@ llm_runtime_memory(const llm_model *m, const llm_runtime_opts *opts, size_t *kv_
     total += 2 * BUF_BYTES(C * kv_dim, sizeof(float));                   /* kn, vn */
     total += BUF_BYTES(C * q_dim, sizeof(float));                        /* att */
     total += 2 * BUF_BYTES(C * in->intermediate, sizeof(float));         /* gate, up */
-    total += BUF_BYTES((size_t) o.n_threads * o.n_ctx, sizeof(float));   /* scores */
+    total += llm_attention_scratch_bytes(m, o.n_threads, LLM_CHUNK);     /* attn */
     total += llm_moe_scratch_bytes(m, LLM_CHUNK);                        /* moe */
     total += BUF_BYTES((S + LLM_VERIFY_ROWS) * in->hidden, sizeof(float));   /* rows */
     total += BUF_BYTES((S + LLM_VERIFY_ROWS) * in->n_vocab, sizeof(float));  /* logits */
@@ -240,7 +240,10 @@ llm_runtime_create_opts(const llm_model *m, const llm_runtime_opts *opts, char *
     rt->att = alloc_f((size_t) C * rt->q_dim, sizeof(float), &fail);
     rt->gate = alloc_f((size_t) C * in->intermediate, sizeof(float), &fail);
     rt->up = alloc_f((size_t) C * in->intermediate, sizeof(float), &fail);
-    rt->scores = alloc_f((size_t) n_threads * n_ctx, sizeof(float), &fail);
+    {
+        void *mem = alloc_f(llm_attention_scratch_bytes(m, n_threads, C), 1, &fail);
+        rt->attn = mem ? llm_attention_scratch_init(mem, m, n_threads, C) : NULL;
+    }
     rt->moe = llm_moe_scratch_create(m, C, &fail);
     {
         /* rows: a chunk of tokens, or the rows of the lm head (one per sequence) */
@@ -304,7 +307,7 @@ llm_runtime_free(llm_runtime *rt)
     }
     free(rt->tok); free(rt->tslot); free(rt->tpos);
     free(rt->x); free(rt->xn); free(rt->q); free(rt->kn); free(rt->vn);
-    free(rt->att); free(rt->gate); free(rt->up); free(rt->scores); free(rt->xq);
+    free(rt->att); free(rt->gate); free(rt->up); free(rt->attn); free(rt->xq);
     llm_moe_scratch_free(rt->moe);
     free(rt->rows); free(rt->logits); free(rt->emb);
     free(rt->logit_row); free(rt->n_logit); free(rt->emb_row); free(rt->item_err);

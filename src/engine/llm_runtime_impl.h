@@ -2,6 +2,7 @@
 #ifndef LLM_RUNTIME_IMPL_H
 #define LLM_RUNTIME_IMPL_H
 
+#include "engine/llm_attention.h"
 #include "engine/llm_engine.h"
 #include "engine/llm_kv.h"
 #include "engine/llm_model_impl.h"
@@ -52,7 +53,7 @@ struct llm_runtime {
     int32_t           *tok;
     int               *tslot, *tpos;
     float             *x, *xn, *q, *kn, *vn, *att, *gate, *up;
-    float             *scores;      /* [n_threads][n_ctx] */
+    llm_att_scratch   *attn;        /* tiles, work items, per-thread and split-K states */
     llm_moe_scratch   *moe;         /* sparse MLP layers' buffers, NULL without experts */
     unsigned char     *xq;          /* int8 activation rows of a quantized matmul's input */
     size_t             ldq;         /* bytes between them (llm_qa_row_bytes of the widest input) */

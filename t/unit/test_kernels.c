@@ -55,6 +55,88 @@ test_conversions(void)
     is_near(llm_f16_to_f32(llm_f32_to_f16(0.1f)), 0.0999755859375, 0, "f16 of 0.1");
 }
 
+/*
+ * attend_block against softmax attention in double: a run of keys from
+ * an unaligned position fed in pieces of <= 16, query rows of odd counts
+ * and head sizes, each row with its own causal end and sliding-window
+ * start (some rows see nothing of a piece, some nothing at all of the
+ * first ones), without and with soft-capping, f32 and f16 caches.
+ */
+static void
+check_attend(const llm_kernels *k)
+{
+    static const int shapes[][3] = { { 1, 64, 5 }, { 7, 64, 40 }, { 13, 80, 33 }, { 4, 16, 1 },
+                                     { 3, 40, 100 }, { 64, 128, 70 } };
+    float worst = 0;
+    size_t i;
+    int same16 = 1;
+    for (i = 0; i < 2 * sizeof(shapes) / sizeof(shapes[0]); i++) {
+        int nq = shapes[i / 2][0], hd = shapes[i / 2][1], n = shapes[i / 2][2], base = 21;
+        float cap = i % 2 ? 2.0f : 0.0f, qs = i % 2 ? 4.0f : 0.25f;
+        size_t stride = (size_t) hd * 3, z;
+        float *q = malloc((size_t) nq * hd * 4), *kc = malloc(stride * n * 4), *vc = malloc(stride * n * 4);
+        float *acc = malloc((size_t) nq * hd * 4), *m = malloc(nq * 4), *l = malloc(nq * 4);
+        float *scr = malloc(LLM_ATT_SCRATCH(hd) * 4);
+        uint16_t *k16 = malloc(stride * n * 2), *v16 = malloc(stride * n * 2), *r16 = malloc(stride * n * 2);
+        int *lo = malloc(nq * 4), *hi = malloc(nq * 4), f16, r, p, j, d;
+        fill(q, (size_t) nq * hd, qs); fill(kc, stride * n, 1.0f); fill(vc, stride * n, 1.0f);
+        llm_kernels_scalar()->f32_to_f16(r16, kc, (int) (stride * n));
+        k->f32_to_f16(k16, kc, (int) (stride * n));
+        k->f32_to_f16(v16, vc, (int) (stride * n));
+        for (z = 0; z < stride * n; z++) same16 &= r16[z] == k16[z];
+        for (r = 0; r < nq; r++) {
+            hi[r] = base + n - 1 - (r * 5) % n;            /* causal end of the row */
+            lo[r] = r % 3 == 2 ? hi[r] - 9 : 0;            /* a window of 10 positions */
+        }
+        for (f16 = 0; f16 < 2; f16++) {
+            for (r = 0; r < nq; r++) { m[r] = -INFINITY; l[r] = 0; }
+            memset(acc, 0, (size_t) nq * hd * 4);
+            /* pieces: up to a block boundary (base is not a multiple of 16), then blocks */
+            for (p = 0; p < n;) {
+                int e = ((base + p) | 15) + 1 - base;
+                if (e > n) e = n;
+                if (f16) {
+                    k->attend_block(acc, m, l, q, nq, lo, hi, k16 + (size_t) p * stride + hd,
+                                    v16 + (size_t) p * stride + hd, 1, stride, base + p, e - p, hd, cap, scr);
+                } else {
+                    k->attend_block(acc, m, l, q, nq, lo, hi, kc + (size_t) p * stride + hd,
+                                    vc + (size_t) p * stride + hd, 0, stride, base + p, e - p, hd, cap, scr);
+                }
+                p = e;
+            }
+            for (r = 0; r < nq; r++) {
+                double sc[128], mx = -1e300, sum = 0, o;
+                for (j = 0; j < n; j++) {
+                    double t = 0;
+                    for (d = 0; d < hd; d++) {
+                        size_t at = (size_t) j * stride + hd + d;
+                        t += (double) q[(size_t) r * hd + d] * (f16 ? llm_f16_to_f32(k16[at]) : kc[at]);
+                    }
+                    if (cap > 0) t = cap * tanh(t / cap);
+                    sc[j] = base + j < lo[r] || base + j > hi[r] ? -1e300 : t;
+                    if (sc[j] > mx) mx = sc[j];
+                }
+                for (j = 0; j < n; j++) sum += sc[j] > -1e300 ? exp(sc[j] - mx) : 0;
+                for (d = 0; d < hd; d++) {
+                    float e;
+                    o = 0;
+                    for (j = 0; j < n; j++) {
+                        size_t at = (size_t) j * stride + hd + d;
+                        if (sc[j] > -1e300) o += exp(sc[j] - mx) / sum * (f16 ? llm_f16_to_f32(v16[at]) : vc[at]);
+                    }
+                    e = fabsf((float) (acc[(size_t) r * hd + d] / l[r] - o)) / (1.0f + fabsf((float) o));
+                    if (!(e <= worst)) worst = e;
+                }
+            }
+        }
+        free(q); free(kc); free(vc); free(acc); free(m); free(l); free(scr); free(k16); free(v16);
+        free(r16); free(lo); free(hi);
+    }
+    ok(same16, "%s f32_to_f16 equals the scalar conversion", k->name);
+    ok(worst < 1e-5f, "%s attend_block (online softmax in pieces, per-row causal end and window) "
+       "equals softmax attention, with and without soft-capping, f32 and f16 caches (%.2g)", k->name, worst);
+}
+
 static void
 check_table(const llm_kernels *ref, const llm_kernels *k)
 {
@@ -167,69 +249,6 @@ check_table(const llm_kernels *ref, const llm_kernels *k)
         ok(e_cvt == 0, "%s widening to f32 is exact (%.2g)", k->name, e_cvt);
     }
     {
-        /* attention of one head: odd lengths, strided cache rows, in blocks of 4 positions
-         * laid out in reverse order (a block table), from a position lo > 0 */
-        static const int lens[][2] = { { 1, 64 }, { 7, 64 }, { 33, 128 }, { 100, 16 }, { 257, 80 } };
-        float worst = 0;
-        size_t i;
-        int paged_same = 1;
-        for (i = 0; i < 2 * sizeof(lens) / sizeof(lens[0]); i++) {
-            int n = lens[i / 2][0], hd = lens[i / 2][1], lo = 3, tot = lo + n, nb = (tot + 3) / 4, p, b;
-            /* every shape without and with logit soft-capping (scores of size ~10 against a cap of 2) */
-            float cap = i % 2 ? 2.0f : 0.0f, scale = i % 2 ? 4.0f : 0.125f;
-            size_t stride = (size_t) hd * 3, rows = (size_t) nb * 4;
-            float *q = malloc(hd * 4), *kc = malloc(stride * rows * 4), *vc = malloc(stride * rows * 4);
-            float *kp = malloc(stride * rows * 4), *vp = malloc(stride * rows * 4);
-            float *o0 = malloc(hd * 4), *o1 = malloc(hd * 4), *o2 = malloc(hd * 4), *sc = malloc(tot * 4);
-            int32_t *ident = malloc(nb * 4), *rev = malloc(nb * 4);
-            llm_kv_view cv, pv;
-            fill(q, hd, 1.0f); fill(kc, stride * rows, 1.0f); fill(vc, stride * rows, 1.0f);
-            for (b = 0; b < nb; b++) {
-                ident[b] = b;
-                rev[b] = nb - 1 - b;
-            }
-            for (p = 0; p < nb * 4; p++) {
-                size_t at = ((size_t) rev[p / 4] * 4 + (size_t) (p % 4)) * stride;
-                memcpy(kp + at, kc + (size_t) p * stride, stride * 4);
-                memcpy(vp + at, vc + (size_t) p * stride, stride * 4);
-            }
-            cv = (llm_kv_view) { kc + hd, vc + hd, ident, 4 * stride, stride, 2 };
-            pv = (llm_kv_view) { kp + hd, vp + hd, rev, 4 * stride, stride, 2 };
-            ref->attend(o0, q, &cv, lo, n, hd, scale, cap, sc);
-            k->attend(o1, q, &cv, lo, n, hd, scale, cap, sc);
-            k->attend(o2, q, &pv, lo, n, hd, scale, cap, sc);
-            if (memcmp(o1, o2, (size_t) hd * 4) != 0) paged_same = 0;
-            {
-                float e = max_rel_err(o1, o0, hd);
-                if (!(e <= worst)) worst = e;
-            }
-            {
-                /* float16 cache: conversion equal to the scalar one, attention within 1e-5 */
-                uint16_t *k16 = malloc(stride * rows * 2), *v16 = malloc(stride * rows * 2), *r16 = malloc(stride * rows * 2);
-                size_t e16 = 0, z;
-                float e;
-                ref->f32_to_f16(r16, kc, (int) (stride * rows));
-                k->f32_to_f16(k16, kc, (int) (stride * rows));
-                k->f32_to_f16(v16, vc, (int) (stride * rows));
-                for (z = 0; z < stride * rows; z++) e16 += r16[z] != k16[z];
-                if (e16) worst = 1;
-                cv.k = k16 + hd;
-                cv.v = v16 + hd;
-                ref->attend_f16(o0, q, &cv, lo, n, hd, scale, cap, sc);
-                k->attend_f16(o1, q, &cv, lo, n, hd, scale, cap, sc);
-                e = max_rel_err(o1, o0, hd);
-                if (!(e <= worst)) worst = e;
-                free(k16); free(v16); free(r16);
-            }
-            free(q); free(kc); free(vc); free(kp); free(vp); free(o0); free(o1); free(o2); free(sc);
-            free(ident); free(rev);
-        }
-        ok(paged_same, "%s attend through a shuffled block table equals the contiguous layout exactly",
-           k->name);
-        ok(worst < 1e-5f, "%s attend with and without soft-capping, f32 and f16 caches; f16 conversion exact (%.2g)",
-           k->name, worst);
-    }
-    {
         /* float16 conversion at the edges: subnormals, overflow, ties, signed zero */
         float sp[19] = { 0.0f, -0.0f, 1e-6f, -3e-7f, 5.96e-8f, 2.98e-8f, 6.1e-5f, 65504.0f, 65519.0f,
                          65520.0f, 1e9f, -1e9f, 1.00048828125f, 1.00146484375f, 0.333333f, 2049.0f,
@@ -250,6 +269,7 @@ check_table(const llm_kernels *ref, const llm_kernels *k)
                "%s read_stream digest", k->name);
         free(buf);
     }
+    check_attend(k);
 }
 
 /* The scalar reference itself against values computed independently (double precision). */
@@ -260,7 +280,7 @@ test_reference_values(void)
     float g[4] = { 1.0f, -1.0f, 3.0f, -10.0f }, u[4] = { 1.0f, 1.0f, 2.0f, 1.0f };
     float c[3] = { 0.1f, 10.0f, -100.0f };
     float x[4] = { 1.0f, 2.0f, 3.0f, 4.0f }, cs[2] = { 0.0f, 1.0f }, sn[2] = { 1.0f, 0.0f };
-    float att[2], kk[4] = { 1.0f, 0.0f, 0.0f, 1.0f }, vv[4] = { 1.0f, 0.0f, 0.0f, 1.0f }, q[2] = { 10.0f, 0.0f }, scr[2];
+    float att[2], kk[4] = { 1.0f, 0.0f, 0.0f, 1.0f }, vv[4] = { 1.0f, 0.0f, 0.0f, 1.0f }, q[2] = { 10.0f, 0.0f }, scr[LLM_ATT_SCRATCH(2)];
 
     r->gelu_tanh_mul(g, u, 4);
     is_near(g[0], 0.8411919906, 1e-6, "gelu_tanh(1)");
@@ -276,11 +296,13 @@ test_reference_values(void)
     ok(x[0] == -2.0f && x[1] == 1.0f && x[2] == 3.0f && x[3] == 4.0f, "rope_pairs rotates adjacent pairs");
     /* scores 10 and 0 capped at 1: weights e^tanh(10)/(e^tanh(10)+1) */
     {
-        int32_t table[1] = { 0 };
-        llm_kv_view kv = { kk, vv, table, 4, 2, 1 };
-        r->attend(att, q, &kv, 0, 2, 2, 1.0f, 1.0f, scr);
+        float m = -INFINITY, l = 0;
+        int lo = 0, hi = 1;
+        att[0] = att[1] = 0;
+        r->attend_block(att, &m, &l, q, 1, &lo, &hi, kk, vv, 0, 2, 0, 2, 2, 1.0f, scr);
+        att[0] /= l;
     }
-    is_near(att[0], exp(tanh(10.0)) / (exp(tanh(10.0)) + 1.0), 1e-6, "attend applies the cap before softmax");
+    is_near(att[0], exp(tanh(10.0)) / (exp(tanh(10.0)) + 1.0), 1e-6, "attend_block applies the cap before softmax");
 }
 
 int
@@ -291,6 +313,7 @@ main(void)
     test_conversions();
     test_reference_values();
     ok(llm_kernels_best() != NULL, "best table: %s", llm_kernels_best()->name);
+    check_attend(sc);
     if ((k = llm_kernels_avx2()) != NULL) check_table(sc, k);
     else diag("AVX2 not available on this CPU: skipped");
     if ((k = llm_kernels_avx512()) != NULL) check_table(sc, k);
