@@ -101,10 +101,14 @@ typedef struct {
      * lie `stride` elements apart from k and v (float, or float16 when f16).
      * Row r sees position p only when lo[r] <= p <= hi[r]; for the positions
      * it sees, s_p = q_r.k_p (cap * tanh(s_p / cap) when cap > 0) and
-     *   m' = max(m[r], max s_p),  c = e^(m[r] - m'),
-     *   l[r] = c l[r] + sum e^(s_p - m'),  acc_r = c acc_r + sum e^(s_p - m') v_p,
-     * m[r] = m'.  A row that sees none of them is left as it was.  Start
-     * with m = -INFINITY, l = 0, acc = 0; the attention output is acc / l.
+     *   c = e^(m[r] - m'),  l[r] = c l[r] + sum e^(s_p - m'),
+     *   acc_r = c acc_r + sum e^(s_p - m') v_p,  m[r] = m'
+     * for a new reference m' >= m[r] with every score seen so far <= m' + 8
+     * (the exact max, or the old one while no score exceeds it by more than
+     * 8: the SIMD kernels rescale lazily).  So acc_r = sum e^(s_p - m) v_p and
+     * l = sum e^(s_p - m) over everything seen, whatever m is.  A row that
+     * sees none of the positions is left as it was.  Start with
+     * m = -INFINITY, l = 0, acc = 0; the attention output is acc / l.
      * The keys are read once for all rows, which is what makes a tile of
      * queries cheaper than one query at a time.  scratch: LLM_ATT_SCRATCH(hd).
      */

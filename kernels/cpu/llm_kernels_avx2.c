@@ -392,27 +392,32 @@ hmax(__m256 v)
     return _mm_cvtss_f32(s);
 }
 
-/* online-softmax update of one row from the 8 scores of positions p .. p+7 (lanes) */
+/* online-softmax update of one row from the 8 scores of positions p .. p+7 (lanes), with the
+ * AVX-512 kernel's lazy max (the max moves only when a score exceeds it by LAZY_MAX) */
+#define LAZY_MAX 8.0f
+
 AVX2 static void
 attend_row(float *acc, float *m, float *l, __m256 s, __m256 vis, const float *v, size_t vs,
     int n, int hd, float cap, float *pr)
 {
-    float mx, mn, c;
+    float cs = 1.0f;
     __m256 p;
     int j, d;
 
     if (cap > 0) {
         s = _mm256_mul_ps(_mm256_set1_ps(cap), tanh8(_mm256_mul_ps(s, _mm256_set1_ps(1.0f / cap))));
     }
-    mx = hmax(_mm256_blendv_ps(_mm256_set1_ps(-INFINITY), s, vis));
-    mn = *m > mx ? *m : mx;
-    c = expf(*m - mn);
-    p = _mm256_and_ps(exp8(_mm256_sub_ps(s, _mm256_set1_ps(mn))), vis);
-    *l = *l * c + hsum(p);
-    *m = mn;
+    if (_mm256_movemask_ps(_mm256_and_ps(vis, _mm256_cmp_ps(s, _mm256_set1_ps(*m + LAZY_MAX), _CMP_GT_OQ)))) {
+        float mx = hmax(_mm256_blendv_ps(_mm256_set1_ps(-INFINITY), s, vis)), mn = *m > mx ? *m : mx;
+        cs = expf(*m - mn);
+        *l *= cs;
+        *m = mn;
+    }
+    p = _mm256_and_ps(exp8(_mm256_sub_ps(s, _mm256_set1_ps(*m))), vis);
+    *l += hsum(p);
     _mm256_storeu_ps(pr, p);
     for (d = 0; d + 8 <= hd; d += 8) {
-        __m256 a0 = _mm256_mul_ps(_mm256_loadu_ps(acc + d), _mm256_set1_ps(c)), a1 = _mm256_setzero_ps();
+        __m256 a0 = _mm256_mul_ps(_mm256_loadu_ps(acc + d), _mm256_set1_ps(cs)), a1 = _mm256_setzero_ps();
         for (j = 0; j + 1 < n; j += 2) {
             a0 = _mm256_fmadd_ps(_mm256_set1_ps(pr[j]), _mm256_loadu_ps(v + (size_t) j * vs + d), a0);
             a1 = _mm256_fmadd_ps(_mm256_set1_ps(pr[j + 1]), _mm256_loadu_ps(v + (size_t) (j + 1) * vs + d), a1);
@@ -421,7 +426,7 @@ attend_row(float *acc, float *m, float *l, __m256 s, __m256 vis, const float *v,
         _mm256_storeu_ps(acc + d, _mm256_add_ps(a0, a1));
     }
     for (; d < hd; d++) {
-        float a = acc[d] * c;
+        float a = acc[d] * cs;
         for (j = 0; j < n; j++) a += pr[j] * v[(size_t) j * vs + d];
         acc[d] = a;
     }

@@ -425,31 +425,39 @@ widen_rows(float *y, const uint16_t *x, size_t stride, int n, int hd)
 
 /*
  * Online-softmax update of one row from its 16 scores (lanes = positions):
- * weights of the visible lanes, the row's max and sum rescaled, acc scaled
- * and the weighted values added.
+ * weights of the visible lanes, the row's sum, acc plus the weighted values.
+ * The running max only moves (and acc and the sum are rescaled) when a score
+ * exceeds it by more than LAZY_MAX: weights up to e^LAZY_MAX stay far from
+ * float overflow and the result acc / l is the same, while most blocks skip
+ * the horizontal max and the rescaling (lazy rescaling, as FlashAttention-3).
  */
+#define LAZY_MAX 8.0f
+
 AVX512 static void
 attend_row(float *acc, float *m, float *l, __m512 s, __mmask16 vis, const float *v, size_t vs,
     int n, int hd, float cap, float *pr)
 {
-    float mx, mn, c;
-    __m512 p;
-    int j, d;
+    __m512 p, c = _mm512_set1_ps(1.0f);
+    int j, d, rescale = 0;
 
     if (cap > 0) {
         s = _mm512_mul_ps(_mm512_set1_ps(cap), tanh16(_mm512_mul_ps(s, _mm512_set1_ps(1.0f / cap))));
     }
-    mx = _mm512_mask_reduce_max_ps(vis, s);
-    mn = *m > mx ? *m : mx;
-    c = expf(*m - mn);
-    p = _mm512_maskz_mov_ps(vis, exp16(_mm512_sub_ps(s, _mm512_set1_ps(mn))));
-    *l = *l * c + _mm512_reduce_add_ps(p);
-    *m = mn;
+    if (_mm512_mask_cmp_ps_mask(vis, s, _mm512_set1_ps(*m + LAZY_MAX), _CMP_GT_OQ)) {
+        float mx = _mm512_mask_reduce_max_ps(vis, s), mn = *m > mx ? *m : mx;
+        float cs = expf(*m - mn);
+        c = _mm512_set1_ps(cs);
+        *l *= cs;
+        *m = mn;
+        rescale = 1;
+    }
+    p = _mm512_maskz_mov_ps(vis, exp16(_mm512_sub_ps(s, _mm512_set1_ps(*m))));
+    *l += _mm512_reduce_add_ps(p);
     _mm512_storeu_ps(pr, p);
     for (d = 0; d < hd; d += 16) {
         __mmask16 dm = hd - d >= 16 ? 0xffff : (__mmask16) ((1u << (hd - d)) - 1);
-        __m512 a0 = _mm512_mul_ps(_mm512_maskz_loadu_ps(dm, acc + d), _mm512_set1_ps(c));
-        __m512 a1 = _mm512_setzero_ps();
+        __m512 a0 = _mm512_maskz_loadu_ps(dm, acc + d), a1 = _mm512_setzero_ps();
+        if (rescale) a0 = _mm512_mul_ps(a0, c);
         for (j = 0; j + 1 < n; j += 2) {
             a0 = _mm512_fmadd_ps(_mm512_set1_ps(pr[j]), _mm512_maskz_loadu_ps(dm, v + (size_t) j * vs + d), a0);
             a1 = _mm512_fmadd_ps(_mm512_set1_ps(pr[j + 1]),
