@@ -59,14 +59,14 @@ qr/\[emerg\] .*llm_model "tiny": each worker needs \d+ MiB for it \(KV memory of
 
 
 
-=== TEST 2: llm_memory_limit counts every worker: 2 x 20 MiB do not fit 24 MiB (16 of KV, 3.7 of the suffix store of recent requests)
+=== TEST 2: llm_memory_limit counts every worker: 2 x 21 MiB do not fit 24 MiB (16 of KV, 3.7 of the suffix store of recent requests)
 --- http_config
 llm_memory_limit 24m;
 llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 ctx=2048 parallel=8;
 llm_thread_pool llm;
 --- must_die
 --- error_log eval
-qr/llm_model "tiny": each worker needs 20 MiB for it \(KV memory of 16 MiB, kv_memory=, for parallel=8 sequences of up to ctx=2048, and scratch\), so the models need 42 MiB \(weights 0 MiB, shared, plus 2 workers x 20 MiB\), more than the 24 MiB of llm_memory_limit; .* in .*nginx\.conf:\d+/
+qr/llm_model "tiny": each worker needs 21 MiB for it \(KV memory of 16 MiB, kv_memory=, for parallel=8 sequences of up to ctx=2048, and scratch\), so the models need 42 MiB \(weights 0 MiB, shared, plus 2 workers x 21 MiB\), more than the 24 MiB of llm_memory_limit; .* in .*nginx\.conf:\d+/
 
 
 
@@ -80,7 +80,7 @@ GET /health
 --- error_code: 200
 --- response_body_like: "status":"ok"
 --- error_log
-llm: the models need 42 MiB (weights 0 MiB, shared, plus 2 workers x 20 MiB) of 48 MiB
+llm: the models need 42 MiB (weights 0 MiB, shared, plus 2 workers x 21 MiB) of 48 MiB
 --- no_error_log
 [emerg]
 [alert]
@@ -95,7 +95,7 @@ llm_model big $TEST_NGINX_FIXTURES/models/qwen3_f32 ctx=2048 parallel=8;
 llm_thread_pool llm;
 --- must_die
 --- error_log eval
-qr/llm_model "big": each worker needs 20 MiB .* more than the 46 MiB of llm_memory_limit; .* in .*nginx\.conf:\d+/
+qr/llm_model "big": each worker needs 21 MiB .* more than the 46 MiB of llm_memory_limit; .* in .*nginx\.conf:\d+/
 
 
 
