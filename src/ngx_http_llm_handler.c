@@ -169,8 +169,7 @@ ngx_http_llm_handler(ngx_http_request_t *r)
         return ngx_http_llm_unknown_path(r);
     }
 
-    info = lcf->api == LLM_API_MODELS || lcf->api == LLM_API_HEALTH
-           || lcf->api == LLM_API_METRICS || lcf->api == LLM_API_PAGE;
+    info = llm_api_route_reads(lcf->api);
 
     if (info ? !(r->method & (NGX_HTTP_GET|NGX_HTTP_HEAD))
              : r->method != NGX_HTTP_POST)

@@ -3,6 +3,7 @@
  */
 #include "ngx_http_llm_module.h"
 
+#include "api/llm_api_route.h"
 #include "api/llm_volatile.h"
 #include "chat/llm_served.h"
 
@@ -193,22 +194,6 @@ ngx_module_t  ngx_http_llm_module = {
     ngx_http_llm_exit_process,             /* exit process */
     NULL,                                  /* exit master */
     NGX_MODULE_V1_PADDING
-};
-
-
-static ngx_str_t  ngx_http_llm_api_names[] = {
-    ngx_string("chat"),            /* LLM_API_CHAT */
-    ngx_string("completions"),     /* LLM_API_COMPLETIONS */
-    ngx_string("messages"),        /* LLM_API_MESSAGES */
-    ngx_null_string,               /* LLM_API_COUNT_TOKENS: via "messages" */
-    ngx_string("embeddings"),      /* LLM_API_EMBEDDINGS */
-    ngx_string("models"),          /* LLM_API_MODELS */
-    ngx_string("health"),          /* LLM_API_HEALTH */
-    ngx_string("tokenize"),        /* LLM_API_TOKENIZE */
-    ngx_string("detokenize"),      /* LLM_API_DETOKENIZE */
-    ngx_string("responses"),       /* LLM_API_RESPONSES */
-    ngx_string("metrics"),         /* LLM_API_METRICS */
-    ngx_string("page"),            /* LLM_API_PAGE */
 };
 
 
@@ -591,7 +576,6 @@ ngx_http_llm_api(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     ngx_http_llm_loc_conf_t *lcf = conf;
 
     ngx_str_t                 *value;
-    ngx_uint_t                 i;
     ngx_http_llm_loc_conf_t   *slcf;
     ngx_http_core_srv_conf_t  *cscf;
     ngx_http_core_loc_conf_t  *clcf;
@@ -602,17 +586,10 @@ ngx_http_llm_api(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     value = cf->args->elts;
 
-    for (i = 0; i < sizeof(ngx_http_llm_api_names) / sizeof(ngx_str_t); i++) {
-        if (ngx_http_llm_api_names[i].len == value[1].len
-            && ngx_strncmp(ngx_http_llm_api_names[i].data, value[1].data,
-                           value[1].len) == 0)
-        {
-            lcf->api = i;
-            break;
-        }
-    }
+    lcf->api = llm_api_location_kind((char *) value[1].data, value[1].len);
 
-    if (lcf->api == NGX_CONF_UNSET) {
+    if (lcf->api < 0) {
+        lcf->api = NGX_CONF_UNSET;
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                            "unknown llm_api \"%V\", expected chat, "
                            "completions, messages, responses, embeddings, "
@@ -666,15 +643,10 @@ ngx_http_llm_errors(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     value = cf->args->elts;
 
-    if (value[1].len == 6 && ngx_strncmp(value[1].data, "openai", 6) == 0) {
-        lcf->errors = LLM_API_CHAT;
+    lcf->errors = llm_api_error_shape((char *) value[1].data, value[1].len);
 
-    } else if (value[1].len == 9
-               && ngx_strncmp(value[1].data, "anthropic", 9) == 0)
-    {
-        lcf->errors = LLM_API_MESSAGES;
-
-    } else {
+    if (lcf->errors < 0) {
+        lcf->errors = NGX_CONF_UNSET;
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                            "unknown llm_errors \"%V\", expected openai or "
                            "anthropic", &value[1]);

@@ -84,6 +84,10 @@ const char *llm_anthropic_error_type(int status);
  * server_error. */
 const char *llm_openai_error_type(int status);
 
+/* The message of an error page nginx itself answers with status (413 from
+ * client_max_body_size, 429 from limit_req, ...), for the protocol's shape. */
+const char *llm_api_status_message(int status);
+
 /* ---- conveniences for the glue ---- */
 
 /* Parse a body for any request kind (CHAT, COMPLETIONS, MESSAGES,

@@ -86,3 +86,25 @@ llm_openai_error_type(int status)
     default:  return status < 500 ? "invalid_request_error" : "server_error";
     }
 }
+
+const char *
+llm_api_status_message(int status)
+{
+    switch (status) {
+    case 400: return "Bad request.";
+    case 401: return "Authentication required.";
+    case 403: return "Forbidden.";
+    case 404: return "Not found.";
+    case 405: return "Method not allowed.";
+    case 408: return "Request timeout.";
+    case 411: return "Length required.";
+    case 413: return "Request body too large: it exceeds client_max_body_size.";
+    case 414: return "Request URI too long.";
+    case 429: return "Too many requests: rate limit exceeded.";
+    case 500: return "Internal server error.";
+    case 502: return "Bad gateway.";
+    case 503: return "Service temporarily unavailable.";
+    case 504: return "Gateway timeout.";
+    default:  return "Request failed.";
+    }
+}

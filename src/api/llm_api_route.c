@@ -80,3 +80,54 @@ llm_api_route_uri(llm_api_kind location_api, const char *uri, size_t len,
         return 0;
     }
 }
+
+/* llm_api's names, by kind (NULL: no location of its own). */
+static const char *const  llm_api_location_names[] = {
+    "chat",            /* LLM_API_CHAT */
+    "completions",     /* LLM_API_COMPLETIONS */
+    "messages",        /* LLM_API_MESSAGES */
+    NULL,              /* LLM_API_COUNT_TOKENS: a path of "messages" */
+    "embeddings",      /* LLM_API_EMBEDDINGS */
+    "models",          /* LLM_API_MODELS */
+    "health",          /* LLM_API_HEALTH */
+    "tokenize",        /* LLM_API_TOKENIZE */
+    "detokenize",      /* LLM_API_DETOKENIZE */
+    "responses",       /* LLM_API_RESPONSES */
+    "metrics",         /* LLM_API_METRICS */
+    "page",            /* LLM_API_PAGE */
+};
+
+static int
+is_word(const char *s, size_t len, const char *word)
+{
+    return word && len == strlen(word) && memcmp(s, word, len) == 0;
+}
+
+int
+llm_api_location_kind(const char *name, size_t len)
+{
+    size_t  i;
+
+    for (i = 0; i < sizeof(llm_api_location_names) / sizeof(char *); i++) {
+        if (is_word(name, len, llm_api_location_names[i])) {
+            return (int) i;
+        }
+    }
+
+    return -1;
+}
+
+int
+llm_api_error_shape(const char *name, size_t len)
+{
+    return is_word(name, len, "openai") ? LLM_API_CHAT
+           : is_word(name, len, "anthropic") ? LLM_API_MESSAGES
+           : -1;
+}
+
+int
+llm_api_route_reads(llm_api_kind api)
+{
+    return api == LLM_API_MODELS || api == LLM_API_HEALTH
+           || api == LLM_API_METRICS || api == LLM_API_PAGE;
+}

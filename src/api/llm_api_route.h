@@ -37,4 +37,21 @@ typedef struct {
 int llm_api_route_uri(llm_api_kind location_api, const char *uri, size_t len,
     llm_api_route *out);
 
+/*
+ * llm_api's argument: chat, completions, messages, responses, embeddings,
+ * models, health, tokenize, detokenize, metrics or page -> the location's kind;
+ * -1 for any other name (count_tokens is a path of a messages location).
+ */
+int llm_api_location_kind(const char *name, size_t len);
+
+/*
+ * llm_errors' argument: openai -> CHAT (OpenAI's error shape), anthropic ->
+ * MESSAGES; -1 for any other name.
+ */
+int llm_api_error_shape(const char *name, size_t len);
+
+/* 1: the endpoint is read with GET or HEAD (models, health, metrics, page); 0:
+ * it takes a POST with a JSON body. */
+int llm_api_route_reads(llm_api_kind api);
+
 #endif

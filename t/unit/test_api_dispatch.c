@@ -133,5 +133,31 @@ main(void)
            && json_object_get(l, "has_more") == NULL, "OpenAI list");
         json_decref(l);
     }
+    /* llm_api's and llm_errors' names, and which endpoints are read with GET */
+    is_int(llm_api_location_kind("chat", 4), LLM_API_CHAT, "llm_api chat");
+    is_int(llm_api_location_kind("messages", 8), LLM_API_MESSAGES, "llm_api messages");
+    is_int(llm_api_location_kind("metrics", 7), LLM_API_METRICS, "llm_api metrics");
+    is_int(llm_api_location_kind("responses", 9), LLM_API_RESPONSES, "llm_api responses");
+    is_int(llm_api_location_kind("page", 4), LLM_API_PAGE, "llm_api page");
+    is_int(llm_api_location_kind("count_tokens", 12), -1,
+           "count_tokens is a path, not a location kind");
+    is_int(llm_api_location_kind("chatx", 4), LLM_API_CHAT, "the length given is the name");
+    is_int(llm_api_location_kind("chat", 3), -1, "a prefix is not a name");
+    is_int(llm_api_location_kind("", 0), -1, "an empty name");
+    is_int(llm_api_error_shape("openai", 6), LLM_API_CHAT, "llm_errors openai");
+    is_int(llm_api_error_shape("anthropic", 9), LLM_API_MESSAGES, "llm_errors anthropic");
+    is_int(llm_api_error_shape("OpenAI", 6), -1, "llm_errors is case-sensitive");
+    ok(llm_api_route_reads(LLM_API_MODELS) && llm_api_route_reads(LLM_API_HEALTH)
+       && llm_api_route_reads(LLM_API_METRICS) && llm_api_route_reads(LLM_API_PAGE),
+       "models, health, metrics, page are read");
+    ok(!llm_api_route_reads(LLM_API_CHAT) && !llm_api_route_reads(LLM_API_EMBEDDINGS)
+       && !llm_api_route_reads(LLM_API_TOKENIZE), "the others take a POST");
+    is_str(llm_api_status_message(413),
+           "Request body too large: it exceeds client_max_body_size.",
+           "413: names client_max_body_size");
+    is_str(llm_api_status_message(429), "Too many requests: rate limit exceeded.",
+           "429: the rate limit");
+    is_str(llm_api_status_message(418), "Request failed.", "any other status");
+
     return done_testing();
 }
