@@ -86,8 +86,29 @@ done
 LLM_BASE_URL="http://127.0.0.1:$port" BENCH_PROMPT=$prompt BENCH_GEN=$gen \
     node t/bench/load.js 1 4 16
 
+# agent-loop replay (t/bench/agent.js): a coding agent's session shape on a small model of a
+# real vocabulary, through a fresh server with a KV budget that holds every session
+echo "== agent replay ($threads threads; load: $(cut -d' ' -f1-3 /proc/loadavg))"
+/usr/sbin/nginx -p "$prefix" -c conf/nginx.conf -s quit 2>/dev/null || true
+agent="$top/$build/bench/agent-model-$dtype"
+if [ ! -f "$agent/model.safetensors" ]; then
+    "$build/llm" synth --config t/bench/agent-model.json --out "$agent" --dtype "$dtype"
+fi
+cp t/.cache/tokenizers/qwen3/tokenizer.json t/.cache/tokenizers/qwen3/tokenizer_config.json "$agent/"
+sed -e "s|llm_model bench .*;|llm_model bench $agent parallel=8 queue=64 threads=$threads kv=f16 kv_memory=${BENCH_AGENT_KV:-2g};|" \
+    -e "s|location = /v1/completions { llm_api completions; }|location = /v1/messages { llm_api messages; }|" \
+    "$prefix/conf/nginx.conf" > "$prefix/conf/agent.conf"
+for _ in $(seq 50); do [ -f "$prefix/logs/nginx.pid" ] || break; sleep 0.1; done
+/usr/sbin/nginx -p "$prefix" -c conf/agent.conf
+trap '/usr/sbin/nginx -p "$prefix" -c conf/agent.conf -s quit 2>/dev/null || true' EXIT
+for _ in $(seq 100); do
+    curl -sf "http://127.0.0.1:$port/health" >/dev/null && break
+    sleep 0.1
+done
+LLM_BASE_URL="http://127.0.0.1:$port" node t/bench/agent.js
+
 # several nodes behind a front nginx: cached-token share by balancing, and
 # the cost of the front hop per chunk (docs/deployment.md)
-/usr/sbin/nginx -p "$prefix" -c conf/nginx.conf -s quit 2>/dev/null || true
+/usr/sbin/nginx -p "$prefix" -c conf/agent.conf -s quit 2>/dev/null || true
 trap - EXIT
 BUILD=$build perl -I t/lib t/bench/scale.pl

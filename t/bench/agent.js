@@ -1,0 +1,192 @@
+'use strict';
+// Agent-loop replay against /v1/messages (make bench, docs/operations.md "Prefix cache"): the
+// shape of a coding-agent session as Claude Code sends it, generated here from a seed (nothing
+// recorded is committed).  A system prompt of about AGENT_SYSTEM_TOKENS tokens whose first line
+// is a billing header with a fresh nonce on every request (as Claude Code's
+// "x-anthropic-billing-header: ... cch=...;" line), a tool list, then AGENT_TURNS turns, each
+// appending the previous answer, a tool result and a new user message.
+//
+// Phases (one server, started fresh by the caller):
+//   1. KV memory: one session's first turn, then 7 more sessions' first turns (same system
+//      prompt and tools, their own user message): /health blocks held (used + cached) after
+//      1 and after 8.
+//   2. One client, every turn twice: as sent (the prefix cache reuses the conversation so far)
+//      and uncached (the same prompt behind a line of its own that nothing strips, so no block
+//      matches): TTFT of each and their ratio, cache_read_input_tokens.
+//   3. AGENT_CLIENTS concurrent clients (8), each its own session: TTFT per turn (median and
+//      worst over the clients) against phase 2's uncached TTFT of the same turn.
+// usage: LLM_BASE_URL=http://127.0.0.1:PORT node t/bench/agent.js
+const base = process.env.LLM_BASE_URL;
+const turns = Number(process.env.AGENT_TURNS || 20);
+const systemTokens = Number(process.env.AGENT_SYSTEM_TOKENS || 12000);
+const gen = Number(process.env.AGENT_GEN || 16);
+const clients = Number(process.env.AGENT_CLIENTS || 8);
+
+// deterministic text: words from syllables, a xorshift generator per purpose
+function rng(seed) {
+  let s = (seed * 2654435761) >>> 0 || 1;
+  return () => {
+    s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
+    return s / 4294967296;
+  };
+}
+const SYL = ['ka', 'lo', 're', 'mi', 'tu', 'sen', 'dor', 'va', 'pel', 'gri', 'on', 'ex', 'fa', 'bu', 'ni', 'stra', 'quo', 'zet'];
+function words(r, n) {
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const k = 1 + Math.floor(r() * 3);
+    let w = '';
+    for (let j = 0; j < k; j++) w += SYL[Math.floor(r() * SYL.length)];
+    out.push(w);
+  }
+  return out.join(' ');
+}
+function nonce(r) {
+  return Math.floor(r() * 0xffffffff).toString(16).padStart(8, '0');
+}
+
+// about 2.4 tokens per generated word with Qwen's tokenizer, tools included; the run prints the real count
+const r0 = rng(1);
+const systemBody = Array.from({ length: Math.ceil(systemTokens / 3.0 / 60) },
+  (_, i) => `Rule ${i + 1}: ${words(r0, 60)}.`).join('\n');
+const tools = Array.from({ length: 16 }, (_, i) => ({
+  name: `tool_${i}_${words(r0, 1)}`,
+  description: words(r0, 40),
+  input_schema: {
+    type: 'object',
+    properties: { path: { type: 'string', description: words(r0, 12) },
+                  query: { type: 'string', description: words(r0, 12) } },
+    required: ['path'],
+  },
+}));
+
+function system(r, extra) {
+  // the billing line changes on every request; `extra` is a line nothing strips (uncached runs)
+  return (extra ? extra + '\n' : '')
+    + `x-anthropic-billing-header: cc_version=2.0.14.abc; cc_entrypoint=cli; cch=${nonce(r)};\n`
+    + 'You are an interactive coding agent. Use the tools to answer.\n' + systemBody;
+}
+
+function userMessage(session, turn) {
+  const r = rng(1000 + session * 97 + turn);
+  return `Task ${turn} of session ${session}: ${words(r, 25)}`;
+}
+function toolResult(session, turn) {
+  const r = rng(5000 + session * 89 + turn);
+  return `Tool output:\n${Array.from({ length: 12 }, () => words(r, 14)).join('\n')}`;
+}
+
+async function request(msgs, sys) {
+  const t0 = performance.now();
+  const res = await fetch(base + '/v1/messages', {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({ model: 'bench', max_tokens: gen, stream: true, temperature: 0,
+                           system: sys, tools, messages: msgs }),
+  });
+  if (!res.ok) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
+  const reader = res.body.getReader();
+  const dec = new TextDecoder();
+  let buf = '', first = null, text = '', usage = null;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += dec.decode(value, { stream: true });
+    let i;
+    while ((i = buf.indexOf('\n\n')) >= 0) {
+      const ev = buf.slice(0, i);
+      buf = buf.slice(i + 2);
+      const d = ev.split('\n').find((l) => l.startsWith('data: '));
+      if (!d) continue;
+      const j = JSON.parse(d.slice(6));
+      if (j.type === 'content_block_delta') {
+        if (first === null) first = performance.now();
+        if (j.delta && typeof j.delta.text === 'string') text += j.delta.text;
+        if (j.delta && typeof j.delta.thinking === 'string') text += j.delta.thinking;
+      }
+      if (j.type === 'message_delta' && j.usage) usage = j.usage;
+    }
+  }
+  if (first === null) first = performance.now();
+  return { ttft: first - t0, text: text || '(no text)', usage };
+}
+
+class Session {
+  constructor(id) { this.id = id; this.msgs = []; this.r = rng(77 + id); }
+  next(turn) {
+    // turn 1: the first user message; later: the previous answer, then a tool result and a
+    // new user message
+    this.msgs.push({ role: 'user', content: turn === 1 ? userMessage(this.id, turn)
+      : [{ type: 'text', text: toolResult(this.id, turn) }, { type: 'text', text: userMessage(this.id, turn) }] });
+  }
+  async turn(turn, uncached) {
+    this.next(turn);
+    const res = await request(this.msgs, system(this.r));
+    let un = null;
+    if (uncached) un = await request(this.msgs, system(this.r, `session-salt: ${nonce(this.r)}${turn}`));
+    this.msgs.push({ role: 'assistant', content: res.text });
+    return { res, un };
+  }
+}
+
+async function health() {
+  const h = await (await fetch(base + '/health')).json();
+  const m = h.models ? Object.values(h.models)[0] || h : h;
+  const pick = (k) => (m[k] !== undefined ? m[k] : h[k]);
+  return { used: pick('kv_blocks_used'), cached: pick('kv_blocks_cached'), tokens: pick('kv_block_tokens') };
+}
+
+function pct(a, p) {
+  const s = [...a].sort((x, y) => x - y);
+  return s[Math.min(s.length - 1, Math.floor(p * (s.length - 1) + 0.5))];
+}
+
+(async () => {
+  console.log(`agent replay: system ~${systemTokens} tokens + ${tools.length} tools, ${turns} turns, `
+    + `${gen} tokens per answer, billing nonce per request`);
+
+  // 1. KV memory of sessions sharing the prefix
+  const h0 = await health();
+  const s1 = new Session(100);
+  const first = await s1.turn(1, false);
+  const h1 = await health();
+  await Promise.all(Array.from({ length: 7 }, (_, k) => new Session(101 + k).turn(1, false)));
+  const h8 = await health();
+  const held = (h) => h.used + h.cached;
+  const one = held(h1) - held(h0), eight = held(h8) - held(h0);
+  console.log(`KV blocks held (used + cached, ${h1.tokens} tokens each): 1 session ${one}, 8 sessions ${eight}, `
+    + `ratio ${(eight / one).toFixed(2)} (prompt ${first.res.usage ? first.res.usage.input_tokens
+      + first.res.usage.cache_read_input_tokens + first.res.usage.cache_creation_input_tokens : '?'} tokens)`);
+
+  // 2. one client, cached and uncached
+  console.log('1 client:\nturn  prompt  cache_read  TTFT ms  uncached TTFT ms  ratio');
+  const s = new Session(1);
+  const uncachedTtft = [];
+  const ratios = [];
+  for (let t = 1; t <= turns; t++) {
+    const { res, un } = await s.turn(t, true);
+    const u = res.usage || {};
+    const prompt = (u.input_tokens || 0) + (u.cache_read_input_tokens || 0) + (u.cache_creation_input_tokens || 0);
+    uncachedTtft[t] = un.ttft;
+    if (t > 1) ratios.push(res.ttft / un.ttft);
+    console.log(`${String(t).padStart(4)}  ${String(prompt).padStart(6)}  ${String(u.cache_read_input_tokens).padStart(10)}  `
+      + `${res.ttft.toFixed(0).padStart(7)}  ${un.ttft.toFixed(0).padStart(16)}  ${(res.ttft / un.ttft).toFixed(3)}`);
+  }
+  console.log(`turns 2..${turns}: cached/uncached TTFT ratio max ${Math.max(...ratios).toFixed(3)}, `
+    + `median ${pct(ratios, 0.5).toFixed(3)}`);
+
+  // 3. concurrent clients, each its own session
+  console.log(`${clients} clients:\nturn  TTFT p50 ms  TTFT max ms  max / 1-client uncached`);
+  const ss = Array.from({ length: clients }, (_, k) => new Session(200 + k));
+  const worst = [];
+  for (let t = 1; t <= turns; t++) {
+    const res = await Promise.all(ss.map((x) => x.turn(t, false)));
+    const tt = res.map((x) => x.res.ttft);
+    const mx = Math.max(...tt);
+    if (t > 1) worst.push(mx / uncachedTtft[t]);
+    console.log(`${String(t).padStart(4)}  ${pct(tt, 0.5).toFixed(0).padStart(11)}  ${mx.toFixed(0).padStart(11)}  `
+      + `${(mx / uncachedTtft[t]).toFixed(3)}`);
+  }
+  console.log(`turns 2..${turns}, ${clients} clients: worst TTFT / 1-client uncached TTFT max `
+    + `${Math.max(...worst).toFixed(3)}, median ${pct(worst, 0.5).toFixed(3)}`);
+})().catch((e) => { console.error(e); process.exit(1); });
