@@ -155,6 +155,12 @@ test-unit: unit
 check-cycles: $(CORE_LIB) $(MODULE)
 	@perl t/check-cycles.pl $(CORE_OBJS) $(BUILD)/nginx/objs/addon/src/ngx_http_llm_*.o
 
+# Agent clients from npm end to end (t/clients/agents.t; docs/clients.md):
+# installs t/clients/package.json into t/clients/node_modules first.
+.PHONY: clients
+clients: deps-test module
+	@top=$(CURDIR); . t/env.sh; prove -v -I t/lib t/clients/agents.t
+
 # The .t files under the runner in t/lib (LLM_TESTS="t/011-chat.t ..." for some).
 test-nginx: module
 	@bash t/run-all.sh nginx $(LLM_TESTS)

@@ -3,9 +3,11 @@
 # `npm ci`, only when they are missing or package.json / package-lock.json
 # changed since the last install.  Quiet on success; on failure prints npm's
 # output and exits non-zero.
+#   t/node/install.sh [DIR]   the same for the package.json in DIR
+#                             (t/clients: the agent clients of `make clients`)
 set -euo pipefail
 
-cd "$(dirname "$0")"
+cd "${1:-$(dirname "$0")}"
 
 for tool in node npm; do
     if ! command -v "$tool" >/dev/null 2>&1; then
@@ -40,7 +42,7 @@ fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 if ! npm ci --no-audit --no-fund --loglevel=error >"$log" 2>&1; then
-    echo "t/node/install.sh: 'npm ci' failed in t/node:" >&2
+    echo "t/node/install.sh: 'npm ci' failed in $(pwd):" >&2
     cat "$log" >&2
     exit 1
 fi
