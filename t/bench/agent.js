@@ -16,6 +16,8 @@
 //   3. AGENT_CLIENTS concurrent clients (8), each its own session: TTFT per turn (median and
 //      worst over the clients) against phase 2's uncached TTFT of the same turn.
 // usage: LLM_BASE_URL=http://127.0.0.1:PORT node t/bench/agent.js
+const { sseData } = require('./sse.js');
+
 const base = process.env.LLM_BASE_URL;
 const turns = Number(process.env.AGENT_TURNS || 20);
 const systemTokens = Number(process.env.AGENT_SYSTEM_TOKENS || 12000);
@@ -85,27 +87,14 @@ async function request(msgs, sys) {
                            system: sys, tools, messages: msgs }),
   });
   if (!res.ok) throw new Error(`HTTP ${res.status}: ${await res.text()}`);
-  const reader = res.body.getReader();
-  const dec = new TextDecoder();
-  let buf = '', first = null, text = '', usage = null;
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buf += dec.decode(value, { stream: true });
-    let i;
-    while ((i = buf.indexOf('\n\n')) >= 0) {
-      const ev = buf.slice(0, i);
-      buf = buf.slice(i + 2);
-      const d = ev.split('\n').find((l) => l.startsWith('data: '));
-      if (!d) continue;
-      const j = JSON.parse(d.slice(6));
-      if (j.type === 'content_block_delta') {
-        if (first === null) first = performance.now();
-        if (j.delta && typeof j.delta.text === 'string') text += j.delta.text;
-        if (j.delta && typeof j.delta.thinking === 'string') text += j.delta.thinking;
-      }
-      if (j.type === 'message_delta' && j.usage) usage = j.usage;
+  let first = null, text = '', usage = null;
+  for await (const j of sseData(res)) {
+    if (j.type === 'content_block_delta') {
+      if (first === null) first = performance.now();
+      if (j.delta && typeof j.delta.text === 'string') text += j.delta.text;
+      if (j.delta && typeof j.delta.thinking === 'string') text += j.delta.thinking;
     }
+    if (j.type === 'message_delta' && j.usage) usage = j.usage;
   }
   if (first === null) first = performance.now();
   return { ttft: first - t0, text: text || '(no text)', usage };

@@ -4,6 +4,8 @@
 // (with logprobs, so that every generated token arrives as its own chunk).
 // Prints TTFT p50/p99, per-stream decode tok/s, aggregate tok/s and the p99
 // time between tokens.  usage: node load.js 1 4 16
+const { sseData } = require('./sse.js');
+
 const base = process.env.LLM_BASE_URL;
 const promptLen = Number(process.env.BENCH_PROMPT || 128);
 const gen = Number(process.env.BENCH_GEN || 32);
@@ -26,26 +28,14 @@ async function one(seed) {
       logit_bias: { 151643: -100, 151645: -100 },   // keep going to max_tokens
     }),
   });
-  const reader = r.body.getReader();
-  const dec = new TextDecoder();
-  let buf = '', first = null, last = null, tokens = 0;
+  let first = null, last = null, tokens = 0;
   const gaps = [];
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buf += dec.decode(value, { stream: true });
-    let i;
-    while ((i = buf.indexOf('\n\n')) >= 0) {
-      const ev = buf.slice(0, i);
-      buf = buf.slice(i + 2);
-      if (!ev.startsWith('data: {')) continue;
-      const j = JSON.parse(ev.slice(6));
-      if (j.usage) tokens = j.usage.completion_tokens;
-      if (j.choices && j.choices.length) {
-        const now = performance.now();
-        if (first === null) first = now; else gaps.push(now - last);
-        last = now;
-      }
+  for await (const j of sseData(r)) {
+    if (j.usage) tokens = j.usage.completion_tokens;
+    if (j.choices && j.choices.length) {
+      const now = performance.now();
+      if (first === null) first = now; else gaps.push(now - last);
+      last = now;
     }
   }
   return { ttft: first - t0, decode: tokens > 1 ? (tokens - 1) / ((last - first) / 1000) : 0,
