@@ -128,6 +128,25 @@ act4(const int8_t *p)
     return v;
 }
 
+/* tokens of the next register tile of a driver: tb_max, else 4, 2 or 1 */
+INLINE int
+tile_tokens(int left, int tb_max)
+{
+    return left >= tb_max ? tb_max : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+}
+
+/* tokens tk .. tk+tb-1: activation codes, scales and scaled sums from block b0 on */
+INLINE void
+tile_acts(const char *xq, size_t ldq, int k, int tk, int tb, int b0, const int8_t **aq, const float **ad,
+    const float **as)
+{
+    int j;
+    for (j = 0; j < tb; j++) {
+        llm_qa_view v = llm_qa_view_of(xq + (size_t) (tk + j) * ldq, k);
+        aq[j] = v.q + 32 * b0; ad[j] = v.d + b0; as[j] = v.s + b0;
+    }
+}
+
 /* ---- panels made at load (types *_R16; llm_quant.h, llm_kernels_q_r16.h) ---- */
 
 /* panel p of a matrix of k columns: codes of every block, then the float16 scales */

@@ -19,7 +19,7 @@ matmul_panels(llm_wtype t, float *y, size_t ldy, const char *xq, size_t ldq, con
     _Alignas(64) char panel[PANEL_KB * PANEL_R * 40];
     const int nb = k / 32;
     size_t rb = (size_t) nb * (size_t) block_bytes(t);
-    int r, b0, tk, j;
+    int r, b0, tk;
 
     for (r = r0; r < r1; r += PANEL_R) {
         int nrows = r1 - r < PANEL_R ? r1 - r : PANEL_R;
@@ -30,12 +30,8 @@ matmul_panels(llm_wtype t, float *y, size_t ldy, const char *xq, size_t ldq, con
                 const int8_t *aq[PANEL_TB];
                 const float *ad[PANEL_TB], *as[PANEL_TB];
                 float *yt = y + (size_t) tk * ldy;
-                int tb = n - tk >= PANEL_TB ? PANEL_TB : n - tk >= 4 ? 4 : n - tk >= 2 ? 2 : 1;
-                /* token j's codes, scales and scaled sums at the panel's first block */
-                for (j = 0; j < tb; j++) {
-                    llm_qa_view v = llm_qa_view_of(xq + (size_t) (tk + j) * ldq, k);
-                    aq[j] = v.q + 32 * b0; ad[j] = v.d + b0; as[j] = v.s + b0;
-                }
+                int tb = tile_tokens(n - tk, PANEL_TB);
+                tile_acts(xq, ldq, k, tk, tb, b0, aq, ad, as);   /* at the panel's first block */
                 if (tb == PANEL_TB) panel_tile(t, PANEL_TB, yt, ldy, panel, nblk, aq, ad, as, r, nrows, add);
                 else if (tb == 4) panel_tile(t, 4, yt, ldy, panel, nblk, aq, ad, as, r, nrows, add);
                 else if (tb == 2) panel_tile(t, 2, yt, ldy, panel, nblk, aq, ad, as, r, nrows, add);

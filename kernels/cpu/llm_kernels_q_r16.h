@@ -26,7 +26,7 @@ matmul_r16(llm_wtype t, float *y, size_t ldy, const char *xq, size_t ldq, const 
     const int q4 = t == LLM_WT_Q4_0_R16, nb = k / 32;
     /* several token tiles reuse a run of blocks: 32 blocks (16 or 8 KiB) stay in L1 between them */
     const int kb = n > R16_TB ? 32 : nb;
-    int p, b0, tk, j;
+    int p, b0, tk;
 
     for (p = r0 / LLM_PANEL_ROWS; p * LLM_PANEL_ROWS < r1; p++) {
         r16_panel P = r16_at(q4, w, k, p);
@@ -38,11 +38,8 @@ matmul_r16(llm_wtype t, float *y, size_t ldy, const char *xq, size_t ldq, const 
                 const int8_t *aq[R16_TB];
                 const float *ad[R16_TB], *as[R16_TB];
                 float *yt = y + (size_t) tk * ldy;
-                int tb = n - tk >= R16_TB ? R16_TB : n - tk >= 4 ? 4 : n - tk >= 2 ? 2 : 1;
-                for (j = 0; j < tb; j++) {
-                    llm_qa_view v = llm_qa_view_of(xq + (size_t) (tk + j) * ldq, k);
-                    aq[j] = v.q; ad[j] = v.d; as[j] = v.s;
-                }
+                int tb = tile_tokens(n - tk, R16_TB);
+                tile_acts(xq, ldq, k, tk, tb, 0, aq, ad, as);     /* the tile indexes blocks from 0 */
                 if (tb == R16_TB) r16_tile(q4, R16_TB, yt, ldy, P, b0, b1, aq, ad, as, row0, lo, hi, add);
                 else if (tb == 4) r16_tile(q4, 4, yt, ldy, P, b0, b1, aq, ad, as, row0, lo, hi, add);
                 else if (tb == 2) r16_tile(q4, 2, yt, ldy, P, b0, b1, aq, ad, as, row0, lo, hi, add);
