@@ -30,7 +30,7 @@ UNIT_BINS   := $(UNIT_SRCS:t/unit/%.c=$(BUILD)/unit/%)
 DEPS_BUILD  := nginx-core nginx-dev libjansson-dev libpcre2-dev libopenblas-dev build-essential
 # test tools: command or perl module -> Debian package that provides it
 DEPS_TEST   := cmd:curl=curl cmd:prove=perl cmd:node=nodejs cmd:npm=npm \
-               cmd:chromium-headless-shell=chromium-headless-shell \
+               cmd:chromium-headless-shell=chromium-headless-shell fonts-dejavu-core \
                pm:IPC::Run=libipc-run-perl pm:LWP::UserAgent=libwww-perl \
                pm:URI=liburi-perl pm:JSON::PP=perl python3-numpy
 # what openresty's test-nginx needs besides (make test-nginx-real)
