@@ -315,6 +315,7 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
                      ? 0 : (size_t) lcf->max_tokens;
     cfg.max_response_size = lcf->max_response_size;
     cfg.speculation = (llm_spec_mode) lcf->speculation;
+    cfg.thinking_key = &p->mcf->thinking_key;
 
     cfg.structured = ngx_http_llm_structured_state(m, err_text,
                                                    sizeof(err_text));

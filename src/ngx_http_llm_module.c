@@ -155,6 +155,13 @@ static ngx_command_t  ngx_http_llm_commands[] = {
       offsetof(ngx_http_llm_loc_conf_t, stream_keepalive),
       NULL },
 
+    { ngx_string("llm_thinking_key"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
+      ngx_conf_set_str_slot,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      offsetof(ngx_http_llm_main_conf_t, thinking_key_file),
+      NULL },
+
     { ngx_string("llm_speculation"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_conf_set_enum_slot,
@@ -226,8 +233,29 @@ ngx_http_llm_init_main_conf(ngx_conf_t *cf, void *conf)
 {
     ngx_http_llm_main_conf_t *mcf = conf;
 
+    char  err[512];
+    int   rc;
+
     if (mcf->models.nelts == 0) {
         return NGX_CONF_OK;
+    }
+
+    /* the key that signs Anthropic thinking blocks */
+    if (mcf->thinking_key_file.len) {
+        if (ngx_conf_full_name(cf->cycle, &mcf->thinking_key_file, 1)
+            != NGX_OK)
+        {
+            return NGX_CONF_ERROR;
+        }
+        rc = llm_thinking_key_load(&mcf->thinking_key,
+                                   (char *) mcf->thinking_key_file.data, err,
+                                   sizeof(err));
+    } else {
+        rc = llm_thinking_key_random(&mcf->thinking_key, err, sizeof(err));
+    }
+    if (rc != 0) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "llm_thinking_key: %s", err);
+        return NGX_CONF_ERROR;
     }
 
     if (mcf->thread_pool_name.len == 0) {

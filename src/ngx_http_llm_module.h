@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "api/llm_api.h"
+#include "api/llm_thinking_sig.h"
 #include "core/llm_ir.h"
 
 
@@ -76,6 +77,10 @@ typedef struct {
     struct llm_metrics        *metrics;
     ngx_uint_t                 metrics_workers;
     size_t                     metrics_size;
+    /* llm_thinking_key FILE, else random per configuration (made in the
+     * master, so every worker has it) */
+    ngx_str_t                  thinking_key_file;
+    llm_thinking_key           thinking_key;
 } ngx_http_llm_main_conf_t;
 
 

@@ -9,27 +9,40 @@
 # thinking (sent back in a tool loop) used all but a few tokens of it gets
 # a block closed after those few.  Greedy decoding throughout, so each
 # budgeted run is the unbudgeted run up to the budget.
+#
+# Thinking blocks are signed (HMAC-SHA256 of the text with the key of
+# llm_thinking_key, base64): the signature is checked against one computed
+# here, streamed (signature_delta before content_block_stop) and not, and a
+# block sent back verifies; a changed text or signature, or none, is a 400 in
+# Anthropic's shape.  A server without llm_thinking_key signs with a random
+# key that its own round trip verifies.
 use strict;
 use warnings;
 use Test::More;
 use JSON::PP ();
 use Test::Nginx::Lite::Node qw(start_nginx);
 use Test::LLM::Client ();
+use Digest::SHA qw(hmac_sha256_base64);
+
+my $KEY = 'k' x 32;
+sub sign { my $s = hmac_sha256_base64($_[0], $_[1] // $KEY); "$s=" }
 
 my $srv = start_nginx(
     main_config => 'thread_pool llm threads=1;',
     http_config => "llm_model tiny $ENV{TEST_NGINX_MODELS}/ngxllm-tiny ctx=4096;\n"
-                   . 'llm_thread_pool llm;',
+                   . "llm_thread_pool llm;\n"
+                   . 'llm_thinking_key $TEST_NGINX_SERVER_ROOT/html/thinking.key;',
     config => 'location = /v1/chat/completions { llm_api chat; }
                location = /v1/messages { llm_api messages; }
                location = /tokenize { llm_api tokenize; }',
+    files => { 'thinking.key' => $KEY },
 );
 my $port = $srv->port;
 my $json = JSON::PP->new->canonical;
 
 sub post {
-    my ($uri, $body, $headers) = @_;
-    my $c = Test::LLM::Client->post($port, $uri, $json->encode($body),
+    my ($uri, $body, $headers, $p) = @_;
+    my $c = Test::LLM::Client->post($p // $port, $uri, $json->encode($body),
                                     headers => $headers // '');
     my ($status, undef, $raw) = $c->finish(120);
     return ($status, eval { JSON::PP::decode_json($raw) } // { raw => $raw });
@@ -79,7 +92,7 @@ my %msgs = (
     messages => [
         { role => 'user', content => 'What is the weather in Paris?' },
         { role => 'assistant', content => [
-            { type => 'thinking', thinking => $earlier, signature => '' },
+            { type => 'thinking', thinking => $earlier, signature => sign($earlier) },
             { type => 'tool_use', id => 'toolu_1', name => 'get_weather',
               input => { city => 'Paris' } } ] },
         { role => 'user', content => [
@@ -119,5 +132,71 @@ ok(length($b2->{thinking} // '') < length($b1->{thinking} // '')
 ok(length($b2->{text} // '') > 0 || $b2->{tool_use},
    'and the answer follows') or diag explain $small;
 
+# ---- signatures ----
+my %hi = (model => 'tiny', max_tokens => 60, temperature => 0,
+          thinking => { type => 'enabled', budget_tokens => 1024 },
+          messages => [{ role => 'user', content => 'Hello there!' }]);
+my ($s3, $one) = post('/v1/messages', { %hi, max_tokens => 2000 });
+my ($think) = grep { $_->{type} eq 'thinking' } @{ $one->{content} // [] };
+is($s3, 200, 'a message that thinks: 200');
+ok($think && length $think->{thinking}
+   && $think->{signature} eq sign($think->{thinking}),
+   'its thinking block is signed: base64 HMAC-SHA256 with the key file')
+    or diag explain $one;
+
+my $c = Test::LLM::Client->post($port, '/v1/messages',
+                                $json->encode({ %hi, max_tokens => 2000, stream => JSON::PP::true }));
+my (undef, undef, $sse) = $c->finish(120);
+my $streamed = join '', $sse =~ /"thinking_delta","thinking":"((?:[^"\\]|\\.)*)"/g;
+$streamed = JSON::PP->new->allow_nonref->decode(qq("$streamed"));
+my ($sig_delta) = $sse =~ /"delta":\{"type":"signature_delta","signature":"([^"]*)"\}/;
+is($streamed, $think->{thinking} // '', 'streamed: the same thinking');
+is($sig_delta, sign($streamed), 'streamed: its signature in a signature_delta');
+like($sse, qr/"signature_delta".*?\n\nevent: content_block_stop\ndata: \{"type":"content_block_stop","index":0\}/s,
+     'before the thinking block\'s content_block_stop');
+
+sub back {
+    my ($blk, $p) = @_;
+    return post('/v1/messages', { model => 'tiny', max_tokens => 5, temperature => 0,
+        messages => [{ role => 'user', content => 'Hello there!' },
+                     { role => 'assistant', content => [$blk, { type => 'text', text => 'Hi.' }] },
+                     { role => 'user', content => 'And?' }] }, undef, $p);
+}
+my ($b1s) = back({ %$think });
+is($b1s, 200, 'the block sent back verifies');
+my ($bads, $bad) = back({ %$think, thinking => $think->{thinking} . ' ' });
+is($bads, 400, 'its text changed: 400');
+is($bad->{type}, 'error', 'in Anthropic\'s shape');
+is($bad->{error}{type}, 'invalid_request_error', 'invalid_request_error');
+like($bad->{error}{message} // '', qr/Invalid 'signature' in 'thinking' block at 'messages\[1\]\.content\[0\]\.signature'/,
+     'naming the block');
+my ($b3s) = back({ %$think, signature => sign($think->{thinking}, 'x' x 32) });
+is($b3s, 400, 'another key\'s signature: 400');
+my %nosig = %$think;
+delete $nosig{signature};
+my ($b4s, $b4) = back(\%nosig);
+is($b4s, 400, 'no signature: 400, as Anthropic requires one');
+like($b4->{error}{message} // '', qr/signature/, 'naming it');
 $srv->stop;
+
+# ---- without llm_thinking_key: a random key, made once ----
+my $rnd = start_nginx(
+    root => 't/servroot-041-thinking-random',
+    main_config => 'thread_pool llm threads=1;',
+    http_config => "llm_model tiny $ENV{TEST_NGINX_MODELS}/ngxllm-tiny ctx=4096;\n"
+                   . 'llm_thread_pool llm;',
+    config => 'location = /v1/messages { llm_api messages; }',
+    workers => 2,
+);
+my (undef, $r1) = post('/v1/messages', { %hi, max_tokens => 2000 }, undef, $rnd->port);
+my ($rt) = grep { $_->{type} eq 'thinking' } @{ $r1->{content} // [] };
+ok($rt && length($rt->{signature}) == 44 && $rt->{signature} ne sign($rt->{thinking}),
+   'a random key signs (not the test\'s key)');
+my $verified = 0;
+for (1 .. 4) {    # either worker may answer: they share the key
+    my ($st4) = back({ %$rt }, $rnd->port);
+    $verified++ if $st4 == 200;
+}
+is($verified, 4, 'and every worker verifies what it signed');
+$rnd->stop;
 done_testing();

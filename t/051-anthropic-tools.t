@@ -66,7 +66,7 @@ POST /v1/messages
 --- request eval
 "POST /v1/messages\n" . qq({"max_tokens": 2000, "temperature": 0, "thinking": {"type": "enabled", "budget_tokens": 1024}, "tools": [$::W], "messages": [$::ASK]})
 --- error_code: 200
---- response_body_like: "content":\[\{"type":"thinking","thinking":"[^"]+","signature":""\},\{"type":"tool_use","id":"toolu_\w+","name":"get_weather"
+--- response_body_like: "content":\[\{"type":"thinking","thinking":"[^"]+","signature":"[A-Za-z0-9+/]{43}="\},\{"type":"tool_use","id":"toolu_\w+","name":"get_weather"
 
 
 
@@ -102,7 +102,7 @@ POST /v1/messages
 POST /v1/messages
 {"max_tokens": 2000, "temperature": 0, "stream": true, "thinking": {"type": "enabled", "budget_tokens": 1024}, "messages": [{"role": "user", "content": "Hello there!"}]}
 --- error_code: 200
---- response_body_like: "content_block":\{"type":"thinking","thinking":"","signature":""\}.*"delta":\{"type":"thinking_delta","thinking":"[^"]+"\}.*"delta":\{"type":"signature_delta","signature":""\}.*"content_block":\{"type":"text","text":""\}.*"stop_reason":"end_turn"
+--- response_body_like: "content_block":\{"type":"thinking","thinking":"","signature":""\}.*"delta":\{"type":"thinking_delta","thinking":"[^"]+"\}.*"delta":\{"type":"signature_delta","signature":"[A-Za-z0-9+/]{43}="\}.*"content_block":\{"type":"text","text":""\}.*"stop_reason":"end_turn"
 
 
 

@@ -13,6 +13,7 @@
 #define LLM_ANTHROPIC_H
 
 #include "api/llm_api.h"
+#include "api/llm_thinking_sig.h"
 
 int llm_anthropic_parse_messages(const char *body, size_t len,
     const llm_api_limits *lim, llm_request *req, llm_api_error *err);
@@ -33,6 +34,8 @@ int llm_anthropic_check_thinking_budget(const llm_request *req,
 typedef struct {
     const char *id;       /* "msg_..." */
     const char *model;
+    /* thinking blocks' signatures (llm_thinking_sig.h); NULL: "" */
+    const llm_thinking_key *thinking_key;
 } llm_anthropic_meta;
 
 /*
@@ -57,6 +60,7 @@ typedef struct {
     int                       open_tool;   /* event index of the open tool */
     int                       pinged;
     int                       finished;
+    llm_thinking_signer       signer;      /* of the open thinking block */
 } llm_anthropic_stream;
 
 enum {

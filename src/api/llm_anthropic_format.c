@@ -82,14 +82,17 @@ llm_anthropic_message_response(llm_buf *b, const llm_anthropic_meta *m,
     json_t *root, *content, *blk;
     size_t  i;
     int     rc;
+    char    sig[LLM_THINKING_SIG_LEN + 1];
 
     content = json_array();
     if (r->reasoning && r->reasoning[0]) {
+        llm_thinking_sign(m->thinking_key, r->reasoning, strlen(r->reasoning),
+                          sig);
         blk = json_object();
         json_object_set_new(blk, "type", json_string("thinking"));
         json_object_set_new(blk, "thinking",
                             llm_api_jstr_or_null(r->reasoning));
-        json_object_set_new(blk, "signature", json_string(""));
+        json_object_set_new(blk, "signature", json_string(sig));
         json_array_append_new(content, blk);
     }
     if (r->content && r->content[0]) {
@@ -177,15 +180,17 @@ static int
 block_stop(llm_anthropic_stream *s, llm_buf *b)
 {
     json_t *o, *d;
+    char    sig[LLM_THINKING_SIG_LEN + 1];
 
     if (s->open == LLM_ANTHROPIC_BLOCK_NONE) {
         return 0;
     }
     if (s->open == LLM_ANTHROPIC_BLOCK_THINKING) {
-        /* thinking blocks end with their signature; there is none here */
+        /* thinking blocks end with their signature, over the deltas' text */
+        llm_thinking_signer_final(&s->signer, sig);
         d = json_object();
         json_object_set_new(d, "type", json_string("signature_delta"));
-        json_object_set_new(d, "signature", json_string(""));
+        json_object_set_new(d, "signature", json_string(sig));
         o = json_object();
         json_object_set_new(o, "index", json_integer(s->n_blocks - 1));
         json_object_set_new(o, "delta", d);
@@ -267,7 +272,9 @@ llm_anthropic_stream_event(llm_anthropic_stream *s, llm_buf *b,
             json_object_set_new(blk, "thinking", json_string(""));
             json_object_set_new(blk, "signature", json_string(""));
             block_start(s, b, LLM_ANTHROPIC_BLOCK_THINKING, blk);
+            llm_thinking_signer_init(&s->signer, s->meta->thinking_key);
         }
+        llm_thinking_signer_update(&s->signer, ev->text, ev->len);
         return delta(s, b, "thinking_delta", "thinking", ev->text, ev->len);
     case LLM_EV_TOOL_BEGIN:
         blk = json_object();

@@ -5,6 +5,7 @@
  */
 #include "api/llm_anthropic.h"
 #include "api/llm_openai_common.h"
+#include "api/llm_thinking_sig.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -225,10 +226,43 @@ user_in(const json_t *c, const char *param, size_t max_results, json_t *out,
     return rcode;
 }
 
+/*
+ * A thinking block sent back carries the signature this server gave its
+ * text (llm_thinking_sig.h) when key is set: a missing one is a 400 as
+ * with Anthropic, and so is one that does not verify.
+ */
+static int
+thinking_signed(const json_t *blk, const json_t *thinking,
+    const llm_thinking_key *key, const char *param, size_t i,
+    llm_api_error *err)
+{
+    const json_t *sig;
+    char          path[128];
+
+    if (key == NULL) {
+        return 0;
+    }
+    if ((sig = block_string(blk, "signature", param, i, err)) == NULL) {
+        return -1;
+    }
+    if (llm_thinking_verify(key, json_string_value(thinking),
+                            json_string_length(thinking),
+                            json_string_value(sig), json_string_length(sig)))
+    {
+        return 0;
+    }
+    llm_api_path(path, sizeof(path), "%s[%zu].signature", param, i);
+    return llm_api_bad_request(err, "invalid_value", path,
+        "Invalid 'signature' in 'thinking' block at '%s': it is not the "
+        "signature this server gave that thinking (a block must be sent back "
+        "unchanged; signatures of another server, or of this one before its "
+        "key changed, do not verify).", path);
+}
+
 /* Assistant turn: text, thinking and tool_use blocks -> one message. */
 static int
-assistant_in(const json_t *c, const char *param, size_t max_calls, json_t *out,
-    llm_api_error *err)
+assistant_in(const json_t *c, const char *param, size_t max_calls,
+    const llm_thinking_key *key, json_t *out, llm_api_error *err)
 {
     const json_t *blk, *v, *name, *id;
     const char   *type;
@@ -264,7 +298,8 @@ assistant_in(const json_t *c, const char *param, size_t max_calls, json_t *out,
                                json_string_length(v));
             } else if (strcmp(type, "thinking") == 0) {
                 if ((v = block_string(blk, "thinking", param, i, err))
-                    == NULL)
+                    == NULL
+                    || thinking_signed(blk, v, key, param, i, err) != 0)
                 {
                     rcode = -1;
                     break;
@@ -513,6 +548,7 @@ messages_in(const json_t *root, const llm_api_limits *lim, llm_request *req,
             if (assistant_in(c, path, lim && lim->max_tool_calls
                                       ? lim->max_tool_calls
                                       : LLM_API_DEFAULT_MAX_TOOL_CALLS,
+                             lim ? lim->thinking_key : NULL,
                              req->messages, err) < 0)
             {
                 return -1;

@@ -33,6 +33,9 @@ typedef struct {
     int     max_n;          /* choices per request; default 8 */
     size_t  max_logit_bias; /* logit_bias entries; default 300 */
     size_t  max_tool_calls; /* tool calls in one assistant message; default 128 */
+    /* Anthropic thinking blocks sent back must carry this key's signature
+     * (api/llm_thinking_sig.h); NULL (the default): not checked */
+    const struct llm_thinking_key *thinking_key;
 } llm_api_limits;
 
 #define LLM_API_DEFAULT_MAX_DEPTH     64

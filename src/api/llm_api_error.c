@@ -18,6 +18,7 @@ llm_api_limits_default(llm_api_limits *lim)
     lim->max_n = LLM_API_DEFAULT_MAX_N;
     lim->max_logit_bias = LLM_API_DEFAULT_MAX_LOGIT_BIAS;
     lim->max_tool_calls = LLM_API_DEFAULT_MAX_TOOL_CALLS;
+    lim->thinking_key = NULL;
 }
 
 static int

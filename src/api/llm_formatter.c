@@ -313,6 +313,7 @@ llm_formatter_create(const llm_formatter_def *def,
     f->meta.top_logprobs = cfg->top_logprobs;
     f->ameta.id = cfg->id;
     f->ameta.model = cfg->model;
+    f->ameta.thinking_key = cfg->thinking_key;
     f->rmeta.id = cfg->id;
     f->rmeta.created = cfg->created;
     f->rmeta.model = cfg->model;

@@ -35,6 +35,8 @@ typedef struct {
     long                prompt_tokens; /* Anthropic message_start usage */
     const json_t       *fields;        /* llm_request.response_fields: what the response
                                           repeats (Responses API) */
+    const struct llm_thinking_key *thinking_key;  /* signs Anthropic thinking
+                                          blocks; NULL: signatures are "" */
 } llm_formatter_config;
 
 typedef struct {

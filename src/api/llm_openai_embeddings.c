@@ -1,6 +1,7 @@
 /* OpenAI embeddings: {"input": str | [str] | [int] | [[int]], ...}. */
 #include "api/llm_openai_embeddings.h"
 #include "api/llm_api_json.h"
+#include "core/llm_base64.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -202,33 +203,21 @@ llm_embed_request_free(llm_embed_request *req)
 }
 
 
+/* In pieces of 48 bytes (64 characters), through the one encoder. */
 static int
 put_base64(llm_buf *b, const unsigned char *p, size_t n)
 {
-    static const char tab[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t    i;
-    uint32_t  v;
+    char    out[LLM_BASE64_LEN(48) + 1];
+    size_t  k;
 
-    for (i = 0; i + 2 < n; i += 3) {
-        v = (uint32_t) p[i] << 16 | (uint32_t) p[i + 1] << 8 | p[i + 2];
-        if (llm_buf_putc(b, tab[v >> 18]) || llm_buf_putc(b, tab[(v >> 12) & 63])
-            || llm_buf_putc(b, tab[(v >> 6) & 63]) || llm_buf_putc(b, tab[v & 63]))
-        {
+    while (n > 0) {
+        k = n < 48 ? n : 48;
+        if (llm_buf_append(b, out, llm_base64_encode(p, k, out)) != 0) {
             return -1;
         }
+        p += k;
+        n -= k;
     }
-
-    if (i < n) {
-        v = (uint32_t) p[i] << 16 | (i + 1 < n ? (uint32_t) p[i + 1] << 8 : 0);
-        if (llm_buf_putc(b, tab[v >> 18]) || llm_buf_putc(b, tab[(v >> 12) & 63])
-            || llm_buf_putc(b, i + 1 < n ? tab[(v >> 6) & 63] : '=')
-            || llm_buf_putc(b, '='))
-        {
-            return -1;
-        }
-    }
-
     return 0;
 }
 

@@ -114,6 +114,7 @@ llm_generation_create(const llm_generation_config *cfg, llm_request *req,
     rc.starts_in_reasoning = prompt->starts_in_reasoning;
     rc.model = req->model ? req->model : cfg->model;
     rc.fingerprint = cfg->fingerprint;
+    rc.thinking_key = cfg->thinking_key;
     rc.created = cfg->created;
     rc.echo = prompt->echo;
     rc.echo_len = prompt->echo_len;

@@ -76,6 +76,8 @@ typedef struct {
     size_t                max_tokens;   /* llm_max_tokens; 0: none */
     size_t                max_response_size;   /* llm_max_response_size */
     llm_spec_mode         speculation;  /* unless the request sets it */
+    const struct llm_thinking_key *thinking_key;  /* signs Anthropic thinking
+                                           blocks (NULL: "") */
 } llm_generation_config;
 
 /*

@@ -152,6 +152,7 @@ llm_prepare(const llm_prepare_config *cfg, const char *body, size_t len,
     llm_session_model  sm;
 
     llm_api_limits_default(&lim);
+    lim.thinking_key = cfg->thinking_key;
 
     if (cfg->api == LLM_API_EMBEDDINGS) {
         if (llm_openai_parse_embeddings(body, len, &lim, &p->ereq, &p->err)

@@ -45,6 +45,9 @@ typedef struct {
     const llm_volatile_set  *prompt_strip;   /* llm_prompt_strip; NULL: the default */
     int                      split_special_tokens;
     size_t                   embeddings_max_tokens;
+    /* Anthropic thinking blocks sent back are verified with it
+     * (api/llm_thinking_sig.h); NULL: not checked */
+    const struct llm_thinking_key *thinking_key;
     /* the model called name (NULL or "": none named): 0 with *m, or -1 */
     int                    (*find_model)(void *data, const char *name,
                                          llm_prepare_model *m);

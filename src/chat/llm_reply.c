@@ -117,6 +117,7 @@ llm_reply_create(const llm_reply_config *cfg)
     fc.created = cfg->created;
     fc.model = cfg->model;
     fc.fingerprint = cfg->fingerprint;
+    fc.thinking_key = cfg->thinking_key;
     fc.n_choices = r->n_choices;
     fc.stream = req->stream;
     fc.include_usage = req->include_usage;

@@ -39,6 +39,8 @@ typedef struct {
     size_t                echo_len;
     size_t                n_prompt;       /* prompt tokens, for usage */
     size_t                max_held;       /* llm_max_response_size, bytes */
+    const struct llm_thinking_key *thinking_key;  /* Anthropic thinking
+                                             signatures; NULL: "" */
 } llm_reply_config;
 
 /* What llm_reply_token asks of the caller. */

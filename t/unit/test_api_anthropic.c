@@ -295,7 +295,7 @@ test_response(void)
     llm_buf            b;
     llm_result         r;
     llm_tool_call      calls[1] = { { "call_abc", "get", "{\"city\":\"Paris\"}" } };
-    llm_anthropic_meta meta = { "msg_1", "claude-x" };
+    llm_anthropic_meta meta = { "msg_1", "claude-x", NULL };
     json_t            *root, *c, *u;
 
     memset(&r, 0, sizeof(r));
@@ -380,7 +380,7 @@ test_stream(void)
 {
     llm_buf              b;
     llm_anthropic_stream s;
-    llm_anthropic_meta   meta = { "msg_2", "claude-x" };
+    llm_anthropic_meta   meta = { "msg_2", "claude-x", NULL };
     llm_usage            u = { 30, 9, 10, 0, 0 };
     llm_event            e;
     const char          *want[] = {
