@@ -437,7 +437,9 @@ scan_messages(llm_json_scan *s, llm_text_count *c, json_t *head)
                 return -1;
             }
             role = json_string_value(json_object_get(m, "role"));
-            done = role && strcmp(role, "user") == 0;
+            /* items that are not objects (an embeddings input's texts)
+             * are no conversation: nothing more is decoded */
+            done = !json_is_object(m) || (role && strcmp(role, "user") == 0);
             json_array_append_new(head, m);
         }
         skip_space(s);
@@ -469,6 +471,29 @@ static int
 is_key(const char *key, size_t len, const char *name)
 {
     return len == strlen(name) + 2 && memcmp(key + 1, name, len - 2) == 0;
+}
+
+/* A Responses input string: the conversation's one user message. */
+static int
+input_message(const llm_span *span, json_t *head)
+{
+    json_t  *v = decode_span(span), *m;
+
+    if (v == NULL) {
+        return -1;
+    }
+    m = json_object();
+    if (m == NULL) {
+        json_decref(v);
+        return -1;
+    }
+    if (json_object_set_new(m, "role", json_string("user")) != 0
+        || json_object_set_new(m, "content", v) != 0)
+    {
+        json_decref(m);
+        return -1;
+    }
+    return json_array_append_new(head, m) != 0 ? -1 : 0;
 }
 
 static int
@@ -514,12 +539,27 @@ scan_body(llm_json_scan *s, llm_body_fields *f)
             {
                 return -1;
             }
+        } else if (is_key(key, klen, "input")) {
+            /* the Responses API: items read as messages, or a string that
+             * is one user message */
+            json_array_clear(f->head);
+            f->chat = 1;
+            if (s->p < s->end && *s->p == '[') {
+                if (scan_messages(s, &f->count, f->head) != 0) {
+                    return -1;
+                }
+            } else if (scan_field(s, &f->count, span = &ignored) != 0
+                       || input_message(span, f->head) != 0)
+            {
+                return -1;
+            }
         } else if (is_key(key, klen, "model")) {
             if (scan_field(s, NULL, &f->model) != 0) {
                 return -1;
             }
         } else {
-            span = is_key(key, klen, "system") ? &f->system
+            span = is_key(key, klen, "system")
+                   || is_key(key, klen, "instructions") ? &f->system
                    : is_key(key, klen, "tools") ? &f->tools
                    : is_key(key, klen, "prompt") ? &f->prompt
                    : NULL;

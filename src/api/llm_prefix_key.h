@@ -10,6 +10,9 @@
  *   - a body with "messages" (OpenAI chat, Anthropic messages): "model", the
  *     Anthropic "system", "tools", and the messages up to and including the
  *     first user message (OpenAI system/developer messages come first there);
+ *   - a body with "input" (OpenAI Responses): the same, with "instructions"
+ *     as the system prompt and the input items as the messages (an input
+ *     string is one user message, so it keys as the same text in an item);
  *   - a body with "prompt" (OpenAI completions): "model" and the first
  *     prompt_bytes bytes of the prompt (of its compact JSON text when the
  *     prompt is token ids).
@@ -26,7 +29,8 @@
  *
  * The estimate is for routing by size, not for billing: ASCII bytes / 4
  * (rounded up), plus one token per other character and per JSON number,
- * boolean or null, over "messages", "system", "tools" and "prompt" (keys
+ * boolean or null, over "messages", "system", "tools", "prompt", "input" and
+ * "instructions" (keys
  * and values; cache_control left out; a repeated key counts each time).  A
  * prompt of token ids therefore counts exactly.
  */
@@ -50,8 +54,8 @@ typedef struct {
 
 /*
  * Fill info from body.  Returns 0, or -1 when the body is not one JSON
- * object (or nests deeper than max_depth) or has neither a "messages" array
- * nor a "prompt"; then info->key is "" and the estimate -1.  A repeated key
+ * object (or nests deeper than max_depth) or has no "messages" array,
+ * "input" or "prompt"; then info->key is "" and the estimate -1.  A repeated key
  * takes its last value, as in a decoder.  opts may be NULL.
  */
 int llm_prefix_key(const char *body, size_t len, const llm_prefix_opts *opts,

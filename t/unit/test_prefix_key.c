@@ -345,6 +345,38 @@ test_scan(void)
     is_int(in.prompt_tokens_estimate, 1, "fields the model does not read are not counted");
 }
 
+/* Responses bodies: instructions and input items key as a conversation. */
+static void
+test_responses(void)
+{
+    llm_prefix_info  in;
+
+    ok(same_key("{\"model\":\"m\",\"instructions\":\"Be brief.\",\"input\":\"Hi\"}",
+                "{\"model\":\"m\",\"instructions\":\"Be brief.\",\"input\":[{\"role\":"
+                "\"user\",\"content\":[{\"type\":\"input_text\",\"text\":\"Hi\"}]},"
+                "{\"type\":\"message\",\"role\":\"assistant\",\"content\":[{\"type\":"
+                "\"output_text\",\"text\":\"Hello.\"}]},{\"role\":\"user\",\"content\":"
+                "\"More\"}],\"stream\":true}"),
+       "responses: a string input keys as the first turn of its items");
+    ok(other_key("{\"model\":\"m\",\"instructions\":\"Be brief.\",\"input\":\"Hi\"}",
+                 "{\"model\":\"m\",\"instructions\":\"Be long.\",\"input\":\"Hi\"}"),
+       "responses: other instructions, another key");
+    ok(other_key("{\"model\":\"m\",\"input\":\"Hi\"}", "{\"model\":\"m\",\"input\":\"Bye\"}"),
+       "responses: another first message, another key");
+    ok(same_key("{\"model\":\"m\",\"input\":[{\"type\":\"message\",\"role\":\"developer\","
+                "\"content\":\"D\"},{\"role\":\"user\",\"content\":\"Hi\"}]}",
+                "{\"model\":\"m\",\"input\":[{\"type\":\"message\",\"role\":\"developer\","
+                "\"content\":\"D\"},{\"role\":\"user\",\"content\":\"Hi\"},{\"type\":"
+                "\"function_call_output\",\"call_id\":\"c\",\"output\":\"x\"}]}"),
+       "responses: items after the first user message do not change it");
+    is_int(pk("{\"model\":\"m\",\"instructions\":\"abcd\",\"input\":\"efgh\"}", NULL, &in),
+           0, "responses: a key");
+    is_int(in.prompt_tokens_estimate, 2,
+           "responses: the estimate counts instructions and input (8 ASCII bytes)");
+    ok(pk("{\"model\":\"m\",\"input\":[\"a\",\"b\"]}", NULL, &in) == 0,
+       "an embeddings-like input of texts still gets a key");
+}
+
 int
 main(void)
 {
@@ -355,5 +387,6 @@ main(void)
     test_no_key();
     test_estimate();
     test_scan();
+    test_responses();
     return done_testing();
 }
