@@ -176,6 +176,9 @@ ngx_http_llm_metrics_publish(ngx_http_llm_model_t *m)
     w.kv_blocks_used = st.kv.used;
     w.kv_blocks_cached = st.kv.cached;
     w.kv_blocks_free = st.kv.free;
+    w.kv_blocks_pinned = st.kv.pinned;
+    w.kv_blocks_evicted = st.kv.evicted;
+    w.preempted = st.preempted;
     w.prompt_tokens = st.prompt_tokens;
     w.cached_tokens = st.cached_tokens;
     w.generated_tokens = st.generated_tokens;

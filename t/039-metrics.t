@@ -207,7 +207,8 @@ is(value($fam, 'llm_sequences_running', 'llm_sequences_running', model => 'tiny'
 for my $f (qw(llm_kv_blocks_used llm_kv_blocks_free llm_sequences_waiting
               llm_prompt_tokens_cached_total llm_spec_draft_tokens_total
               llm_spec_accepted_tokens_total llm_spec_draft_model_tokens_total
-              llm_spec_draft_model_accepted_tokens_total llm_sequence_steps_total)) {
+              llm_spec_draft_model_accepted_tokens_total llm_sequence_steps_total
+              llm_kv_blocks_pinned llm_kv_blocks_evicted_total llm_preemptions_total)) {
     ok(defined value($fam, $f, $f, model => 'tiny'), "$f is there");
 }
 

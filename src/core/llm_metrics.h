@@ -10,8 +10,9 @@
  *     and step duration (observed where they happen);
  *   - per model and worker, a slot that worker alone writes with the
  *     scheduler's own counters and gauges (waiting and running sequences,
- *     KV blocks, prompt / cached / generated tokens, steps, speculative
- *     proposed / accepted tokens): rendering sums the slots, so a counter
+ *     KV blocks (used, cached, pinned, free, evicted), preemptions, prompt /
+ *     cached / generated tokens, steps, speculative proposed / accepted
+ *     tokens and the draft model's share of them): rendering sums the slots, so a counter
  *     that each worker keeps monotonic stays monotonic in the sum.
  *
  * llm_metrics_render writes the Prometheus text exposition format (0.0.4):
@@ -53,6 +54,7 @@ typedef struct {
     uint64_t  kv_blocks_used;
     uint64_t  kv_blocks_cached;
     uint64_t  kv_blocks_free;
+    uint64_t  kv_blocks_pinned;  /* of the cached, kept by cache_control */
     uint64_t  prompt_tokens;     /* counters since the worker started */
     uint64_t  cached_tokens;
     uint64_t  generated_tokens;
@@ -63,6 +65,8 @@ typedef struct {
     uint64_t  draft_accepted;
     uint64_t  seq_steps;         /* sequences' sampling steps: generated / seq_steps
                                     is tokens per step */
+    uint64_t  kv_blocks_evicted; /* cached blocks given to new content */
+    uint64_t  preempted;         /* sequences preempted for KV room */
 } llm_metrics_worker;
 
 typedef struct llm_metrics  llm_metrics;

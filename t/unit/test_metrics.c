@@ -82,6 +82,9 @@ main(void)
     w.draft_proposed = 5;
     w.draft_accepted = 3;
     w.seq_steps = 4;
+    w.kv_blocks_pinned = 2;
+    w.kv_blocks_evicted = 9;
+    w.preempted = 4;
     llm_metrics_publish(m, 0, 2, &w);
     llm_metrics_publish(m, 0, 3, &w);              /* no such worker: ignored */
     llm_metrics_publish(m, 5, 0, &w);              /* no such model: ignored */
@@ -112,6 +115,12 @@ main(void)
        && strstr(b.data, "llm_spec_draft_model_accepted_tokens_total{model=\"tiny\"} 3\n")
        && strstr(b.data, "llm_sequence_steps_total{model=\"tiny\"} 4\n"),
        "the draft model's proposed and accepted, sequence steps");
+    ok(strstr(b.data, "llm_kv_blocks_pinned{model=\"tiny\"} 2\n")
+       && strstr(b.data, "# TYPE llm_kv_blocks_pinned gauge\n"), "pinned KV blocks, a gauge");
+    ok(strstr(b.data, "llm_kv_blocks_evicted_total{model=\"tiny\"} 9\n")
+       && strstr(b.data, "llm_preemptions_total{model=\"tiny\"} 4\n")
+       && strstr(b.data, "# TYPE llm_preemptions_total counter\n"),
+       "evicted KV blocks and preemptions, counters");
     ok(strstr(b.data, "llm_prompt_tokens_total{model=\"we\\\"ird\\\\\"} 0\n") != NULL,
        "label values escaped: %.48s", strstr(b.data, "llm_prompt_tokens_total{model=\"we"));
 
