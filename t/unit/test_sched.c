@@ -133,6 +133,25 @@ make_sched_kv(const llm_model *m, int parallel, int queue, int n_ctx,
     return s;
 }
 
+/* Greedy, and with random weights end-of-sequence kept out so that
+ * lengths are exact. */
+static void
+greedy_params(const llm_model *m, llm_sampler_params *sp)
+{
+    static llm_logit_bias  no_eos[LLM_MAX_EOS];
+    const llm_model_info  *in = llm_model_get_info(m);
+    int                    i;
+
+    for (i = 0; i < in->n_eos; i++) {
+        no_eos[i].id = in->eos_ids[i];
+        no_eos[i].bias = -1e4f;
+    }
+    llm_sampler_params_default(sp);
+    sp->temperature = 0;
+    sp->logit_bias = no_eos;
+    sp->n_logit_bias = in->n_eos;
+}
+
 static llm_seq *
 submit(llm_sched *s, const int32_t *prompt, size_t n, size_t max_gen,
     owner_t *w, size_t index)
@@ -140,19 +159,7 @@ submit(llm_sched *s, const int32_t *prompt, size_t n, size_t max_gen,
     size_t              granted;
     llm_sampler_params  sp;
 
-    static llm_logit_bias  no_eos[LLM_MAX_EOS];
-    const llm_model_info  *in = llm_model_get_info(llm_sched_model(s));
-    int                    i;
-
-    /* random weights: keep end-of-sequence out so lengths are exact */
-    for (i = 0; i < in->n_eos; i++) {
-        no_eos[i].id = in->eos_ids[i];
-        no_eos[i].bias = -1e4f;
-    }
-    llm_sampler_params_default(&sp);
-    sp.temperature = 0;
-    sp.logit_bias = no_eos;
-    sp.n_logit_bias = in->n_eos;
+    greedy_params(llm_sched_model(s), &sp);
     if (llm_sched_reserve(s, 1, 1, &granted) != LLM_ADMIT_OK) {
         return NULL;
     }
@@ -621,8 +628,6 @@ test_thinking_budget(const llm_model *m)
     llm_sampler_params     sp;
     const int32_t         *g[2];
     llm_reasoning_budget  *b;
-    static llm_logit_bias  no_eos[LLM_MAX_EOS];
-    const llm_model_info  *in = llm_model_get_info(m);
 
     tok = llm_tokenizer_load(FIX, err, sizeof(err));
     if (!ok(tok != NULL
@@ -635,14 +640,7 @@ test_thinking_budget(const llm_model *m)
     for (j = 0; j < 12; j++) {
         p[j] = 40 + (j * 7) % 50;
     }
-    for (i = 0; i < in->n_eos; i++) {
-        no_eos[i].id = in->eos_ids[i];
-        no_eos[i].bias = -1e4f;
-    }
-    llm_sampler_params_default(&sp);
-    sp.temperature = 0;
-    sp.logit_bias = no_eos;
-    sp.n_logit_bias = in->n_eos;
+    greedy_params(m, &sp);
 
     for (v = 0; v < 3; v++) {
         s = make_sched(m, 2, 0);
