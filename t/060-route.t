@@ -111,6 +111,23 @@ X-Estimate: 15
 
 
 
+=== TEST 2a: Responses bodies: an input string keys as the items of its next turn; instructions and input are estimated
+--- config
+location = /key {
+    add_header X-Prefix-Key $llm_prefix_key always;
+    add_header X-Estimate $llm_prompt_tokens_estimate always;
+    proxy_pass http://127.0.0.1:$TEST_NGINX_SERVER_PORT/ok;
+}
+location = /ok { return 200 "ok\n"; }
+--- request eval
+["POST /key\n" . '{"model":"tiny","instructions":"You are an agent.","input":"list files"}',
+ "POST /key\n" . '{"model":"tiny","instructions":"You are an agent.","input":[{"role":"user","content":[{"type":"input_text","text":"list files"}]},{"type":"function_call","call_id":"c1","name":"ls","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"a.c"}]}',
+ "POST /key\n" . '{"model":"tiny","instructions":"You are an agent.","input":"write docs"}']
+--- response_headers eval
+["X-Prefix-Key: c7bc04683767b5cd\nX-Estimate: 7", "X-Prefix-Key: c7bc04683767b5cd", "X-Prefix-Key: 0c59cc8519bb3f5c"]
+--- response_body eval
+["ok\n", "ok\n", "ok\n"]
+
 === TEST 3: a body in a temp file has the key it has in memory
 --- config
 client_body_buffer_size 1k;
