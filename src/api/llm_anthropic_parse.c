@@ -849,7 +849,6 @@ messages_request_in(const json_t *root, const llm_api_limits *lim,
     const char   *s;
     const json_t *md;
     long long     i;
-    double        d;
     int           b, rc;
 
     if ((rc = llm_api_opt_string(root, "model", "model", &s, err)) < 0) {
@@ -890,23 +889,10 @@ messages_request_in(const json_t *root, const llm_api_limits *lim,
     {
         return -1;
     }
-    if ((rc = llm_api_opt_number(root, "temperature", "temperature",
-                                 0, 0, 1, 0, &d, err)) < 0)
+    if (llm_api_parse_sampling(root, LLM_ANTHROPIC_TEMPERATURE_MAX, req, err)
+        < 0)
     {
         return -1;
-    }
-    if (rc) {
-        req->sampling.temperature = d;
-        req->sampling.set |= LLM_SAMPLING_SET_TEMPERATURE;
-    }
-    if ((rc = llm_api_opt_number(root, "top_p", "top_p", 0, 1, 1, 0, &d,
-                                 err)) < 0)
-    {
-        return -1;
-    }
-    if (rc) {
-        req->sampling.top_p = d;
-        req->sampling.set |= LLM_SAMPLING_SET_TOP_P;
     }
     if ((rc = llm_api_opt_int(root, "top_k", "top_k", 0, INT_ANY_MAX, &i,
                               err)) < 0)

@@ -191,14 +191,14 @@ llm_api_reasoning_effort(const char *effort, const char *param,
 }
 
 int
-llm_openai_parse_sampling(const json_t *root, llm_request *req,
-    llm_api_error *err)
+llm_api_parse_sampling(const json_t *root, double temperature_max,
+    llm_request *req, llm_api_error *err)
 {
     double d;
     int    rc;
 
     if ((rc = llm_api_opt_number(root, "temperature", "temperature",
-                                 0, 0, 2, 0, &d, err)) < 0)
+                                 0, 0, temperature_max, 0, &d, err)) < 0)
     {
         return -1;
     }
@@ -517,7 +517,7 @@ llm_openai_parse_common(const json_t *root, const llm_api_limits *lim,
         req->max_tokens = (long) i;   /* the newer name wins */
     }
 
-    if (llm_openai_parse_sampling(root, req, err) < 0) {
+    if (llm_api_parse_sampling(root, LLM_OPENAI_TEMPERATURE_MAX, req, err) < 0) {
         return -1;
     }
     if ((rc = llm_api_opt_int(root, "n", "n", 1, max_n, &i, err)) < 0) {

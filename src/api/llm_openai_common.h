@@ -63,9 +63,13 @@ int llm_api_has_tool(const json_t *tools, const char *name);
 int llm_api_reasoning_effort(const char *effort, const char *param,
     llm_request *req, llm_api_error *err);
 
-/* temperature [0, 2] and top_p [0, 1], recorded as set. */
-int llm_openai_parse_sampling(const json_t *root, llm_request *req,
-    llm_api_error *err);
+/* The protocols' temperature ranges: OpenAI [0, 2], Anthropic [0, 1]. */
+#define LLM_OPENAI_TEMPERATURE_MAX     2.0
+#define LLM_ANTHROPIC_TEMPERATURE_MAX  1.0
+
+/* temperature [0, temperature_max] and top_p [0, 1], recorded as set. */
+int llm_api_parse_sampling(const json_t *root, double temperature_max,
+    llm_request *req, llm_api_error *err);
 
 /* Copy a string; NULL on allocation failure (err filled). */
 char *llm_api_strdup(const char *s, llm_api_error *err);

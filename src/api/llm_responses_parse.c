@@ -1058,7 +1058,7 @@ responses_in(const json_t *root, const llm_api_limits *lim, void *ctx,
     if (rc) {
         req->max_tokens = (long) i;
     }
-    if (llm_openai_parse_sampling(root, req, err) < 0) {
+    if (llm_api_parse_sampling(root, LLM_OPENAI_TEMPERATURE_MAX, req, err) < 0) {
         return -1;
     }
     if ((rc = llm_api_opt_bool(root, "stream", "stream", &b, err)) < 0) {
