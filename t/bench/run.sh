@@ -95,7 +95,7 @@ if [ ! -f "$agent/model.safetensors" ]; then
     "$build/llm" synth --config t/bench/agent-model.json --out "$agent" --dtype "$dtype"
 fi
 cp t/.cache/tokenizers/qwen3/tokenizer.json t/.cache/tokenizers/qwen3/tokenizer_config.json "$agent/"
-sed -e "s|llm_model bench .*;|llm_model bench $agent parallel=8 queue=64 threads=$threads kv=f16 kv_memory=${BENCH_AGENT_KV:-2g};|" \
+sed -e "s|llm_model bench .*;|llm_model bench $agent parallel=8 queue=64 threads=$threads kv=f16 kv_memory=${BENCH_AGENT_KV:-2048m};|" \
     -e "s|location = /v1/completions { llm_api completions; }|location = /v1/messages { llm_api messages; }|" \
     "$prefix/conf/nginx.conf" > "$prefix/conf/agent.conf"
 for _ in $(seq 50); do [ -f "$prefix/logs/nginx.pid" ] || break; sleep 0.1; done
