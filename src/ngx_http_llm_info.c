@@ -4,7 +4,7 @@
 #include "ngx_http_llm_module.h"
 
 #include "api/llm_api_models.h"
-#include "api/llm_api_route.h"
+#include "chat/llm_report.h"
 
 
 ngx_http_llm_model_t *
@@ -85,11 +85,9 @@ ngx_http_llm_send_json_value(ngx_http_request_t *r, ngx_uint_t status,
 ngx_int_t
 ngx_http_llm_models_handler(ngx_http_request_t *r)
 {
-    u_char                    *name;
-    ngx_str_t                  id;
+    json_t                    *v;
     ngx_uint_t                 i, anthropic;
     llm_api_error              err;
-    llm_api_route              route;
     llm_api_model_card        *cards;
     ngx_http_llm_model_t      *m;
     ngx_http_llm_main_conf_t  *mcf;
@@ -113,86 +111,46 @@ ngx_http_llm_models_handler(ngx_http_request_t *r)
         ngx_http_llm_model_card(&m[i], lcf->max_tokens, &cards[i]);
     }
 
-    /* the handler answered paths other than /models[/{id}] with a 404 */
-    if (llm_api_route_uri(LLM_API_MODELS, (char *) r->uri.data, r->uri.len,
-                          &route) == 0
-        && route.id != NULL)
-    {
-        id.data = (u_char *) route.id;
-        id.len = route.id_len;
-
-        for (i = 0; i < mcf->models.nelts; i++) {
-            if (m[i].alias.len == id.len
-                && ngx_strncmp(m[i].alias.data, id.data, id.len) == 0)
-            {
-                return ngx_http_llm_send_json_value(r, NGX_HTTP_OK,
-                                    llm_api_model_object(&cards[i], anthropic));
-            }
-        }
-
-        /* the id is part of the URI: a NUL-terminated copy for the words */
-        name = ngx_pnalloc(r->pool, id.len + 1);
-        if (name == NULL) {
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-        *ngx_cpymem(name, id.data, id.len) = '\0';
-
-        llm_api_error_model_not_found(&err, (char *) name);
+    v = llm_api_models_get(cards, mcf->models.nelts, (char *) r->uri.data,
+                           r->uri.len, (int) anthropic, &err);
+    if (v == NULL && err.status != 0) {
         return ngx_http_llm_send_api_error(r, &err);
     }
 
-    return ngx_http_llm_send_json_value(r, NGX_HTTP_OK,
-                    llm_api_model_list(cards, mcf->models.nelts, anthropic));
+    return ngx_http_llm_send_json_value(r, NGX_HTTP_OK, v);
 }
 
 
 ngx_int_t
 ngx_http_llm_health_handler(ngx_http_request_t *r)
 {
-    json_t                    *root, *models, *o;
-    ngx_uint_t                 i, status;
+    int                        unavailable;
+    json_t                    *root;
+    ngx_uint_t                 i;
+    llm_report_model          *list;
     ngx_http_llm_model_t      *m;
     ngx_http_llm_main_conf_t  *mcf;
 
     mcf = ngx_http_get_module_main_conf(r, ngx_http_llm_module);
     m = mcf->models.elts;
 
-    root = json_object();
-    models = json_array();
-    if (root == NULL || models == NULL) {
-        json_decref(root);
-        json_decref(models);
+    list = ngx_palloc(r->pool, (mcf->models.nelts + 1) * sizeof(*list));
+    if (list == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
-
-    json_object_set_new(root, "status", json_string("ok"));
-    json_object_set_new(root, "models", models);
-    status = NGX_HTTP_OK;
-
     for (i = 0; i < mcf->models.nelts; i++) {
-        o = json_object();
-        if (o == NULL) {
-            json_decref(root);
-            return NGX_HTTP_INTERNAL_SERVER_ERROR;
-        }
-        json_object_set_new(o, "id", json_stringn((char *) m[i].alias.data,
-                                                  m[i].alias.len));
-        json_object_set_new(o, "context_length",
-                            json_integer(m[i].context_length));
-        json_object_set_new(o, "parallel", json_integer(m[i].parallel));
-
-        if (m[i].sched == NULL) {
-            /* not served by this worker (see the error log): 503 */
-            json_object_set_new(o, "status", json_string("unavailable"));
-            json_object_set_new(root, "status", json_string("unavailable"));
-            status = NGX_HTTP_SERVICE_UNAVAILABLE;
-        }
-
-        ngx_http_llm_sched_health(m[i].sched, o);
-        json_array_append_new(models, o);
+        list[i].id = (char *) m[i].alias.data;
+        list[i].id_len = m[i].alias.len;
+        list[i].context_length = (long) m[i].context_length;
+        list[i].parallel = (long) m[i].parallel;
+        list[i].sched = m[i].sched;
     }
 
-    json_object_set_new(root, "pid", json_integer(ngx_pid));
+    root = llm_report_health(list, mcf->models.nelts, (long) ngx_pid,
+                             &unavailable);
 
-    return ngx_http_llm_send_json_value(r, status, root);
+    /* a model not served by this worker (the error log says why): 503 */
+    return ngx_http_llm_send_json_value(r, unavailable
+                                           ? NGX_HTTP_SERVICE_UNAVAILABLE
+                                           : NGX_HTTP_OK, root);
 }

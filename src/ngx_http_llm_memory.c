@@ -17,7 +17,6 @@
 #include "ngx_http_llm_module.h"
 #include "ngx_http_llm_sched.h"
 
-#include "engine/llm_engine.h"
 #include "engine/llm_memory.h"
 
 
@@ -47,41 +46,14 @@ ngx_module_t  ngx_http_llm_memory_module = {
 };
 
 
-/* What one worker allocates for the model; *kv_bytes: its KV cache's share. */
-static uint64_t
-ngx_http_llm_worker_bytes(ngx_http_llm_model_t *m, uint64_t *kv_bytes)
-{
-    size_t             kv, rt;
-    char               err[256];
-    llm_runtime_opts   o, d;
-
-    ngx_http_llm_runtime_opts(m, &o);
-    rt = llm_runtime_memory(m->model, &o, &kv);
-
-    *kv_bytes = kv;
-
-    if (m->draft) {
-        /* the draft model's runtime: KV memory of its own for as many positions */
-        if (llm_sched_draft_opts(m->model, m->draft, &o, &d, err, sizeof(err))
-            == 0)
-        {
-            rt += llm_runtime_memory(m->draft, &d, &kv);
-            *kv_bytes += kv;
-        }
-    }
-
-    /* the scheduler's own: slots' token copies, suffix store, draft sampling */
-    return (uint64_t) rt + llm_sched_memory(m->model, m->draft, m->parallel,
-                                            m->context_length);
-}
-
-
 static char *
 ngx_http_llm_memory_init_conf(ngx_cycle_t *cycle, void *conf)
 {
-    uint64_t                   limit, total, workers, kv, per_worker;
+    size_t                     kv;
+    uint64_t                   limit, total, workers, per_worker;
     ngx_uint_t                 i;
     llm_memory_need            need;
+    llm_sched_config           cfg;
     ngx_core_conf_t           *ccf;
     ngx_http_llm_model_t      *m;
     ngx_http_llm_main_conf_t  *mcf;
@@ -108,7 +80,8 @@ ngx_http_llm_memory_init_conf(ngx_cycle_t *cycle, void *conf)
 
     m = mcf->models.elts;
     for (i = 0; i < mcf->models.nelts; i++) {
-        per_worker = ngx_http_llm_worker_bytes(&m[i], &kv);
+        ngx_http_llm_sched_config(&m[i], &cfg);
+        per_worker = llm_sched_memory(m[i].model, &cfg, &kv);
         llm_memory_add(&need, llm_model_get_info(m[i].model)->weight_bytes
                               + (m[i].draft ? llm_model_get_info(m[i].draft)
                                                   ->weight_bytes : 0),
@@ -127,7 +100,7 @@ ngx_http_llm_memory_init_conf(ngx_cycle_t *cycle, void *conf)
                       "%uL MiB, shared, plus %uL worker%s x %uL MiB), more "
                       "than the %uL MiB of %s; lower kv_memory= or ctx=, use "
                       "kv=f16, or fewer worker_processes in %s:%ui",
-                      &m[i].alias, per_worker >> 20, kv >> 20, m[i].parallel,
+                      &m[i].alias, per_worker >> 20, (uint64_t) kv >> 20, m[i].parallel,
                       m[i].context_length, total >> 20, need.shared >> 20,
                       workers, workers == 1 ? "" : "s",
                       need.per_worker >> 20, limit >> 20,

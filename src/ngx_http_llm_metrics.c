@@ -7,8 +7,7 @@
 #include "ngx_http_llm_generate.h"
 
 #include "api/llm_api_route.h"
-#include "core/llm_metrics.h"
-#include "engine/llm_sched.h"
+#include "chat/llm_report.h"
 
 
 #define NGX_HTTP_LLM_METRICS_TYPE  "text/plain; version=0.0.4; charset=utf-8"
@@ -159,7 +158,6 @@ ngx_http_llm_metrics_observe(ngx_http_llm_model_t *m, ngx_uint_t kind,
 void
 ngx_http_llm_metrics_publish(ngx_http_llm_model_t *m)
 {
-    llm_sched_stats            st;
     llm_metrics_worker         w;
     ngx_http_llm_main_conf_t  *mcf = ngx_http_llm_metrics_conf();
 
@@ -169,26 +167,7 @@ ngx_http_llm_metrics_publish(ngx_http_llm_model_t *m)
         return;
     }
 
-    llm_sched_get_stats(m->sched, &st);
-
-    w.waiting = st.waiting;
-    w.running = st.running;
-    w.kv_blocks_used = st.kv.used;
-    w.kv_blocks_cached = st.kv.cached;
-    w.kv_blocks_free = st.kv.free;
-    w.kv_blocks_pinned = st.kv.pinned;
-    w.kv_blocks_evicted = st.kv.evicted;
-    w.preempted = st.preempted;
-    w.prompt_tokens = st.prompt_tokens;
-    w.cached_tokens = st.cached_tokens;
-    w.generated_tokens = st.generated_tokens;
-    w.steps = st.steps;
-    w.spec_proposed = st.spec_proposed;
-    w.spec_accepted = st.spec_accepted;
-    w.draft_proposed = st.draft_proposed;
-    w.draft_accepted = st.draft_accepted;
-    w.seq_steps = st.seq_steps;
-
+    llm_report_metrics(m->sched, &w);
     llm_metrics_publish(mcf->metrics,
                         m - (ngx_http_llm_model_t *) mcf->models.elts,
                         ngx_worker, &w);

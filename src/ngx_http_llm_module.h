@@ -208,6 +208,5 @@ ngx_int_t ngx_http_llm_register_variables(ngx_conf_t *cf,
 /* Per-worker schedulers (ngx_http_llm_sched.c). */
 ngx_int_t ngx_http_llm_workers_init(ngx_cycle_t *cycle);
 void ngx_http_llm_workers_exit(ngx_cycle_t *cycle);
-void ngx_http_llm_sched_health(struct llm_sched *s, json_t *out);
 
 #endif

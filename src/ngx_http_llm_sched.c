@@ -37,6 +37,7 @@ ngx_http_llm_stepper_create(ngx_cycle_t *cycle, ngx_http_llm_model_t *m,
     ngx_thread_pool_t *tp)
 {
     char                      err[512];
+    llm_sched_stats           stats;
     llm_sched_config          cfg;
     ngx_http_llm_stepper_t   *st;
 
@@ -60,14 +61,7 @@ ngx_http_llm_stepper_create(ngx_cycle_t *cycle, ngx_http_llm_model_t *m,
     st->task->event.data = st;
     st->task->event.log = cycle->log;
 
-    ngx_memzero(&cfg, sizeof(cfg));
-    cfg.parallel = (int) m->parallel;
-    cfg.queue = (int) m->queue;
-    cfg.n_ctx = (int) m->context_length;
-    cfg.kv_memory = m->kv_memory;
-    cfg.threads = (int) m->threads;
-    cfg.kv = m->kv_f16 ? LLM_KV_F16 : LLM_KV_F32;
-    cfg.draft = m->draft;
+    ngx_http_llm_sched_config(m, &cfg);
     cfg.wake = ngx_http_llm_step_post;
     cfg.wake_data = st;
 
@@ -81,11 +75,12 @@ ngx_http_llm_stepper_create(ngx_cycle_t *cycle, ngx_http_llm_model_t *m,
     m->sched = st->sched;
     m->stepper = st;
 
+    llm_sched_get_stats(st->sched, &stats);
     ngx_log_error(NGX_LOG_NOTICE, cycle->log, 0,
                   "llm_model \"%V\": worker runtime ready: %ui slots of up "
                   "to %uz tokens sharing %uz MiB of KV blocks, %ui threads",
                   &m->alias, m->parallel, llm_sched_n_ctx(st->sched),
-                  ngx_http_llm_kv_bytes(st->sched) >> 20, m->threads);
+                  stats.kv_cache_bytes >> 20, m->threads);
 
     return NGX_OK;
 }
@@ -264,96 +259,14 @@ ngx_http_llm_step_done(ngx_event_t *ev)
 
 
 void
-ngx_http_llm_runtime_opts(ngx_http_llm_model_t *m, llm_runtime_opts *o)
+ngx_http_llm_sched_config(ngx_http_llm_model_t *m, llm_sched_config *cfg)
 {
-    ngx_memzero(o, sizeof(llm_runtime_opts));
-    o->n_threads = (int) m->threads;
-    o->n_ctx = (int) (m->context_length ? m->context_length : m->ctx);
-    o->n_seq_max = (int) m->parallel;
-    o->kv = m->kv_f16 ? LLM_KV_F16 : LLM_KV_F32;
-    o->kv_memory = m->kv_memory;
-}
-
-
-size_t
-ngx_http_llm_kv_bytes(llm_sched *s)
-{
-    llm_sched_stats  stats;
-
-    llm_sched_get_stats(s, &stats);
-    return stats.kv_cache_bytes;
-}
-
-
-void
-ngx_http_llm_sched_health(llm_sched *s, json_t *out)
-{
-    json_t          *sp;
-    llm_sched_stats  st;
-
-    if (s == NULL) {
-        return;
-    }
-
-    llm_sched_get_stats(s, &st);
-
-    json_object_set_new(out, "running", json_integer(st.running));
-    json_object_set_new(out, "waiting", json_integer(st.waiting));
-    json_object_set_new(out, "live_sequences", json_integer(st.live));
-    json_object_set_new(out, "paused", json_integer(st.paused));
-    json_object_set_new(out, "requests", json_integer(st.requests));
-    json_object_set_new(out, "cancelled", json_integer(st.cancelled));
-    json_object_set_new(out, "rejected", json_integer(st.rejected));
-    json_object_set_new(out, "prompt_tokens", json_integer(st.prompt_tokens));
-    json_object_set_new(out, "cached_tokens", json_integer(st.cached_tokens));
-    json_object_set_new(out, "generated_tokens",
-                        json_integer(st.generated_tokens));
-    json_object_set_new(out, "steps", json_integer(st.steps));
-    json_object_set_new(out, "decode_step_ms",
-                        json_real((double) (long) (st.decode_step_ms * 100)
-                                  / 100));
-    json_object_set_new(out, "prefill_token_ms",
-                        json_real((double) (long) (st.prefill_token_ms * 1000)
-                                  / 1000));
-    json_object_set_new(out, "prefill_gflops",
-                        json_real((double) (long) (st.prefill_gflops * 100)
-                                  / 100));
-
-    /* speculative decoding: kept / proposed tokens, tokens per sequence step */
-    sp = json_object();
-    json_object_set_new(sp, "steps", json_integer(st.spec_steps));
-    json_object_set_new(sp, "proposed_tokens", json_integer(st.spec_proposed));
-    json_object_set_new(sp, "accepted_tokens", json_integer(st.spec_accepted));
-    json_object_set_new(sp, "acceptance_rate",
-                        json_real(st.spec_proposed
-                                  ? (double) (long) (1000.0 * st.spec_accepted
-                                                     / st.spec_proposed) / 1000
-                                  : 0));
-    json_object_set_new(sp, "tokens_per_step",
-                        json_real(st.seq_steps
-                                  ? (double) (long) (1000.0 * st.generated_tokens
-                                                     / st.seq_steps) / 1000
-                                  : 0));
-    json_object_set_new(sp, "draft_proposed_tokens",
-                        json_integer(st.draft_proposed));
-    json_object_set_new(sp, "draft_accepted_tokens",
-                        json_integer(st.draft_accepted));
-    json_object_set_new(out, "speculation", sp);
-    json_object_set_new(out, "kv_cache_bytes",
-                        json_integer(st.kv_cache_bytes));
-    json_object_set_new(out, "kv_block_tokens", json_integer(LLM_KV_BLOCK));
-    json_object_set_new(out, "kv_blocks", json_integer(st.kv.blocks));
-    json_object_set_new(out, "kv_blocks_used", json_integer(st.kv.used));
-    json_object_set_new(out, "kv_blocks_cached", json_integer(st.kv.cached));
-    json_object_set_new(out, "kv_blocks_pinned", json_integer(st.kv.pinned));
-    json_object_set_new(out, "kv_blocks_free", json_integer(st.kv.free));
-    json_object_set_new(out, "kv_blocks_evicted",
-                        json_integer(st.kv.evicted));
-    json_object_set_new(out, "kv_preempted", json_integer(st.preempted));
-    json_object_set_new(out, "prefix_hit_ratio",
-                        json_real(st.prompt_tokens
-                                  ? (double) (long) ((double) st.cached_tokens
-                                                     / st.prompt_tokens * 1000)
-                                    / 1000
-                                  : 0.0));
+    ngx_memzero(cfg, sizeof(llm_sched_config));
+    cfg->parallel = (int) m->parallel;
+    cfg->queue = (int) m->queue;
+    cfg->n_ctx = (int) m->context_length;
+    cfg->kv_memory = m->kv_memory;
+    cfg->threads = (int) m->threads;
+    cfg->kv = m->kv_f16 ? LLM_KV_F16 : LLM_KV_F32;
+    cfg->draft = m->draft;
 }

@@ -9,10 +9,7 @@
 #include "engine/llm_sched.h"
 
 
-/* The KV cache bytes of a worker's scheduler (for logs and /health). */
-size_t ngx_http_llm_kv_bytes(llm_sched *s);
-
-/* The runtime options of an llm_model line (before the engine resolves defaults). */
-void ngx_http_llm_runtime_opts(ngx_http_llm_model_t *m, llm_runtime_opts *o);
+/* The scheduler configuration of an llm_model line (without its wake). */
+void ngx_http_llm_sched_config(ngx_http_llm_model_t *m, llm_sched_config *cfg);
 
 #endif

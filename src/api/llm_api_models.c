@@ -1,7 +1,9 @@
 /* Model objects and lists in OpenAI's or Anthropic's shape (llm_api_models.h). */
+#include <string.h>
 #include <time.h>
 
 #include "api/llm_api_models.h"
+#include "api/llm_api_route.h"
 
 /* RFC 3339 in UTC, as Anthropic's created_at. */
 static json_t *
@@ -76,4 +78,37 @@ llm_api_model_list(const llm_api_model_card *m, size_t n, int anthropic)
         json_object_set_new(list, "data", data);
     }
     return list;
+}
+
+
+json_t *
+llm_api_models_get(const llm_api_model_card *m, size_t n, const char *uri,
+    size_t uri_len, int anthropic, llm_api_error *err)
+{
+    char           id[201];    /* as much as the 404 quotes */
+    size_t         i, len;
+    llm_api_route  route;
+
+    err->status = 0;
+
+    /* the server answers paths other than /models[/{id}] with a 404 */
+    if (llm_api_route_uri(LLM_API_MODELS, uri, uri_len, &route) != 0
+        || route.id == NULL)
+    {
+        return llm_api_model_list(m, n, anthropic);
+    }
+
+    for (i = 0; i < n; i++) {
+        if (m[i].id_len == route.id_len
+            && memcmp(m[i].id, route.id, route.id_len) == 0)
+        {
+            return llm_api_model_object(&m[i], anthropic);
+        }
+    }
+
+    len = route.id_len < sizeof(id) - 1 ? route.id_len : sizeof(id) - 1;
+    memcpy(id, route.id, len);
+    id[len] = '\0';
+    llm_api_error_model_not_found(err, id);
+    return NULL;
 }

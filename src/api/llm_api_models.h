@@ -12,6 +12,8 @@
 
 #include <jansson.h>
 
+#include "api/llm_api.h"
+
 /* What the server says about one served model. */
 typedef struct {
     const char *id;              /* the alias requests name */
@@ -28,5 +30,14 @@ json_t *llm_api_model_object(const llm_api_model_card *m, int anthropic);
  * memory. */
 json_t *llm_api_model_list(const llm_api_model_card *m, size_t n,
     int anthropic);
+
+/*
+ * GET /v1/models[/{id}] (uri: the path, without the query string) from the
+ * n served models: the list, or the model the id names.  NULL with err
+ * when no model has that id (404 model_not_found); NULL with err->status 0
+ * when out of memory.
+ */
+json_t *llm_api_models_get(const llm_api_model_card *m, size_t n,
+    const char *uri, size_t uri_len, int anthropic, llm_api_error *err);
 
 #endif

@@ -175,15 +175,45 @@ llm_sched_slot_truncate(llm_sched *s, int slot, size_t len)
 }
 
 
-size_t
-llm_sched_memory(const llm_model *m, const llm_model *draft, size_t n_slots,
-    size_t n_ctx)
+/* The model's runtime options for cfg (llm_sched_create's). */
+static void
+llm_sched_runtime_opts(const llm_sched_config *cfg, llm_runtime_opts *o)
 {
-    size_t  bytes, nv = (size_t) llm_model_get_info(m)->n_vocab;
+    memset(o, 0, sizeof(*o));
+    o->n_threads = cfg->threads;
+    o->n_ctx = cfg->n_ctx;
+    o->n_seq_max = cfg->parallel;
+    o->kv = cfg->kv;
+    o->kv_memory = cfg->kv_memory;
+}
 
-    bytes = n_slots * n_ctx * sizeof(int32_t)
-            + llm_suffix_memory(LLM_SCHED_RECENT_TOKENS);
-    if (draft) {
+
+size_t
+llm_sched_memory(const llm_model *m, const llm_sched_config *cfg,
+    size_t *kv_bytes)
+{
+    char              err[256];
+    size_t            bytes, kv, n_slots, n_ctx;
+    size_t            nv = (size_t) llm_model_get_info(m)->n_vocab;
+    llm_runtime_opts  o, d;
+
+    llm_sched_runtime_opts(cfg, &o);
+    bytes = llm_runtime_memory(m, &o, &kv);
+    *kv_bytes = kv;
+
+    /* a draft whose options fail is refused when the scheduler is made */
+    if (cfg->draft
+        && llm_sched_draft_opts(m, cfg->draft, &o, &d, err, sizeof(err)) == 0)
+    {
+        bytes += llm_runtime_memory(cfg->draft, &d, &kv);
+        *kv_bytes += kv;
+    }
+
+    n_slots = (size_t) cfg->parallel;
+    n_ctx = (size_t) cfg->n_ctx;
+    bytes += n_slots * n_ctx * sizeof(int32_t)
+             + llm_suffix_memory(LLM_SCHED_RECENT_TOKENS);
+    if (cfg->draft) {
         /* llm_sched.dist and each sequence's draft_q */
         bytes += nv * sizeof(float) + n_slots * LLM_SPEC_K_MAX * nv * sizeof(float);
     }
@@ -258,11 +288,7 @@ llm_sched_create(const llm_model *m, const llm_sched_config *cfg, char *err,
     }
     llm_admission_init(&s->admission, s->n_slots, (size_t) cfg->queue);
 
-    opts.n_threads = cfg->threads;
-    opts.n_ctx = cfg->n_ctx;
-    opts.n_seq_max = cfg->parallel;
-    opts.kv = cfg->kv;
-    opts.kv_memory = cfg->kv_memory;
+    llm_sched_runtime_opts(cfg, &opts);
 
     s->rt = llm_runtime_create_opts(m, &opts, err, errlen);
     if (s->rt == NULL) {

@@ -121,14 +121,15 @@ llm_sched *llm_sched_create(const llm_model *m, const llm_sched_config *cfg,
 void llm_sched_free(llm_sched *s);
 
 /*
- * What llm_sched_create allocates beyond the runtimes (llm_runtime_memory
- * counts those) for n_slots slots of n_ctx positions: the copy of the
- * tokens each slot's KV holds, the worker's suffix store of recent
- * requests, and with a draft model the distributions a sampled draft keeps
- * per sequence.
+ * Bytes llm_sched_create(m, cfg) allocates, without allocating them: the
+ * model's runtime and the draft model's (llm_runtime_memory: KV blocks and
+ * scratch), the copy of the tokens each slot's KV holds, the suffix store
+ * of recent requests, and with a draft the distributions a sampled draft
+ * keeps per sequence.  *kv_bytes: of that, the KV blocks.  What a
+ * configuration check counts per worker before any worker starts.
  */
-size_t llm_sched_memory(const llm_model *m, const llm_model *draft,
-    size_t n_slots, size_t n_ctx);
+size_t llm_sched_memory(const llm_model *m, const llm_sched_config *cfg,
+    size_t *kv_bytes);
 
 /*
  * The runtime options of a draft model for a model whose runtime has the

@@ -132,6 +132,29 @@ main(void)
         ok(strcmp(GETS(l, "object"), "list") == 0 && json_array_size(json_object_get(l, "data")) == 2
            && json_object_get(l, "has_more") == NULL, "OpenAI list");
         json_decref(l);
+        /* GET /v1/models[/{id}]: the list, the model named, or a 404 */
+        {
+            llm_api_error e;
+            char          longid[300];
+
+            l = llm_api_models_get(cards, 2, "/v1/models", 10, 0, &e);
+            ok(l && strcmp(GETS(l, "object"), "list") == 0 && e.status == 0,
+               "GET /v1/models: the list");
+            json_decref(l);
+            o = llm_api_models_get(cards, 2, "/v1/models/big", 14, 1, &e);
+            ok(o && strcmp(GETS(o, "id"), "big") == 0 && strcmp(GETS(o, "type"), "model") == 0,
+               "GET /v1/models/big: that model, in the shape asked for");
+            json_decref(o);
+            o = llm_api_models_get(cards, 2, "/v1/models/bi", 13, 0, &e);
+            ok(o == NULL && e.status == 404 && strcmp(e.code, "model_not_found") == 0
+               && strcmp(e.message, "The model 'bi' does not exist.") == 0,
+               "a prefix of an id is no model: 404 model_not_found");
+            memset(longid, 'x', sizeof(longid));
+            memcpy(longid, "/v1/models/", 11);
+            o = llm_api_models_get(cards, 2, longid, sizeof(longid), 0, &e);
+            ok(o == NULL && e.status == 404 && strlen(e.message) == 200 + strlen("The model '' does not exist."),
+               "a long unknown id is quoted up to 200 bytes");
+        }
     }
     /* llm_api's and llm_errors' names, and which endpoints are read with GET */
     is_int(llm_api_location_kind("chat", 4), LLM_API_CHAT, "llm_api chat");
