@@ -31,14 +31,14 @@ ngx_http_llm_embed_done(void *data, llm_embedding_end end, const char *error)
     ngx_http_llm_embed_t *e = data;
 
     llm_buf             *out;
+    llm_api_error        err;
     ngx_http_request_t  *r = e->r;
 
     switch (end) {
 
     case LLM_EMBEDDING_FAILED:
-        ngx_http_finalize_request(r, ngx_http_llm_send_error(r,
-                                  NGX_HTTP_INTERNAL_SERVER_ERROR, NULL, NULL,
-                                  NULL, "Embedding failed: %s", error));
+        llm_api_error_internal(&err, "Embedding failed: %s", error);
+        ngx_http_finalize_request(r, ngx_http_llm_send_api_error(r, &err));
         return;
 
     case LLM_EMBEDDING_BROKEN:
@@ -68,9 +68,8 @@ ngx_http_llm_embeddings(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
     ngx_http_llm_embed_t  *e;
 
     if (m->sched == NULL) {
-        return ngx_http_llm_send_error(r, NGX_HTTP_SERVICE_UNAVAILABLE, NULL,
-                                       NULL, NULL, "Model '%V' is not loaded "
-                                       "in this worker.", &m->alias);
+        llm_api_error_not_loaded(&err, (char *) m->alias.data, m->alias.len);
+        return ngx_http_llm_send_api_error(r, &err);
     }
 
     e = ngx_pcalloc(r->pool, sizeof(ngx_http_llm_embed_t));

@@ -274,9 +274,8 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
     ctx->model = m;
 
     if (m->sched == NULL) {
-        return ngx_http_llm_send_error(r, NGX_HTTP_SERVICE_UNAVAILABLE, NULL,
-                                       NULL, NULL, "Model '%V' is not loaded "
-                                       "in this worker.", &m->alias);
+        llm_api_error_not_loaded(&err, (char *) m->alias.data, m->alias.len);
+        return ngx_http_llm_send_api_error(r, &err);
     }
 
     g = ngx_pcalloc(r->pool, sizeof(ngx_http_llm_gen_t));
@@ -344,14 +343,10 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
     admit = llm_generation_submit(g->gen);
 
     if (admit == LLM_ADMIT_NEVER) {
-        return ngx_http_llm_send_error(r, NGX_HTTP_BAD_REQUEST, NULL, "n",
-                                       "invalid_value",
-                                       "n=%uz is more than model '%V' can "
-                                       "hold at once (parallel %ui + queue "
-                                       "%ui = %uz sequences).",
-                                       llm_generation_n_choices(g->gen),
-                                       &m->alias, m->parallel, m->queue,
-                                       llm_sched_capacity(m->sched));
+        llm_api_error_choices(&err, llm_generation_n_choices(g->gen),
+                              (char *) m->alias.data, m->parallel, m->queue,
+                              llm_sched_capacity(m->sched));
+        return ngx_http_llm_send_api_error(r, &err);
     }
 
     if (admit == LLM_ADMIT_BUSY) {

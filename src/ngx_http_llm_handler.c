@@ -26,8 +26,9 @@ static void ngx_http_llm_body_handler(ngx_http_request_t *r);
 static ngx_int_t
 ngx_http_llm_not_allowed(ngx_http_request_t *r, char *allowed)
 {
-    ngx_int_t  rc;
-    ngx_str_t  value;
+    ngx_int_t      rc;
+    ngx_str_t      value;
+    llm_api_error  err;
 
     value.data = (u_char *) allowed;
     value.len = ngx_strlen(allowed);
@@ -41,10 +42,9 @@ ngx_http_llm_not_allowed(ngx_http_request_t *r, char *allowed)
         return rc;
     }
 
-    return ngx_http_llm_send_error(r, NGX_HTTP_NOT_ALLOWED, NULL, NULL,
-                                   "method_not_allowed",
-                                   "Method %V is not allowed here; use %s.",
-                                   &r->method_name, allowed);
+    llm_api_error_method(&err, (char *) r->method_name.data,
+                         r->method_name.len, allowed);
+    return ngx_http_llm_send_api_error(r, &err);
 }
 
 
@@ -52,18 +52,18 @@ ngx_http_llm_not_allowed(ngx_http_request_t *r, char *allowed)
 static ngx_int_t
 ngx_http_llm_unknown_path(ngx_http_request_t *r)
 {
-    ngx_int_t  rc;
+    ngx_int_t      rc;
+    llm_api_error  err;
 
     rc = ngx_http_discard_request_body(r);
     if (rc != NGX_OK) {
         return rc;
     }
 
-    return ngx_http_llm_send_error(r, NGX_HTTP_NOT_FOUND, NULL, NULL,
-                                   "unknown_url",
-                                   "Invalid URL (%V %V): this server has no "
-                                   "such endpoint.", &r->method_name,
-                                   &r->uri);
+    llm_api_error_unknown_url(&err, (char *) r->method_name.data,
+                              r->method_name.len, (char *) r->uri.data,
+                              r->uri.len);
+    return ngx_http_llm_send_api_error(r, &err);
 }
 
 
@@ -261,15 +261,15 @@ ngx_http_llm_collect_body(ngx_http_request_t *r, size_t *len)
 static void
 ngx_http_llm_body_handler(ngx_http_request_t *r)
 {
-    u_char     *body;
-    size_t      len;
-    ngx_int_t   rc;
+    u_char         *body;
+    size_t          len;
+    ngx_int_t       rc;
+    llm_api_error   err;
 
     body = ngx_http_llm_collect_body(r, &len);
     if (body == NULL) {
-        ngx_http_finalize_request(r, ngx_http_llm_send_error(r,
-                                  NGX_HTTP_INTERNAL_SERVER_ERROR, NULL, NULL,
-                                  NULL, "Could not read the request body."));
+        llm_api_error_internal(&err, "Could not read the request body.");
+        ngx_http_finalize_request(r, ngx_http_llm_send_api_error(r, &err));
         return;
     }
 

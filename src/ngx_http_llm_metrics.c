@@ -180,6 +180,7 @@ ngx_http_llm_metrics_handler(ngx_http_request_t *r)
     char                     **names;
     llm_buf                    b;
     ngx_int_t                  rc;
+    llm_api_error              err;
     ngx_uint_t                 i;
     ngx_http_llm_model_t      *m;
     ngx_http_llm_main_conf_t  *mcf;
@@ -188,9 +189,8 @@ ngx_http_llm_metrics_handler(ngx_http_request_t *r)
     m = mcf->models.elts;
 
     if (mcf->metrics == NULL) {
-        return ngx_http_llm_send_error(r, NGX_HTTP_SERVICE_UNAVAILABLE, NULL,
-                                       NULL, NULL, "No metrics: no model is "
-                                       "configured.");
+        llm_api_error_no_metrics(&err);
+        return ngx_http_llm_send_api_error(r, &err);
     }
 
     /* this worker's own report is as fresh as the scrape */

@@ -145,13 +145,11 @@ ngx_int_t ngx_http_llm_send_json(ngx_http_request_t *r, ngx_uint_t status,
     const char *body, size_t len);
 ngx_int_t ngx_http_llm_send_body(ngx_http_request_t *r, ngx_uint_t status,
     const char *content_type, const char *body, size_t len);
-ngx_int_t ngx_http_llm_send_error(ngx_http_request_t *r, ngx_uint_t status,
-    const char *type, const char *param, const char *code, const char *fmt, ...);
 /* err (the layers' only error type) in the location's protocol shape. */
 ngx_int_t ngx_http_llm_send_api_error(ngx_http_request_t *r,
     const llm_api_error *err);
-u_char *ngx_http_llm_error_json(ngx_http_request_t *r, ngx_uint_t status,
-    const char *type, const char *param, const char *code, const char *msg,
+/* err's body in the shape of the request's protocol; NULL when out of memory. */
+u_char *ngx_http_llm_error_json(ngx_http_request_t *r, const llm_api_error *err,
     size_t *len);
 ngx_int_t ngx_http_llm_filter_init(ngx_conf_t *cf);
 ngx_int_t ngx_http_llm_add_header(ngx_http_request_t *r, const char *key,

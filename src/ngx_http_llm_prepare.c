@@ -218,9 +218,9 @@ ngx_http_llm_prepared(ngx_http_request_t *r)
     err = &p->pr.err;
 
     if (p->pr.internal) {
-        rc = ngx_http_llm_send_error(r, NGX_HTTP_INTERNAL_SERVER_ERROR, NULL,
-                                     NULL, NULL, "Preparing the request "
-                                     "failed: %s.", p->pr.internal);
+        llm_api_error_internal(err, "Preparing the request failed: %s.",
+                               p->pr.internal);
+        rc = ngx_http_llm_send_api_error(r, err);
 
     } else if (err->status) {
         if (p->pr.prompt.template_error[0]) {

@@ -113,6 +113,29 @@ int llm_api_error_overloaded(llm_api_error *err, llm_api_kind api,
     const char *model, size_t parallel);
 
 /*
+ * The server's own refusals, worded once, each with the type OpenAI gives
+ * its status (llm_openai_error_type; Anthropic's shape maps it): 405
+ * method_not_allowed naming the methods allowed; 404 unknown_url for a
+ * path no endpoint answers (quoted up to LLM_API_QUOTE_MAX bytes); 503 for
+ * a model this worker cannot serve (its error log says why); 400
+ * invalid_value on "n" for more choices than the model holds at once; 503
+ * for /metrics with no model; 500 for a failure of the server itself
+ * (printf-style).  All return -1.
+ */
+#define LLM_API_QUOTE_MAX  400
+int llm_api_error_method(llm_api_error *err, const char *method,
+    size_t method_len, const char *allowed);
+int llm_api_error_unknown_url(llm_api_error *err, const char *method,
+    size_t method_len, const char *uri, size_t uri_len);
+int llm_api_error_not_loaded(llm_api_error *err, const char *model,
+    size_t model_len);
+int llm_api_error_choices(llm_api_error *err, size_t n, const char *model,
+    size_t parallel, size_t queue, size_t capacity);
+int llm_api_error_no_metrics(llm_api_error *err);
+int llm_api_error_internal(llm_api_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
  * Token ids a request names (logit_bias keys, /v1/completions prompt ids)
  * against the model's vocabulary of n_vocab ids: 0, or -1 with a 400
  * invalid_value naming the offending id.  Run once the model is known.

@@ -1,4 +1,5 @@
 /* Request-kind dispatch and the errors and checks every endpoint shares. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,71 @@ llm_api_error_overloaded(llm_api_error *err, llm_api_kind api,
         "server_busy", NULL,
         "Model '%.200s' is busy: %zu sequences run and the wait queue is "
         "full; retry later.", model, parallel);
+}
+
+/* the name of a method or model as a request gave it, at most so long */
+static int
+quote_len(size_t len)
+{
+    return (int) (len < LLM_API_QUOTE_MAX ? len : LLM_API_QUOTE_MAX);
+}
+
+int
+llm_api_error_method(llm_api_error *err, const char *method,
+    size_t method_len, const char *allowed)
+{
+    return llm_api_error_set(err, 405, llm_openai_error_type(405),
+        "method_not_allowed", NULL, "Method %.*s is not allowed here; use %s.",
+        quote_len(method_len), method, allowed);
+}
+
+int
+llm_api_error_unknown_url(llm_api_error *err, const char *method,
+    size_t method_len, const char *uri, size_t uri_len)
+{
+    return llm_api_error_set(err, 404, llm_openai_error_type(404),
+        "unknown_url", NULL,
+        "Invalid URL (%.*s %.*s): this server has no such endpoint.",
+        quote_len(method_len), method, quote_len(uri_len), uri);
+}
+
+int
+llm_api_error_not_loaded(llm_api_error *err, const char *model,
+    size_t model_len)
+{
+    return llm_api_error_set(err, 503, llm_openai_error_type(503), NULL, NULL,
+        "Model '%.*s' is not loaded in this worker.", quote_len(model_len),
+        model);
+}
+
+int
+llm_api_error_choices(llm_api_error *err, size_t n, const char *model,
+    size_t parallel, size_t queue, size_t capacity)
+{
+    return llm_api_error_set(err, 400, llm_openai_error_type(400),
+        "invalid_value", "n",
+        "n=%zu is more than model '%s' can hold at once (parallel %zu + "
+        "queue %zu = %zu sequences).", n, model, parallel, queue, capacity);
+}
+
+int
+llm_api_error_no_metrics(llm_api_error *err)
+{
+    return llm_api_error_set(err, 503, llm_openai_error_type(503), NULL, NULL,
+        "No metrics: no model is configured.");
+}
+
+int
+llm_api_error_internal(llm_api_error *err, const char *fmt, ...)
+{
+    va_list  ap;
+    char     msg[sizeof(err->message)];
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return llm_api_error_set(err, 500, llm_openai_error_type(500), NULL, NULL,
+                             "%s", msg);
 }
 
 int

@@ -156,6 +156,41 @@ main(void)
                "a long unknown id is quoted up to 200 bytes");
         }
     }
+    /* the server's own refusals, worded once */
+    {
+        llm_api_error e;
+        char          uri[600];
+
+        llm_api_error_method(&e, "PUT", 3, "POST");
+        ok(e.status == 405 && strcmp(e.type, "invalid_request_error") == 0
+           && strcmp(e.code, "method_not_allowed") == 0
+           && strcmp(e.message, "Method PUT is not allowed here; use POST.") == 0,
+           "405 names the method and the ones allowed");
+        llm_api_error_unknown_url(&e, "GETX", 3, "/v1/chat/x?q", 10);
+        ok(e.status == 404 && strcmp(e.code, "unknown_url") == 0
+           && strcmp(e.message, "Invalid URL (GET /v1/chat/x): this server has no such endpoint.") == 0,
+           "404 quotes method and path by their lengths");
+        memset(uri, 'a', sizeof(uri));
+        llm_api_error_unknown_url(&e, "GET", 3, uri, sizeof(uri));
+        ok(strlen(e.message) == strlen("Invalid URL (GET ): this server has no such endpoint.")
+                                + LLM_API_QUOTE_MAX, "a long path is quoted up to LLM_API_QUOTE_MAX bytes");
+        llm_api_error_not_loaded(&e, "tinyX", 4);
+        ok(e.status == 503 && strcmp(e.type, "server_error") == 0 && e.code == NULL
+           && strcmp(e.message, "Model 'tiny' is not loaded in this worker.") == 0,
+           "503 for a model this worker does not serve");
+        llm_api_error_choices(&e, 9, "tiny", 2, 4, 6);
+        ok(e.status == 400 && strcmp(e.param, "n") == 0 && strcmp(e.code, "invalid_value") == 0
+           && strcmp(e.message, "n=9 is more than model 'tiny' can hold at once "
+                                "(parallel 2 + queue 4 = 6 sequences).") == 0,
+           "400 on n beyond parallel + queue");
+        llm_api_error_no_metrics(&e);
+        ok(e.status == 503 && strcmp(e.message, "No metrics: no model is configured.") == 0,
+           "/metrics without a model: 503");
+        ok(llm_api_error_internal(&e, "Preparing the request failed: %s.", "oom") == -1
+           && e.status == 500 && strcmp(e.type, "server_error") == 0
+           && strcmp(e.message, "Preparing the request failed: oom.") == 0,
+           "500 for the server's own failure");
+    }
     /* llm_api's and llm_errors' names, and which endpoints are read with GET */
     is_int(llm_api_location_kind("chat", 4), LLM_API_CHAT, "llm_api chat");
     is_int(llm_api_location_kind("messages", 8), LLM_API_MESSAGES, "llm_api messages");
