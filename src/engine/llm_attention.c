@@ -235,7 +235,7 @@ task_item(void *arg, int ith, int nth, int thread)
     float *sum = mx + LLM_ATT_ROWS, *ks = sum + 3 * LLM_ATT_ROWS;
     int *lo = (int *) (sum + LLM_ATT_ROWS), *hi = lo + LLM_ATT_ROWS;
     size_t es = rt->kv_f16 ? 2 : sizeof(float);
-    size_t layer_off = (size_t) s->layer * LLM_KV_BLOCK * rt->kv_dim;
+    size_t layer_off = (size_t) L->kv * LLM_KV_BLOCK * rt->kv_dim;
 
     /* the longest items (latest tiles) first: they are last in the list */
     for (wi = ith; wi < s->n_items; wi += nth) {

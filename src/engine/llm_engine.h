@@ -156,7 +156,18 @@ size_t llm_runtime_kv_block_bytes(const llm_model *m, llm_kv_type kv);
  */
 size_t llm_runtime_kv_default(const llm_model *m, llm_kv_type kv, int n_seq_max,
     int n_ctx, uint64_t available);
+/* KV blocks' bytes (recurrent state apart: llm_runtime_state_bytes). */
 size_t llm_runtime_kv_bytes(const llm_runtime *rt);
+/*
+ * Models with recurrent layers (LFM2's short convolutions): each slot's
+ * state and LLM_STATE_SNAPS_PER_SLOT snapshots per slot, taken out of
+ * kv_memory before the KV blocks (llm_runtime_memory counts them; its
+ * *kv_bytes includes them).  0 / 0 for attention-only models.
+ */
+size_t llm_runtime_state_bytes(const llm_runtime *rt);
+int llm_runtime_has_state(const llm_runtime *rt);
+/* Snapshots held now. */
+int llm_runtime_state_snapshots(const llm_runtime *rt);
 int llm_runtime_kv_blocks(const llm_runtime *rt);
 /* Blocks used by sequences, cached (unreferenced, reusable), free. */
 void llm_runtime_kv_stats(const llm_runtime *rt, llm_kv_stats *st);
@@ -185,9 +196,10 @@ double llm_runtime_weight_read_bandwidth(llm_runtime *rt);
 /* ---- sequence slots ---- */
 
 /*
- * A slot holds one sequence's block table.  Opening gives an empty one;
- * closing releases its blocks, which stay in the prefix cache (its partial
- * last block too) until the pool needs them.
+ * A slot holds one sequence's block table (and, with recurrent layers, its
+ * state).  Opening gives an empty one; closing releases its blocks, which
+ * stay in the prefix cache (its partial last block too) until the pool
+ * needs them, and snapshots its recurrent state (llm_seq_snapshot).
  */
 int  llm_seq_open(llm_runtime *rt);                 /* slot id, -1 if none free */
 void llm_seq_close(llm_runtime *rt, int slot);
@@ -206,10 +218,20 @@ int  llm_seq_blocks_to_grow(const llm_runtime *rt, int slot, int n);
  */
 void llm_seq_truncate(llm_runtime *rt, int slot, int n);
 /*
+ * Recurrent layers: keeps the slot's state after its current tokens (none
+ * when the slot is empty or the model has no such layers) as a snapshot
+ * that llm_seq_reuse restores for a sequence starting with those tokens.
+ * Recurrent state cannot be cut back, so a truncation to n < length on
+ * such a model empties the slot (its length is then 0).
+ */
+void llm_seq_snapshot(llm_runtime *rt, int slot);
+/*
  * On an empty slot: takes from the prefix cache every block of tokens[0..n)
  * that any earlier sequence computed (shared whole blocks; the common head
  * of a partial one copied).  Returns the positions now cached (<= n); the
- * caller feeds tokens from there.
+ * caller feeds tokens from there.  With recurrent layers only as far as the
+ * longest snapshot (llm_seq_snapshot) of a prefix the blocks hold, whose
+ * state the slot takes: 0 when there is none.
  */
 int  llm_seq_reuse(llm_runtime *rt, int slot, const int32_t *tokens, int n);
 

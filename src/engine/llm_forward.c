@@ -166,9 +166,9 @@ task_lm_head(void *arg, int ith, int nth, int thread __attribute__((unused)))
     }
 }
 
-/* q/k RMSNorm (per head or over all heads), RoPE, then K/V into the cache, for tokens [t0, t1). */
+/* q/k RMSNorm (per head or over all heads), RoPE, then K/V into the cache (slab kv), for tokens [t0, t1). */
 static void
-rope_and_store(llm_runtime *rt, const llm_layer *L, int l, int t0, int t1)
+rope_and_store(llm_runtime *rt, const llm_layer *L, int kv, int t0, int t1)
 {
     const llm_model *m = rt->m;
     const llm_model_info *in = &m->info;
@@ -200,7 +200,7 @@ rope_and_store(llm_runtime *rt, const llm_layer *L, int l, int t0, int t1)
             for (h = 0; h < in->n_kv_heads; h++) rot(kk + h * hd, c, sn, half);
         }
         {
-            size_t at = llm_kv_index(rt, l, rt->tslot[t], pos);
+            size_t at = llm_kv_index(rt, kv, rt->tslot[t], pos);
             const float *vv = rt->vn + (size_t) t * rt->kv_dim;
             if (rt->kv_f16) {
                 k->f32_to_f16((uint16_t *) rt->k_cache + at, kk, rt->kv_dim);
@@ -220,13 +220,67 @@ token_range(int n, int ith, int nth, int *t0, int *t1)
     *t1 = (int) ((long long) n * (ith + 1) / nth);
 }
 
+/* short-convolution block (LLM_FAM_LFM2): [b; c; u] = conv_in xn, one row of 3 * hidden per token */
+static void
+task_conv_in(void *arg, int ith, int nth, int thread __attribute__((unused)))
+{
+    llm_step *s = arg;
+    llm_runtime *rt = s->rt;
+    int H = rt->m->info.hidden;
+
+    matmul_part(rt, &s->L->conv_in, 0, rt->conv, (size_t) 3 * H, rt->xn, H, s->n, s->L->conv_in_b, 0, ith, nth);
+}
+
+/*
+ * The causal depthwise convolution of b * u over each token's sequence, for
+ * this piece's channels, token after token: each reads its slot's last
+ * conv_kernel - 1 values ([kernel - 1][hidden] from the layer's state_off in
+ * the slot's state, oldest first) and leaves itself as the newest.  A slot's
+ * tokens come in position order, so the state follows the positions.  The
+ * result c * conv is written over b, where task_conv_out reads it.
+ */
+static void
+task_conv(void *arg, int ith, int nth, int thread __attribute__((unused)))
+{
+    llm_step *s = arg;
+    llm_runtime *rt = s->rt;
+    const llm_layer *L = s->L;
+    int H = rt->m->info.hidden, K = rt->m->conv_kernel, c0, c1, t, c, k;
+
+    token_range(H, ith, nth, &c0, &c1);
+    for (t = 0; t < s->n; t++) {
+        float *row = rt->conv + (size_t) t * 3 * H;
+        float *st = rt->state + (size_t) rt->tslot[t] * rt->m->state_floats + L->state_off;
+        for (c = c0; c < c1; c++) {
+            const float *w = L->conv_w + (size_t) c * K;
+            float v = row[c] * row[2 * H + c], y = L->conv_b ? L->conv_b[c] : 0.0f;
+            for (k = 0; k < K - 1; k++) y += w[k] * st[(size_t) k * H + c];
+            y += w[K - 1] * v;
+            for (k = 0; k + 1 < K - 1; k++) st[(size_t) k * H + c] = st[(size_t) (k + 1) * H + c];
+            if (K > 1) st[(size_t) (K - 2) * H + c] = v;
+            row[c] = row[H + c] * y;
+        }
+    }
+}
+
+static void
+task_conv_out(void *arg, int ith, int nth, int thread __attribute__((unused)))
+{
+    llm_step *s = arg;
+    llm_runtime *rt = s->rt;
+    int H = rt->m->info.hidden, direct = direct_residual(rt, s->L->attn_post_norm);
+
+    matmul_part(rt, &s->L->conv_out, 0, direct ? rt->x : rt->xn, H, rt->conv, (size_t) 3 * H, s->n,
+                s->L->conv_out_b, direct, ith, nth);
+}
+
 static void
 task_rope(void *arg, int ith, int nth, int thread __attribute__((unused)))
 {
     llm_step *s = arg;
     int t0, t1;
     token_range(s->n, ith, nth, &t0, &t1);
-    rope_and_store(s->rt, s->L, (int) (s->L - s->rt->m->layers), t0, t1);
+    rope_and_store(s->rt, s->L, s->L->kv, t0, t1);
 }
 
 /* xn = rmsnorm(x) with the weight in s->in; a copy of x where the block has no pre-norm (OLMo 2) */
@@ -327,12 +381,20 @@ run_layers(llm_runtime *rt, int n)
         s.L = &m->layers[l];
         s.in = s.L->attn_norm;
         run_tokens(rt, task_norm, &s);
-        quantize_input(rt, &s, rt->xn, (size_t) H, H, &s.L->wq, &s.L->wk, &s.L->wv);
-        llm_pool_run(rt->pool, task_qkv, &s, CHUNKS(rt));
-        run_tokens(rt, task_rope, &s);
-        llm_attention(rt, l, n);
-        quantize_input(rt, &s, rt->att, (size_t) rt->q_dim, rt->q_dim, &s.L->wo, NULL, NULL);
-        llm_pool_run(rt->pool, task_o, &s, CHUNKS(rt));
+        if (s.L->conv) {
+            quantize_input(rt, &s, rt->xn, (size_t) H, H, &s.L->conv_in, NULL, NULL);
+            llm_pool_run(rt->pool, task_conv_in, &s, CHUNKS(rt));
+            run_tokens(rt, task_conv, &s);
+            quantize_input(rt, &s, rt->conv, (size_t) 3 * H, H, &s.L->conv_out, NULL, NULL);
+            llm_pool_run(rt->pool, task_conv_out, &s, CHUNKS(rt));
+        } else {
+            quantize_input(rt, &s, rt->xn, (size_t) H, H, &s.L->wq, &s.L->wk, &s.L->wv);
+            llm_pool_run(rt->pool, task_qkv, &s, CHUNKS(rt));
+            run_tokens(rt, task_rope, &s);
+            llm_attention(rt, l, n);
+            quantize_input(rt, &s, rt->att, (size_t) rt->q_dim, rt->q_dim, &s.L->wo, NULL, NULL);
+            llm_pool_run(rt->pool, task_o, &s, CHUNKS(rt));
+        }
         if (!direct_residual(rt, s.L->attn_post_norm)) {
             s.in = s.L->attn_post_norm;
             run_tokens(rt, task_residual, &s);

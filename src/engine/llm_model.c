@@ -51,6 +51,7 @@ static const llm_arch_defaults arch_table[] = {
     { "MixtralForCausalLM", "mixtral",     LLM_FAM_MIXTRAL, 32000,  4096, 14336, 32, 32, 8,  -1,  131072, 1e-5, 1000000.0, 0,    0, 0 },
     { "Glm4MoeForCausalLM", "glm4_moe",    LLM_FAM_GLM4MOE, 151552, 4096, 10944, 46, 96, 8,  128, 131072, 1e-5, 10000.0,   0,    0, 0 },
     { "GptOssForCausalLM",  "gpt_oss",     LLM_FAM_GPTOSS,  201088, 2880, 2880,  36, 64, 8,  64,  131072, 1e-5, 150000.0,  128,  0, 0 },
+    { "Lfm2ForCausalLM",    "lfm2",        LLM_FAM_LFM2,    65536,  2560, 12288, 32, 32, 8,  -1,  128000, 1e-5, 1000000.0, 0,    1, 0 },
 };
 
 /* MoE defaults of the config classes: experts, chosen per token, expert rows, renormalize */
@@ -640,6 +641,42 @@ walk_moe(tensor_walk *w, const llm_model *m, llm_moe *moe)
     return 0;
 }
 
+/*
+ * An LFM2 layer: operator_norm, then a gated short convolution (conv.*) or
+ * attention with per-head q/k layernorms (self_attn.*, out_proj), then
+ * ffn_norm and a SwiGLU MLP named w1 (gate), w3 (up), w2 (down).
+ */
+static int
+walk_lfm2_layer(tensor_walk *w, const llm_model *m, llm_layer *L)
+{
+    const llm_model_info *in = &m->info;
+    int H = in->hidden, I = in->intermediate, hd = in->head_dim, K = m->conv_kernel, rc;
+    int q = in->n_heads * hd, kv = in->n_kv_heads * hd;
+
+    if ((rc = walk_vec(w, "operator_norm.weight", H, 1, &L->attn_norm)) != 0) return rc;
+    if (L->conv) {
+        /* conv.conv.weight is [hidden][1][kernel]: read as hidden x kernel values */
+        if ((rc = walk_mat(w, "conv.in_proj.weight", 3 * H, H, &L->conv_in)) != 0
+            || (rc = walk_vec(w, "conv.conv.weight", H * K, 0, &L->conv_w)) != 0
+            || (rc = walk_mat(w, "conv.out_proj.weight", H, H, &L->conv_out)) != 0) return rc;
+        if (m->conv_bias
+            && ((rc = walk_vec(w, "conv.in_proj.bias", 3 * H, 0, &L->conv_in_b)) != 0
+                || (rc = walk_vec(w, "conv.conv.bias", H, 0, &L->conv_b)) != 0
+                || (rc = walk_vec(w, "conv.out_proj.bias", H, 0, &L->conv_out_b)) != 0)) return rc;
+    } else if ((rc = walk_mat(w, "self_attn.q_proj.weight", q, H, &L->wq)) != 0
+               || (rc = walk_mat(w, "self_attn.k_proj.weight", kv, H, &L->wk)) != 0
+               || (rc = walk_mat(w, "self_attn.v_proj.weight", kv, H, &L->wv)) != 0
+               || (rc = walk_vec(w, "self_attn.q_layernorm.weight", hd, 1, &L->q_norm)) != 0
+               || (rc = walk_vec(w, "self_attn.k_layernorm.weight", hd, 1, &L->k_norm)) != 0
+               || (rc = walk_mat(w, "self_attn.out_proj.weight", H, q, &L->wo)) != 0) {
+        return rc;
+    }
+    if ((rc = walk_vec(w, "ffn_norm.weight", H, 1, &L->ffn_norm)) != 0
+        || (rc = walk_mat(w, "feed_forward.w1.weight", I, H, &L->w_gate)) != 0
+        || (rc = walk_mat(w, "feed_forward.w3.weight", I, H, &L->w_up)) != 0) return rc;
+    return walk_mat(w, "feed_forward.w2.weight", H, I, &L->w_down);
+}
+
 int
 llm_model_tensors(llm_model *m, int (*fn)(void *ctx, const llm_tensor_spec *t), void *ctx)
 {
@@ -654,6 +691,10 @@ llm_model_tensors(llm_model *m, int (*fn)(void *ctx, const llm_tensor_spec *t), 
     for (l = 0; l < in->n_layers; l++) {
         llm_layer *L = &m->layers[l];
         w.layer = l;
+        if (f == LLM_FAM_LFM2) {
+            if ((rc = walk_lfm2_layer(&w, m, L)) != 0) return rc;
+            continue;
+        }
         /* norms before the blocks: all but OLMo 2, which has post-norms only */
         if (f != LLM_FAM_OLMO2
             && (rc = walk_vec(&w, "input_layernorm.weight", H, 1, &L->attn_norm)) != 0) return rc;
@@ -708,7 +749,8 @@ llm_model_tensors(llm_model *m, int (*fn)(void *ctx, const llm_tensor_spec *t), 
         if (rc != 0 || (rc = walk_mat(&w, "mlp.down_proj.weight", H, I, &L->w_down)) != 0) return rc;
     }
     w.layer = -1;
-    if ((rc = walk_vec(&w, "model.norm.weight", H, 1, &m->final_norm)) != 0) return rc;
+    if ((rc = walk_vec(&w, f == LLM_FAM_LFM2 ? "model.embedding_norm.weight" : "model.norm.weight", H, 1,
+                       &m->final_norm)) != 0) return rc;
     if (!in->tie_word_embeddings && (rc = walk_mat(&w, "lm_head.weight", in->n_vocab, H, &m->lm_head)) != 0) {
         return rc;
     }
@@ -752,8 +794,12 @@ bind_tensor(void *ctx, const llm_tensor_spec *s)
     }
     if (s->cols == 0) {
         float *v;
-        /* a vector, or GGUF's [E][n] expert biases (gpt-oss) read as one vector of E * n */
-        if (!((t->ndim == 1 && t->shape[0] == s->rows) || (t->ndim == 2 && t->shape[0] * t->shape[1] == s->rows))) {
+        /* a vector, GGUF's [E][n] expert biases (gpt-oss) read as one vector of E * n, or LFM2's
+         * [hidden][1][kernel] convolution weights as one of hidden * kernel */
+        long long count = 1;
+        int dim;
+        for (dim = 0; dim < t->ndim; dim++) count *= t->shape[dim];
+        if (t->ndim < 1 || t->ndim > 3 || count != s->rows) {
             snprintf(b->err, b->errlen, "tensor \"%s\" has shape [%lld] (%d dims), config says [%d]",
                      s->name, (long long) (t->ndim ? t->shape[0] : 0), t->ndim, s->rows);
             return -1;
@@ -1048,7 +1094,24 @@ parse_layers(llm_model *m, json_t *cfg, const llm_arch_defaults *d, char *err, s
                          : (l + 1) % nope_every != 0;
             if (!has_rope) L->rope = -1;
         }
-        if (json_is_array(types)) {
+        if (json_is_array(types) && m->family == LLM_FAM_LFM2) {
+            const char *t = json_string_value(json_array_get(types, (size_t) l));
+            if (t == NULL || (strcmp(t, "conv") != 0 && strcmp(t, "full_attention") != 0)) {
+                snprintf(err, errlen, "config.json: layer_types[%d] is not \"full_attention\" or \"conv\"", l);
+                return -1;
+            }
+            L->conv = strcmp(t, "conv") == 0;
+            sliding = 0;
+        } else if (m->family == LLM_FAM_LFM2) {
+            /* older configs: full_attn_idxs lists the attention layers (none listed: all are) */
+            json_t *idx = json_object_get(cfg, "full_attn_idxs");
+            size_t k;
+            L->conv = json_is_array(idx);
+            for (k = 0; L->conv && k < json_array_size(idx); k++) {
+                if (json_integer_value(json_array_get(idx, k)) == l) L->conv = 0;
+            }
+            sliding = 0;
+        } else if (json_is_array(types)) {
             const char *t = json_string_value(json_array_get(types, (size_t) l));
             if (t == NULL || (strcmp(t, "sliding_attention") != 0 && strcmp(t, "full_attention") != 0)) {
                 snprintf(err, errlen, "config.json: layer_types[%d] is not \"full_attention\" or \"sliding_attention\"", l);
@@ -1072,6 +1135,22 @@ parse_layers(llm_model *m, json_t *cfg, const llm_arch_defaults *d, char *err, s
         if (L->window > 0) any_sliding = 1;
     }
     in->sliding_window = any_sliding ? window : 0;
+    /* KV blocks hold the attention layers only; recurrent layers keep a state per sequence */
+    m->n_kv_layers = 0;
+    m->state_floats = 0;
+    for (l = 0; l < in->n_layers; l++) {
+        llm_layer *L = &m->layers[l];
+        L->kv = L->conv ? -1 : m->n_kv_layers++;
+        if (L->conv) {
+            L->rope = -1;
+            L->state_off = m->state_floats;
+            m->state_floats += (size_t) (m->conv_kernel - 1) * in->hidden;
+        }
+    }
+    if (m->n_kv_layers == 0) {
+        snprintf(err, errlen, "config.json: no attention layer (layer_types)");
+        return -1;
+    }
     return 0;
 }
 
@@ -1208,6 +1287,45 @@ text_config_of(json_t **cfg, char *err, size_t errlen)
     return 0;
 }
 
+/*
+ * LFM2's own keys: the MLP width as block_ff_dim, adjusted as transformers'
+ * Lfm2MLP does (two thirds, times block_ffn_dim_multiplier, rounded up to
+ * block_multiple_of), norm_eps, and the short convolutions' width and biases.
+ */
+static int
+parse_lfm2(llm_model *m, json_t *cfg, char *msg, size_t msglen)
+{
+    llm_model_info *in = &m->info;
+    int I, multiple;
+    double mult;
+
+    if (jint(cfg, "block_ff_dim", in->intermediate, &I, msg, msglen) != 0
+        || jint(cfg, "block_multiple_of", 256, &multiple, msg, msglen) != 0
+        || jnum(cfg, "block_ffn_dim_multiplier", 1.0, &mult, msg, msglen) != 0
+        || jnum(cfg, "norm_eps", in->rms_norm_eps, &in->rms_norm_eps, msg, msglen) != 0
+        || jint(cfg, "conv_L_cache", 3, &m->conv_kernel, msg, msglen) != 0)
+    {
+        return -1;
+    }
+    if (multiple <= 0 || !(mult > 0 && mult < 64) || I <= 0 || I > (1 << 20)
+        || m->conv_kernel < 1 || m->conv_kernel > 64)
+    {
+        snprintf(msg, msglen, "config.json: LFM2 sizes out of range (block_ff_dim %d, block_multiple_of %d, "
+                 "block_ffn_dim_multiplier %g, conv_L_cache %d)", I, multiple, mult, m->conv_kernel);
+        return -1;
+    }
+    if (jbool(cfg, "block_auto_adjust_ff_dim", 1)) {
+        I = (int) (2.0 * I / 3.0);
+        if (!json_is_null(json_object_get(cfg, "block_ffn_dim_multiplier"))) {
+            I = (int) (mult * I);
+            I = multiple * ((I + multiple - 1) / multiple);
+        }
+    }
+    in->intermediate = I;
+    m->conv_bias = jbool(cfg, "conv_bias", 0);
+    return 0;
+}
+
 int
 llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
 {
@@ -1237,7 +1355,7 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
                  "Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, Phi3ForCausalLM, "
                  "SmolLM3ForCausalLM, Glm4ForCausalLM, GraniteForCausalLM, Olmo2ForCausalLM, "
                  "Gemma3ForConditionalGeneration (text), Qwen3MoeForCausalLM, MixtralForCausalLM, "
-                 "Glm4MoeForCausalLM, GptOssForCausalLM)", arch);
+                 "Glm4MoeForCausalLM, GptOssForCausalLM, Lfm2ForCausalLM)", arch);
         goto fail;
     }
     if (d->text_config && text_config_of(&cfg, msg, msglen) != 0) goto fail;
@@ -1259,6 +1377,7 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
     {
         goto fail;
     }
+    if (d->family == LLM_FAM_LFM2 && parse_lfm2(m, cfg, msg, msglen) != 0) goto fail;
     if (jint(cfg, "num_key_value_heads", d->kv_heads > 0 ? d->kv_heads : in->n_heads, &in->n_kv_heads, msg, msglen)) goto fail;
     if (in->n_heads <= 0 || in->hidden <= 0) {
         snprintf(msg, msglen, "config.json: hidden_size and num_attention_heads must be positive");
@@ -1282,6 +1401,7 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
         goto fail;
     }
     in->tie_word_embeddings = jbool(cfg, "tie_word_embeddings", d->tie);
+    if (d->family == LLM_FAM_LFM2) in->tie_word_embeddings = jbool(cfg, "tie_embedding", in->tie_word_embeddings);
 
     /* biases: Qwen2 always has q/k/v biases; GLM-4 q/k/v ones when attention_bias
      * (its default); Phi-3 none; the others q/k/v/o when attention_bias */
@@ -1294,6 +1414,7 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
     default:            m->qkv_bias = attention_bias; m->o_bias = attention_bias; break;
     }
     m->qk_norm = d->family == LLM_FAM_QWEN3 || d->family == LLM_FAM_GEMMA3 || d->family == LLM_FAM_QWEN3MOE
+                 || d->family == LLM_FAM_LFM2
                ? LLM_QK_NORM_HEAD
                : d->family == LLM_FAM_OLMO2 ? LLM_QK_NORM_ALL
                : d->family == LLM_FAM_GLM4MOE && jbool(cfg, "use_qk_norm", 0) ? LLM_QK_NORM_HEAD : LLM_QK_NORM_NONE;

@@ -54,6 +54,17 @@ typedef struct {
     float   *sinks;                          /* [n_heads] attention sink logits (gpt-oss): a term exp(sink)
                                                 in each head's softmax denominator only; NULL = none */
     int      window;                         /* sliding window of this layer, 0 = full attention */
+    int      kv;                             /* this layer's slab in a KV block, -1: no attention */
+    /* a gated short-convolution block in place of attention (LFM2): with h the
+     * normed input, [b; c; u] = conv_in h (+ conv_in_b), s = b * u per channel,
+     * y = c * (causal depthwise conv of s over the last conv_kernel positions
+     * with conv_w, + conv_b), out = conv_out y (+ conv_out_b).  The last
+     * conv_kernel - 1 values of s are the sequence's recurrent state. */
+    int      conv;                           /* 1: this block; then wq..wo are unused */
+    llm_mat  conv_in, conv_out;              /* [3 * hidden][hidden], [hidden][hidden] */
+    float   *conv_w;                         /* [hidden][conv_kernel] */
+    float   *conv_b, *conv_in_b, *conv_out_b;   /* NULL without conv_bias */
+    size_t   state_off;                      /* its recurrent state's offset in a sequence's (floats) */
     int      rope;                           /* RoPE table of this layer (llm_model.rope[]), -1 = none (NoPE) */
 } llm_layer;
 
@@ -97,7 +108,7 @@ typedef enum {
 typedef enum {
     LLM_FAM_LLAMA = 0, LLM_FAM_MISTRAL, LLM_FAM_QWEN2, LLM_FAM_QWEN3, LLM_FAM_GEMMA2, LLM_FAM_GEMMA3,
     LLM_FAM_PHI3, LLM_FAM_SMOLLM3, LLM_FAM_GLM4, LLM_FAM_GRANITE, LLM_FAM_OLMO2,
-    LLM_FAM_QWEN3MOE, LLM_FAM_MIXTRAL, LLM_FAM_GLM4MOE, LLM_FAM_GPTOSS
+    LLM_FAM_QWEN3MOE, LLM_FAM_MIXTRAL, LLM_FAM_GLM4MOE, LLM_FAM_GPTOSS, LLM_FAM_LFM2
 } llm_family;
 
 #define LLM_MAX_ROPE 2      /* RoPE tables: global and sliding layers (Gemma 3) */
@@ -131,6 +142,10 @@ struct llm_model {
     int            n_group, topk_group;   /* sigmoid routing: experts in n_group groups, choose in the best topk_group */
     float          routed_scale;   /* routed_scaling_factor: chosen weights times this */
     int            shared_intermediate;   /* rows of the shared expert, 0 = none */
+    int            n_kv_layers;    /* layers with attention: the slabs of a KV block */
+    int            conv_kernel;    /* width of the short convolutions (LFM2 conv_L_cache), 0 = none */
+    int            conv_bias;      /* their projections and convolutions have biases */
+    size_t         state_floats;   /* recurrent state of one sequence, all layers (0: attention only) */
     int            experts_stacked;   /* each layer's experts in 3-d tensors: 1 gate_up_proj + down_proj
                                          (transformers 5), 2 gate_proj, up_proj, down_proj (GGUF) */
     char           prefix[32];     /* of the text model's tensors: "model.", or inside a multimodal

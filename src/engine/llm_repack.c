@@ -78,7 +78,8 @@ llm_model_repack(llm_model *m, char *err, size_t errlen)
 
     for (l = 0; l < m->info.n_layers; l++) {
         llm_layer *L = &m->layers[l];
-        llm_mat *mats[] = { &L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down };
+        llm_mat *mats[] = { &L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down,
+                            &L->conv_in, &L->conv_out };
         size_t i;
         for (i = 0; i < sizeof(mats) / sizeof(mats[0]); i++) {
             if (repack(m, mats[i], err, errlen) != 0) return -1;

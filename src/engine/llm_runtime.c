@@ -33,8 +33,17 @@ llm_runtime_kv_block_bytes(const llm_model *m, llm_kv_type kv)
 {
     const llm_model_info *in = &m->info;
 
-    return 2 * (size_t) in->n_layers * LLM_KV_BLOCK * (size_t) in->n_kv_heads * in->head_dim
+    return 2 * (size_t) m->n_kv_layers * LLM_KV_BLOCK * (size_t) in->n_kv_heads * in->head_dim
            * (kv == LLM_KV_F16 ? 2 : sizeof(float));
+}
+
+/* Recurrent state of n_seq_max slots and their snapshots: 0 for attention-only models. */
+static size_t
+state_bytes(const llm_model *m, int n_seq_max)
+{
+    if (m->state_floats == 0) return 0;
+    return (size_t) n_seq_max * m->state_floats * sizeof(float)
+           + llm_state_snaps_bytes(LLM_STATE_SNAPS_PER_SLOT * n_seq_max, m->state_floats);
 }
 
 /* The options as llm_runtime_create_opts resolves them, with the pool's blocks; -1 if invalid. */
@@ -59,8 +68,14 @@ resolve_shape(const llm_model *m, llm_runtime_opts *o, int *n_blocks, char *err,
         return -1;
     }
     if (o->kv_memory > 0) {
-        /* a budget: the context fits it, the sequences share it */
-        nb = o->kv_memory / bb;
+        /* a budget: the context fits it, the sequences share it; recurrent state comes out of it first */
+        size_t st = state_bytes(m, o->n_seq_max);
+        if (o->kv_memory <= st) {
+            snprintf(err, errlen, "kv_memory of %zu bytes holds no more than the recurrent state of %d "
+                     "sequences and its snapshots (%zu bytes)", o->kv_memory, o->n_seq_max, st);
+            return -1;
+        }
+        nb = (o->kv_memory - st) / bb;
         if (nb > (1u << 26)) nb = 1u << 26;
         if (nb == 0) {
             snprintf(err, errlen, "kv_memory of %zu bytes holds no block of %d positions (%zu bytes)",
@@ -119,10 +134,11 @@ llm_runtime_memory(const llm_model *m, const llm_runtime_opts *opts, size_t *kv_
     if (resolve_shape(m, &o, &n_blocks, err, sizeof(err)) != 0) return 0;
     S = (size_t) o.n_seq_max;
     mb = (size_t) (o.n_ctx + LLM_KV_BLOCK - 1) / LLM_KV_BLOCK;
-    if (kv_bytes) *kv_bytes = (size_t) n_blocks * llm_runtime_kv_block_bytes(m, o.kv);
+    if (kv_bytes) *kv_bytes = (size_t) n_blocks * llm_runtime_kv_block_bytes(m, o.kv) + state_bytes(m, o.n_seq_max);
 
     /* the buffers of llm_runtime_create_opts, in its order */
     total += (size_t) n_blocks * llm_runtime_kv_block_bytes(m, o.kv);   /* k_cache, v_cache */
+    total += state_bytes(m, o.n_seq_max);                                /* state, snaps */
     total += llm_kv_pool_bytes(n_blocks);
     total += BUF_BYTES(S, sizeof(llm_kv_seq)) + S * (BUF_BYTES(mb, sizeof(int32_t))
                                                      + BUF_BYTES(mb, sizeof(uint64_t)));
@@ -133,6 +149,7 @@ llm_runtime_memory(const llm_model *m, const llm_runtime_opts *opts, size_t *kv_
     total += 2 * BUF_BYTES(C * kv_dim, sizeof(float));                   /* kn, vn */
     total += BUF_BYTES(C * q_dim, sizeof(float));                        /* att */
     total += 2 * BUF_BYTES(C * in->intermediate, sizeof(float));         /* gate, up */
+    total += m->conv_kernel ? BUF_BYTES(C * 3 * in->hidden, sizeof(float)) : 0;   /* conv */
     total += llm_attention_scratch_bytes(m, o.n_threads, LLM_CHUNK);     /* attn */
     total += llm_moe_scratch_bytes(m, LLM_CHUNK);                        /* moe */
     total += BUF_BYTES((S + LLM_VERIFY_ROWS) * in->hidden, sizeof(float));   /* rows */
@@ -157,7 +174,7 @@ llm_runtime_kv_default(const llm_model *m, llm_kv_type kv, int n_seq_max, int n_
            * llm_runtime_kv_block_bytes(m, kv);
     if (cap > 0 && want > cap) want = cap;
     if (want < llm_runtime_kv_block_bytes(m, kv)) want = llm_runtime_kv_block_bytes(m, kv);
-    return (size_t) want;
+    return (size_t) want + state_bytes(m, n_seq_max > 0 ? n_seq_max : 1);
 }
 
 llm_runtime *
@@ -208,7 +225,7 @@ llm_runtime_create_opts(const llm_model *m, const llm_runtime_opts *opts, char *
 
     rt->kv_f16 = o.kv == LLM_KV_F16;
     es = rt->kv_f16 ? 2 : sizeof(float);
-    rt->block_elems = (size_t) in->n_layers * LLM_KV_BLOCK * rt->kv_dim;
+    rt->block_elems = (size_t) m->n_kv_layers * LLM_KV_BLOCK * rt->kv_dim;
     rt->kv_bytes = (size_t) n_blocks * llm_runtime_kv_block_bytes(m, o.kv);
     rt->k_cache = alloc_f((size_t) n_blocks * rt->block_elems, es, &fail);
     if (!fail) rt->v_cache = alloc_f((size_t) n_blocks * rt->block_elems, es, &fail);
@@ -218,6 +235,16 @@ llm_runtime_create_opts(const llm_model *m, const llm_runtime_opts *opts, char *
                  rt->kv_bytes >> 20, n_blocks, LLM_KV_BLOCK);
         llm_runtime_free(rt);
         return NULL;
+    }
+    if (m->state_floats > 0) {
+        rt->state_bytes = state_bytes(m, n_seq_max);
+        rt->state = alloc_f((size_t) n_seq_max * m->state_floats, sizeof(float), &fail);
+        rt->snaps = llm_state_snaps_create(LLM_STATE_SNAPS_PER_SLOT * n_seq_max, m->state_floats);
+        if (fail || rt->snaps == NULL) {
+            snprintf(err, errlen, "cannot allocate %zu KiB of recurrent state", rt->state_bytes >> 10);
+            llm_runtime_free(rt);
+            return NULL;
+        }
     }
     rt->max_blocks = (n_ctx + LLM_KV_BLOCK - 1) / LLM_KV_BLOCK;
     rt->seqs = alloc_f((size_t) n_seq_max, sizeof(llm_kv_seq), &fail);
@@ -240,6 +267,7 @@ llm_runtime_create_opts(const llm_model *m, const llm_runtime_opts *opts, char *
     rt->att = alloc_f((size_t) C * rt->q_dim, sizeof(float), &fail);
     rt->gate = alloc_f((size_t) C * in->intermediate, sizeof(float), &fail);
     rt->up = alloc_f((size_t) C * in->intermediate, sizeof(float), &fail);
+    if (m->conv_kernel) rt->conv = alloc_f((size_t) C * 3 * in->hidden, sizeof(float), &fail);
     {
         void *mem = alloc_f(llm_attention_scratch_bytes(m, n_threads, C), 1, &fail);
         rt->attn = mem ? llm_attention_scratch_init(mem, m, n_threads, C) : NULL;
@@ -296,6 +324,9 @@ llm_runtime_free(llm_runtime *rt)
     llm_pool_free(rt->pool);
     free(rt->k_cache); free(rt->v_cache);
     llm_kv_pool_free(rt->kv);
+    free(rt->state);
+    llm_state_snaps_free(rt->snaps);
+    free(rt->conv);
     for (i = 0; rt->seqs && i < rt->n_seq_max; i++) {
         free(rt->seqs[i].table);
         free(rt->seqs[i].chain);
@@ -315,6 +346,9 @@ llm_runtime_free(llm_runtime *rt)
 }
 
 size_t llm_runtime_kv_bytes(const llm_runtime *rt) { return rt->kv_bytes; }
+size_t llm_runtime_state_bytes(const llm_runtime *rt) { return rt->state_bytes; }
+int llm_runtime_has_state(const llm_runtime *rt) { return rt->state != NULL; }
+int llm_runtime_state_snapshots(const llm_runtime *rt) { return llm_state_snaps_held(rt->snaps); }
 int llm_runtime_n_ctx(const llm_runtime *rt) { return rt->n_ctx; }
 int llm_runtime_n_seq_max(const llm_runtime *rt) { return rt->n_seq_max; }
 int llm_runtime_logit_rows(const llm_runtime *rt) { return rt->logit_rows; }
@@ -362,6 +396,33 @@ parent_of(const llm_kv_seq *q, int i)
     return i == 0 ? LLM_KV_ROOT : q->chain[i - 1];
 }
 
+static float *
+state_of(llm_runtime *rt, int slot)
+{
+    return rt->state + (size_t) slot * rt->m->state_floats;
+}
+
+/* the state before the first token */
+static void
+reset_state(llm_runtime *rt, int slot)
+{
+    memset(state_of(rt, slot), 0, rt->m->state_floats * sizeof(float));
+}
+
+void
+llm_seq_snapshot(llm_runtime *rt, int slot)
+{
+    llm_kv_seq *q;
+    int full;
+
+    if (!slot_ok(rt, slot) || rt->state == NULL || rt->seqs[slot].len == 0) return;
+    q = &rt->seqs[slot];
+    full = q->len >> LLM_KV_BLOCK_SHIFT;
+    llm_state_snaps_put(rt->snaps, parent_of(q, full), q->len,
+                        (q->len & (LLM_KV_BLOCK - 1)) ? llm_kv_tokens(rt->kv, q->table[full]) : NULL,
+                        state_of(rt, slot));
+}
+
 int
 llm_seq_open(llm_runtime *rt)
 {
@@ -371,6 +432,7 @@ llm_seq_open(llm_runtime *rt)
             rt->seqs[i].used = 1;
             rt->seqs[i].len = 0;
             rt->seqs[i].n_blocks = 0;
+            if (rt->state) reset_state(rt, i);
             return i;
         }
     }
@@ -385,6 +447,8 @@ llm_seq_close(llm_runtime *rt, int slot)
 
     if (!slot_ok(rt, slot)) return;
     q = &rt->seqs[slot];
+    /* its state too: a conversation's next turn continues what this one read and wrote */
+    llm_seq_snapshot(rt, slot);
     /* a partial last block stays reusable by whoever continues this prefix */
     tail = q->len & (LLM_KV_BLOCK - 1);
     if (tail && !llm_kv_readonly(rt->kv, q->table[q->len >> LLM_KV_BLOCK_SHIFT])) {
@@ -432,6 +496,11 @@ llm_seq_truncate(llm_runtime *rt, int slot, int n)
     q = &rt->seqs[slot];
     if (n < 0) n = 0;
     if (n >= q->len) return;
+    if (rt->state) {
+        /* recurrent state cannot go back: the slot starts over */
+        n = 0;
+        reset_state(rt, slot);
+    }
     q->len = n;
     /* a kept partial block that others share is copied before it is written */
     release_blocks(rt, q, (n + LLM_KV_BLOCK - 1) >> LLM_KV_BLOCK_SHIFT);
@@ -445,7 +514,7 @@ copy_block(llm_runtime *rt, int from, int n)
     int b = llm_kv_alloc(rt->kv), l;
 
     if (b < 0) return -1;
-    for (l = 0; l < rt->m->info.n_layers; l++) {
+    for (l = 0; l < rt->m->n_kv_layers; l++) {
         size_t src = ((size_t) from * rt->block_elems + (size_t) l * LLM_KV_BLOCK * rt->kv_dim) * es;
         size_t dst = ((size_t) b * rt->block_elems + (size_t) l * LLM_KV_BLOCK * rt->kv_dim) * es;
         memcpy((char *) rt->k_cache + dst, (char *) rt->k_cache + src, (size_t) n * row);
@@ -483,6 +552,12 @@ llm_seq_reuse(llm_runtime *rt, int slot, const int32_t *tokens, int n)
             q->len += common;
         }
         break;
+    }
+    if (rt->state) {
+        /* recurrent layers: only as far as the longest snapshot of a prefix of what the KV cache holds */
+        int len = llm_state_snaps_take(rt->snaps, q->chain, tokens, q->len, state_of(rt, slot));
+        q->len = len;
+        release_blocks(rt, q, (len + LLM_KV_BLOCK - 1) >> LLM_KV_BLOCK_SHIFT);
     }
     return q->len;
 }

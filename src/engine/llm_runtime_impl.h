@@ -8,6 +8,7 @@
 #include "engine/llm_model_impl.h"
 #include "engine/llm_moe.h"
 #include "engine/llm_pool.h"
+#include "engine/llm_state.h"
 #include "kernels/cpu/llm_kernels.h"
 
 /* Tokens per internal pass of the forward: bounds the scratch buffers. */
@@ -46,6 +47,12 @@ struct llm_runtime {
     int                max_blocks;   /* a table's entries: n_ctx in blocks */
     llm_kv_seq        *seqs;         /* [n_seq_max] */
 
+    /* recurrent state (llm_state.c): each slot's, [n_seq_max][m->state_floats], zero at
+     * position 0, and snapshots of states at reusable prefixes; NULL for attention-only models */
+    float             *state;
+    llm_state_snaps   *snaps;
+    size_t             state_bytes;  /* both: what comes out of the KV budget */
+
     float             *rope_cos[LLM_MAX_ROPE];   /* per table [n_ctx][rot_dim/2], attention scale folded in */
     float             *rope_sin[LLM_MAX_ROPE];
 
@@ -53,6 +60,7 @@ struct llm_runtime {
     int32_t           *tok;
     int               *tslot, *tpos;
     float             *x, *xn, *q, *kn, *vn, *att, *gate, *up;
+    float             *conv;        /* short-convolution blocks: [LLM_CHUNK][3 * hidden] */
     llm_att_scratch   *attn;        /* tiles, work items, per-thread and split-K states */
     llm_moe_scratch   *moe;         /* sparse MLP layers' buffers, NULL without experts */
     unsigned char     *xq;          /* int8 activation rows of a quantized matmul's input */
@@ -70,14 +78,14 @@ struct llm_runtime {
     int                n_items;
 };
 
-/* element index of (layer, position) of a slot in a cache; the position's block is held */
+/* element index of (a layer's slab, llm_layer.kv; position) of a slot in a cache; the position's block is held */
 static inline size_t
-llm_kv_index(const llm_runtime *rt, int layer, int slot, int pos)
+llm_kv_index(const llm_runtime *rt, int kv, int slot, int pos)
 {
     size_t b = (size_t) rt->seqs[slot].table[pos >> LLM_KV_BLOCK_SHIFT];
 
     return b * rt->block_elems
-           + ((size_t) layer * LLM_KV_BLOCK + (pos & (LLM_KV_BLOCK - 1))) * rt->kv_dim;
+           + ((size_t) kv * LLM_KV_BLOCK + (pos & (LLM_KV_BLOCK - 1))) * rt->kv_dim;
 }
 
 /*

@@ -1085,7 +1085,10 @@ llm_sched_propose(llm_sched *s, llm_seq *seq, size_t n, int *rows,
     llm_tokens2  t;
     int          d;
 
-    if (seq->spec.mode == LLM_SPEC_OFF) {
+    /* recurrent state cannot be rolled back past rejected proposals */
+    if (seq->spec.mode == LLM_SPEC_OFF || llm_runtime_has_state(s->rt)
+        || (s->draft_rt && llm_runtime_has_state(s->draft_rt)))
+    {
         return 0;
     }
 
@@ -1241,6 +1244,12 @@ llm_sched_step_prepare(llm_sched *s)
         }
         if (n == 0) {
             break;
+        }
+        if (llm_runtime_has_state(s->rt) && seq->retain > seq->n_done
+            && seq->n_done + n > seq->retain)
+        {
+            /* recurrent state is snapshotted where a chunk ends: at the breakpoint */
+            n = seq->retain - seq->n_done;
         }
         work = llm_prefill_cost(&s->cost, s->slot_len[i], n);
         budget = work < budget ? budget - work : 0;
@@ -1921,6 +1930,11 @@ llm_sched_step_complete(llm_sched *s)
 
         if (seq->n_done < seq->n_input) {
             seq->n_done += kept;
+            if (seq->n_done == seq->n_input || seq->n_done == seq->retain) {
+                /* recurrent state at the reusable boundaries the prompt has:
+                 * its cache breakpoint and its end (a next turn starts with it) */
+                llm_seq_snapshot(s->rt, it->slot);
+            }
         }
         if (seq->retain && !seq->retained && seq->n_done >= seq->retain) {
             /* the prompt head up to its breakpoint is kept cached */

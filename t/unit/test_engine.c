@@ -34,7 +34,7 @@ static const char *models[] = {
     "smollm3_f32", "smollm3_bf16", "glm4_f32", "glm4_bf16", "granite_f32", "granite_bf16",
     "olmo2_f32", "olmo2_bf16",
     "gemma3mm_bf16", "qwen3moe_f32", "qwen3moe_bf16", "mixtral_f32", "mixtral_bf16", "glm4moe_f32",
-    "gptoss_bf16",
+    "gptoss_bf16", "lfm2_f32",
 };
 
 /*
@@ -49,6 +49,8 @@ static const struct { const char *dir, *ref, *quant; } same_as[] = {
     { "t/.cache/gguf-archs/gptoss_mxfp4", "gptoss_bf16", NULL },
     /* gpt-oss's unpacked experts (and their biases) through the on-load quantization */
     { FIX "/gptoss_bf16", "gptoss_bf16", "q8_0" },
+    /* LFM2's short-convolution projections quantized with the rest */
+    { FIX "/lfm2_f32", "lfm2_f32", "q8_0" },
 };
 #define QUANT_REL 0.12
 
@@ -251,7 +253,7 @@ run_regime(const char *model_name, llm_model *m, json_t *ref, const float *logit
             }
             /* whole blocks of LLM_KV_BLOCK positions */
             is_int((long long) llm_runtime_kv_bytes(r16),
-                   2LL * in->n_layers * ((kv16_ctx + LLM_KV_BLOCK - 1) / LLM_KV_BLOCK * LLM_KV_BLOCK)
+                   2LL * m->n_kv_layers * ((kv16_ctx + LLM_KV_BLOCK - 1) / LLM_KV_BLOCK * LLM_KV_BLOCK)
                    * in->n_kv_heads * in->head_dim * 2, "%s: float16 KV bytes", name);
             llm_runtime_free(r16);
         } else {
