@@ -1,0 +1,70 @@
+# LFM2 served end to end (t/fixtures/models/lfm2_f32: the random-weight
+# Lfm2ForCausalLM that t/unit/test_engine.c holds to transformers, with a byte
+# tokenizer and a tiny template): its short-convolution layers keep recurrent
+# state, so the prefix cache reuses a prompt head only through a snapshot of
+# that state.  A conversation's second turn restores the state its first turn
+# left (at least the first turn's whole prompt), reports it as cached tokens,
+# and answers with the same tokens as a model that never saw the first turn
+# (cache hit = cache miss).  A prompt that shares KV blocks with an earlier
+# one but no snapshotted prefix computes everything.
+use strict;
+use warnings;
+use Test::More;
+use JSON::PP ();
+use Test::Nginx::Lite::Node qw(start_nginx);
+use Test::LLM::Client ();
+
+my $srv = start_nginx(
+    main_config => 'thread_pool llm threads=1;',
+    http_config => <<'EOC',
+llm_model warm $TEST_NGINX_FIXTURES/models/lfm2_f32 parallel=2 ctx=512;
+llm_model cold $TEST_NGINX_FIXTURES/models/lfm2_f32 parallel=2 ctx=512;
+llm_thread_pool llm;
+EOC
+    config => 'location = /v1/chat/completions { llm_api chat; }',
+);
+my $port = $srv->port;
+my $json = JSON::PP->new->canonical;
+
+sub post {
+    my ($req) = @_;
+    my $c = Test::LLM::Client->post($port, '/v1/chat/completions', $json->encode($req));
+    my ($status, undef, $body) = $c->finish(60);
+    my $r = eval { JSON::PP::decode_json($body) } // {};
+    is($status, 200, "$req->{model}: 200") or diag($body);
+    return $r;
+}
+
+# ASCII letters and spaces only, so the answer reads back as the same tokens in the next turn
+my %bias = map { $_ => -100 } grep { !(($_ >= 97 && $_ <= 122) || $_ == 32) } 0 .. 255;
+my %gen = (max_tokens => 12, temperature => 0, logit_bias => \%bias);
+my $system = { role => 'system', content => 'You are a terse assistant that answers in one line. ' x 3 };
+my $ask = { role => 'user', content => 'Name a colour.' };
+
+my $first = post({ %gen, model => 'warm', messages => [$system, $ask] });
+my $p1 = $first->{usage}{prompt_tokens} // 0;
+my $answer = $first->{choices}[0]{message}{content} // '';
+ok($p1 > 100, "first turn: $p1 prompt tokens");
+is($first->{usage}{prompt_tokens_details}{cached_tokens}, 0, 'nothing cached yet');
+
+my @turn2 = ($system, $ask, { role => 'assistant', content => $answer }, { role => 'user', content => 'Another.' });
+my $hit = post({ %gen, model => 'warm', messages => \@turn2 });
+my $miss = post({ %gen, model => 'cold', messages => \@turn2 });
+my $cached = $hit->{usage}{prompt_tokens_details}{cached_tokens} // 0;
+cmp_ok($cached, '>=', $p1, "the second turn restores a snapshot of the first ($cached of "
+       . ($hit->{usage}{prompt_tokens} // 0) . " tokens cached)");
+cmp_ok($cached, '<', $hit->{usage}{prompt_tokens} // 0, 'and computes the rest');
+is($miss->{usage}{prompt_tokens_details}{cached_tokens}, 0, 'the cold model computes it all');
+is($hit->{choices}[0]{message}{content}, $miss->{choices}[0]{message}{content},
+   'cache hit output equals cache miss output')
+    or diag("hit: $hit->{choices}[0]{message}{content}\nmiss: $miss->{choices}[0]{message}{content}");
+is($hit->{usage}{completion_tokens}, 12, 'all 12 tokens');
+
+# the same system prompt with another question: KV blocks are shared, but no snapshot ends
+# inside the shared head, so nothing can be skipped
+my $other = post({ %gen, model => 'warm', messages => [$system, { role => 'user', content => 'Name a fruit.' }] });
+is($other->{usage}{prompt_tokens_details}{cached_tokens}, 0,
+   'shared blocks without a snapshot of their prefix are recomputed');
+
+$srv->stop;
+done_testing();
