@@ -99,7 +99,7 @@ ngx_http_llm_embeddings(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
                                         llm_embedding_prompt_tokens(e->emb);
 
     /* up to parallel inputs at a time; at least one place, or 429 now */
-    if (llm_embedding_submit(e->emb, m->parallel) != LLM_ADMIT_OK) {
+    if (llm_embedding_submit(e->emb, (size_t) m->opts.parallel) != LLM_ADMIT_OK) {
         return ngx_http_llm_send_busy(r, m);
     }
 

@@ -224,8 +224,8 @@ ngx_http_llm_structured_state(ngx_http_llm_model_t *m, char *err, size_t errlen)
     const llm_model_info  *info;
 
     if (m->structured == NULL) {
-        info = llm_model_get_info(m->model);
-        m->structured = llm_structured_create(m->tokenizer, info->eos_ids,
+        info = llm_model_get_info(m->served.model);
+        m->structured = llm_structured_create(m->served.tok, info->eos_ids,
                                               (size_t) info->n_eos,
                                               err, errlen);
     }
@@ -249,7 +249,7 @@ ngx_http_llm_send_busy(ngx_http_request_t *r, ngx_http_llm_model_t *m)
     }
 
     llm_api_error_overloaded(&err, lcf->api, (char *) m->alias.data,
-                             m->parallel);
+                             (size_t) m->opts.parallel);
     return ngx_http_llm_send_api_error(r, &err);
 }
 
@@ -302,10 +302,10 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
 
     ngx_memzero(&cfg, sizeof(cfg));
     cfg.sched = m->sched;
-    cfg.tok = m->tokenizer;
-    cfg.info = llm_model_get_info(m->model);
-    cfg.tool = lcf->tool.model ? m->tool_def : lcf->tool.def;
-    cfg.reasoning = lcf->reasoning.model ? m->reasoning_def
+    cfg.tok = m->served.tok;
+    cfg.info = llm_model_get_info(m->served.model);
+    cfg.tool = lcf->tool.model ? m->served.tool_def : lcf->tool.def;
+    cfg.reasoning = lcf->reasoning.model ? m->served.reasoning_def
                                          : lcf->reasoning.def;
     cfg.model = (char *) m->alias.data;
     cfg.fingerprint = NGX_HTTP_LLM_FINGERPRINT;
@@ -344,7 +344,8 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
 
     if (admit == LLM_ADMIT_NEVER) {
         llm_api_error_choices(&err, llm_generation_n_choices(g->gen),
-                              (char *) m->alias.data, m->parallel, m->queue,
+                              (char *) m->alias.data, (size_t) m->opts.parallel,
+                              (size_t) m->opts.queue,
                               llm_sched_capacity(m->sched));
         return ngx_http_llm_send_api_error(r, &err);
     }

@@ -51,10 +51,10 @@ ngx_http_llm_model_card(ngx_http_llm_model_t *m, ngx_int_t max_tokens,
     card->id = (char *) m->alias.data;
     card->id_len = m->alias.len;
     card->created = (long long) m->created;
-    card->context_length = (long) m->context_length;
+    card->context_length = m->served.n_ctx;
     card->max_output_tokens = max_tokens != NGX_CONF_UNSET
-                              && (ngx_uint_t) max_tokens < m->context_length
-                              ? (long) max_tokens : (long) m->context_length;
+                              && max_tokens < m->served.n_ctx
+                              ? (long) max_tokens : m->served.n_ctx;
 }
 
 
@@ -141,8 +141,8 @@ ngx_http_llm_health_handler(ngx_http_request_t *r)
     for (i = 0; i < mcf->models.nelts; i++) {
         list[i].id = (char *) m[i].alias.data;
         list[i].id_len = m[i].alias.len;
-        list[i].context_length = (long) m[i].context_length;
-        list[i].parallel = (long) m[i].parallel;
+        list[i].context_length = m[i].served.n_ctx;
+        list[i].parallel = m[i].opts.parallel;
         list[i].sched = m[i].sched;
     }
 

@@ -56,62 +56,40 @@ ngx_http_llm_model_load(ngx_conf_t *cf, ngx_http_llm_model_t *m)
 static char *
 ngx_http_llm_model_load_engine(ngx_conf_t *cf, ngx_http_llm_model_t *m)
 {
-    char                  err[1024];
-    llm_served            sv;
-    llm_served_opts       o;
+    char                   err[1024];
+    llm_served            *sv = &m->served;
     const llm_model_info  *info;
 
-    ngx_memzero(&o, sizeof(o));
-    o.path = (char *) m->path.data;   /* NUL-terminated by the conf parser */
-    o.quant = m->quant.len ? (char *) m->quant.data : NULL;
-    o.draft_path = m->draft_path.len ? (char *) m->draft_path.data : NULL;
-    o.chat_off = (int) m->chat_off;
-    o.ctx = (int) m->ctx;
-    o.parallel = (int) m->parallel;
-    o.threads = (int) m->threads;
-    o.kv_f16 = (int) m->kv_f16;
-    o.kv_memory = m->kv_memory;
-
-    if (llm_served_load(&o, &sv, err, sizeof(err)) != 0) {
+    if (llm_served_load(&m->opts, sv, err, sizeof(err)) != 0) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "llm_model \"%V\": %s",
                            &m->alias, err);
         return NGX_CONF_ERROR;
     }
 
-    m->model = sv.model;
-    m->draft = sv.draft;
-    m->tokenizer = sv.tok;
-    m->chat = sv.chat;
-    m->tool_parser = sv.tool_parser;
-    m->reasoning_parser = sv.reasoning_parser;
-    m->tool_def = sv.tool_def;
-    m->reasoning_def = sv.reasoning_def;
-    m->kv_memory = sv.kv_memory;
-    m->context_length = (ngx_uint_t) sv.n_ctx;
-
-    if (m->chat_off) {
+    if (m->opts.chat_off) {
         ngx_conf_log_error(NGX_LOG_NOTICE, cf, 0,
                            "llm_model \"%V\": chat=off: chat and messages "
                            "requests are refused", &m->alias);
 
-    } else if (m->chat == NULL) {
+    } else if (sv->chat == NULL) {
         ngx_conf_log_error(NGX_LOG_WARN, cf, 0,
                            "llm_model \"%V\": %s: chat and messages "
                            "requests are refused", &m->alias,
-                           sv.chat_missing);
+                           sv->chat_missing);
     }
 
-    info = llm_model_get_info(m->model);
+    info = llm_model_get_info(sv->model);
 
     ngx_conf_log_error(NGX_LOG_NOTICE, cf, 0,
                        "llm_model \"%V\": %s %s, %uL parameters, %s, "
-                       "%uL MiB of weights, context %ui (trained %d), "
-                       "parallel %ui, threads %ui, kv_memory %uz MiB; %s",
-                       &m->alias, info->architecture, o.path,
+                       "%uL MiB of weights, context %d (trained %d), "
+                       "parallel %d, threads %d, kv_memory %uz MiB; %s",
+                       &m->alias, info->architecture, m->opts.path,
                        (uint64_t) info->n_params, info->dtype,
                        (uint64_t) (info->weight_bytes >> 20),
-                       m->context_length, info->max_position_embeddings,
-                       m->parallel, m->threads, m->kv_memory >> 20, sv.why);
+                       sv->n_ctx, info->max_position_embeddings,
+                       m->opts.parallel, m->opts.threads,
+                       sv->kv_memory >> 20, sv->why);
 
     return NGX_CONF_OK;
 }
@@ -122,14 +100,7 @@ ngx_http_llm_model_cleanup(void *data)
 {
     ngx_http_llm_model_t  *m = data;
 
-    llm_served  sv;
-
-    ngx_memzero(&sv, sizeof(sv));
-    sv.model = m->model;
-    sv.draft = m->draft;
-    sv.tok = m->tokenizer;
-    sv.chat = m->chat;
-    llm_served_free(&sv);
+    llm_served_free(&m->served);
 }
 
 

@@ -81,9 +81,10 @@ ngx_http_llm_memory_init_conf(ngx_cycle_t *cycle, void *conf)
     m = mcf->models.elts;
     for (i = 0; i < mcf->models.nelts; i++) {
         ngx_http_llm_sched_config(&m[i], &cfg);
-        per_worker = llm_sched_memory(m[i].model, &cfg, &kv);
-        llm_memory_add(&need, llm_model_get_info(m[i].model)->weight_bytes
-                              + (m[i].draft ? llm_model_get_info(m[i].draft)
+        per_worker = llm_sched_memory(m[i].served.model, &cfg, &kv);
+        llm_memory_add(&need, llm_model_get_info(m[i].served.model)->weight_bytes
+                              + (m[i].served.draft
+                                 ? llm_model_get_info(m[i].served.draft)
                                                   ->weight_bytes : 0),
                        per_worker);
 
@@ -94,14 +95,14 @@ ngx_http_llm_memory_init_conf(ngx_cycle_t *cycle, void *conf)
 
         ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
                       "llm_model \"%V\": each worker needs %uL MiB for it "
-                      "(KV memory of %uL MiB, kv_memory=, for parallel=%ui "
-                      "sequences of up to ctx=%ui, and scratch), so the "
+                      "(KV memory of %uL MiB, kv_memory=, for parallel=%d "
+                      "sequences of up to ctx=%d, and scratch), so the "
                       "models need %uL MiB (weights "
                       "%uL MiB, shared, plus %uL worker%s x %uL MiB), more "
                       "than the %uL MiB of %s; lower kv_memory= or ctx=, use "
                       "kv=f16, or fewer worker_processes in %s:%ui",
-                      &m[i].alias, per_worker >> 20, (uint64_t) kv >> 20, m[i].parallel,
-                      m[i].context_length, total >> 20, need.shared >> 20,
+                      &m[i].alias, per_worker >> 20, (uint64_t) kv >> 20,
+                      m[i].opts.parallel, m[i].served.n_ctx, total >> 20, need.shared >> 20,
                       workers, workers == 1 ? "" : "s",
                       need.per_worker >> 20, limit >> 20,
                       mcf->memory_limit != NGX_CONF_UNSET

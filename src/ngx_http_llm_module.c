@@ -387,9 +387,9 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     ngx_http_llm_main_conf_t *mcf = conf;
 
     char                   err[512], **args;
-    ngx_str_t             *value;
+    ngx_str_t             *value, draft;
     ngx_uint_t             i;
-    llm_served_opts        o;
+    llm_served_opts       *o;
     ngx_http_llm_model_t  *m;
 
     value = cf->args->elts;
@@ -414,9 +414,6 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 
     m->alias = value[1];
     m->path = value[2];
-    m->parallel = 4;
-    m->threads = ngx_ncpu > 0 ? (ngx_uint_t) ngx_ncpu : 1;
-    m->queue = NGX_CONF_UNSET_UINT;
     m->created = ngx_time();
     m->conf_file = (char *) cf->conf_file->file.name.data;
     m->conf_line = cf->conf_file->line;
@@ -432,10 +429,11 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     /* the options after the path (NUL-terminated by the conf parser) */
-    ngx_memzero(&o, sizeof(o));
-    o.parallel = (int) m->parallel;
-    o.threads = (int) m->threads;
-    o.queue = -1;
+    o = &m->opts;
+    o->path = (char *) m->path.data;
+    o->parallel = 4;
+    o->threads = ngx_ncpu > 0 ? (int) ngx_ncpu : 1;
+    o->queue = -1;
 
     args = ngx_palloc(cf->pool, cf->args->nelts * sizeof(char *));
     if (args == NULL) {
@@ -445,32 +443,24 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         args[i - 3] = (char *) value[i].data;
     }
 
-    if (llm_served_options(&o, args, cf->args->nelts - 3, err, sizeof(err))
+    if (llm_served_options(o, args, cf->args->nelts - 3, err, sizeof(err))
         != 0)
     {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s", err);
         return NGX_CONF_ERROR;
     }
 
-    m->ctx = (ngx_uint_t) o.ctx;
-    m->parallel = (ngx_uint_t) o.parallel;
-    m->threads = (ngx_uint_t) o.threads;
-    m->queue = o.queue >= 0 ? (ngx_uint_t) o.queue : 4 * m->parallel;
-    m->kv_f16 = (ngx_uint_t) o.kv_f16;
-    m->kv_memory = o.kv_memory;
-    m->chat_off = (ngx_uint_t) o.chat_off;
-
-    if (o.quant) {
-        m->quant.data = (u_char *) o.quant;
-        m->quant.len = ngx_strlen(o.quant);
+    if (o->queue < 0) {
+        o->queue = 4 * o->parallel;
     }
 
-    if (o.draft_path) {
-        m->draft_path.data = (u_char *) o.draft_path;
-        m->draft_path.len = ngx_strlen(o.draft_path);
-        if (ngx_conf_full_name(cf->cycle, &m->draft_path, 0) != NGX_OK) {
+    if (o->draft_path) {
+        draft.data = (u_char *) o->draft_path;
+        draft.len = ngx_strlen(o->draft_path);
+        if (ngx_conf_full_name(cf->cycle, &draft, 0) != NGX_OK) {
             return NGX_CONF_ERROR;
         }
+        o->draft_path = (char *) draft.data;
     }
 
     return ngx_http_llm_model_load(cf, m);

@@ -13,6 +13,7 @@
 
 #include "api/llm_api.h"
 #include "api/llm_thinking_sig.h"
+#include "chat/llm_served.h"
 #include "core/llm_ir.h"
 
 
@@ -31,30 +32,14 @@ typedef struct {
 /* One llm_model line: loaded in the master at configuration time. */
 typedef struct {
     ngx_str_t                  alias;
-    ngx_str_t                  path;
-    ngx_uint_t                 ctx;          /* 0 = from config.json */
-    ngx_uint_t                 parallel;
-    ngx_uint_t                 threads;
-    ngx_uint_t                 queue;        /* waiting requests beyond parallel */
-    ngx_uint_t                 kv_f16;       /* KV cache in f16 instead of f32 */
-    size_t                     kv_memory;    /* KV blocks per worker; 0 = not given,
-                                                then the default once loaded */
-    ngx_str_t                  quant;        /* on-load quantization: q8_0, q4_0, q4_k, q6_k */
-    ngx_str_t                  draft_path;   /* draft=: a draft model for speculation */
-    ngx_uint_t                 chat_off;     /* chat=off: no chat template */
-    ngx_uint_t                 context_length;
+    ngx_str_t                  path;         /* its full name: opts.path */
+    llm_served_opts            opts;         /* the line's options (queue
+                                                resolved: 4 x parallel) */
+    llm_served                 served;       /* weights, tokenizer, template,
+                                                parsers; context resolved */
     time_t                     created;
     char                      *conf_file;
     ngx_uint_t                 conf_line;
-
-    void                      *model;        /* llm_model *      (engine) */
-    void                      *draft;        /* llm_model * of draft=, or NULL */
-    void                      *tokenizer;    /* llm_tokenizer *  (engine) */
-    void                      *chat;         /* llm_chat *       (adapter) */
-    const char                *tool_parser;      /* auto-selected ids */
-    const char                *reasoning_parser;
-    const struct llm_parser_def *tool_def;       /* their definitions */
-    const struct llm_parser_def *reasoning_def;
 
     struct llm_sched          *sched;        /* engine scheduler, per worker */
     struct llm_structured     *structured;   /* compiled grammars, per worker,

@@ -159,11 +159,11 @@ ngx_http_llm_prep_find(void *data, const char *name, llm_prepare_model *pm)
 
     pm->owner = m;
     pm->alias = (char *) m->alias.data;
-    pm->model = m->model;
-    pm->tok = m->tokenizer;
-    pm->chat = m->chat;
-    pm->reasoning_parser = m->reasoning_parser;
-    pm->context_length = (long) m->context_length;
+    pm->model = m->served.model;
+    pm->tok = m->served.tok;
+    pm->chat = m->served.chat;
+    pm->reasoning_parser = m->served.reasoning_parser;
+    pm->context_length = m->served.n_ctx;
 
     return 0;
 }

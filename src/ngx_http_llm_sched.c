@@ -65,7 +65,7 @@ ngx_http_llm_stepper_create(ngx_cycle_t *cycle, ngx_http_llm_model_t *m,
     cfg.wake = ngx_http_llm_step_post;
     cfg.wake_data = st;
 
-    st->sched = llm_sched_create(m->model, &cfg, err, sizeof(err));
+    st->sched = llm_sched_create(m->served.model, &cfg, err, sizeof(err));
     if (st->sched == NULL) {
         ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
                       "llm_model \"%V\": %s", &m->alias, err);
@@ -77,10 +77,10 @@ ngx_http_llm_stepper_create(ngx_cycle_t *cycle, ngx_http_llm_model_t *m,
 
     llm_sched_get_stats(st->sched, &stats);
     ngx_log_error(NGX_LOG_NOTICE, cycle->log, 0,
-                  "llm_model \"%V\": worker runtime ready: %ui slots of up "
-                  "to %uz tokens sharing %uz MiB of KV blocks, %ui threads",
-                  &m->alias, m->parallel, llm_sched_n_ctx(st->sched),
-                  stats.kv_cache_bytes >> 20, m->threads);
+                  "llm_model \"%V\": worker runtime ready: %d slots of up "
+                  "to %uz tokens sharing %uz MiB of KV blocks, %d threads",
+                  &m->alias, m->opts.parallel, llm_sched_n_ctx(st->sched),
+                  stats.kv_cache_bytes >> 20, m->opts.threads);
 
     return NGX_OK;
 }
@@ -124,7 +124,7 @@ ngx_http_llm_workers_init(ngx_cycle_t *cycle)
          * one): this worker serves 503 for the model instead of faulting
          * on its mapping again; a reload maps the files anew.
          */
-        if (llm_model_files_changed(m[i].model, err, sizeof(err))) {
+        if (llm_model_files_changed(m[i].served.model, err, sizeof(err))) {
             ngx_log_error(NGX_LOG_ALERT, cycle->log, 0,
                           "llm_model \"%V\": %s; the model is not served "
                           "until nginx is reloaded (docs/operations.md, "
@@ -262,11 +262,11 @@ void
 ngx_http_llm_sched_config(ngx_http_llm_model_t *m, llm_sched_config *cfg)
 {
     ngx_memzero(cfg, sizeof(llm_sched_config));
-    cfg->parallel = (int) m->parallel;
-    cfg->queue = (int) m->queue;
-    cfg->n_ctx = (int) m->context_length;
-    cfg->kv_memory = m->kv_memory;
-    cfg->threads = (int) m->threads;
-    cfg->kv = m->kv_f16 ? LLM_KV_F16 : LLM_KV_F32;
-    cfg->draft = m->draft;
+    cfg->parallel = m->opts.parallel;
+    cfg->queue = m->opts.queue;
+    cfg->n_ctx = m->served.n_ctx;
+    cfg->kv_memory = m->served.kv_memory;
+    cfg->threads = m->opts.threads;
+    cfg->kv = m->opts.kv_f16 ? LLM_KV_F16 : LLM_KV_F32;
+    cfg->draft = m->served.draft;
 }
