@@ -39,6 +39,20 @@
  * accepted tokens longer than k (a few hundred of the vocabulary's longest)
  * are checked from the state instead.  Smaller counts keep their own walks.
  *
+ * A walk that crossed the cut lists only tokens whose next byte may follow
+ * the cut's bottom rule in some context (its LL(1) FOLLOW set): without it
+ * a rule that may end early (a digit, an email's local part) listed most of
+ * the vocabulary, which every state then rechecked.
+ *
+ * A walk depends only on the grammar text above the cut (what its nodes
+ * have left, the rules reachable from there, the FOLLOW set), not on the
+ * grammar it came from, so walks are kept in the vocabulary under that
+ * canonical text (cut_key): string characters, formats and counts seen in
+ * one schema serve every other schema and every fresh index on the model.
+ *
+ * A state's live bytes (the union of its stacks' top classes) answer dead
+ * transitions without an advance, which is most of a cold walk's work.
+ *
  * State masks are cached too; both caches have memory budgets.  The plain
  * walk from the state itself is kept as the reference the tests compare
  * against (llm_gmatcher_mask_reference).
@@ -68,17 +82,10 @@ typedef struct {
     int16_t   forced;        /* -2 unknown, -1 none, else the only next byte */
     uint8_t   accepting;     /* holds node 0: the input may end here */
     uint8_t   boundary;      /* holds BOUNDARY: a cut stack's rules ended */
+    uint8_t   live[32];      /* bytes some stack's top class holds: the others are dead */
 } gstate;
 
-/* A cut stack's verdicts: tokens allowed whatever lies below the cut (as a
- * list when few, else a bitset) and tokens that reach the cut (decided per
- * state), in trie order. */
-typedef struct {
-    int32_t  *acc;
-    uint64_t *acc_bits;
-    int32_t  *dep;
-    uint32_t  n_acc, n_dep;
-} gcut;
+typedef llm_gcut gcut;
 
 struct llm_gindex {
     int       refs;              /* llm_gindex_retain / llm_gindex_free */
@@ -127,6 +134,11 @@ struct llm_gindex {
     int32_t  *tmp;               /* scratch lists of one cut walk */
     size_t    n_tmp_acc, n_tmp_dep, cap_tmp_acc, cap_tmp_dep;
     int32_t  *tmp_dep;
+    uint8_t (*follow)[32];       /* by rule: bytes that may come after it (any context) */
+    int32_t  *key;               /* canonical text of one cut (cut_key) */
+    size_t    n_key, cap_key;
+    int32_t  *renum, *queue;     /* by rule: number in the key; rules in key order */
+    size_t    n_all;             /* rules with the twins */
     pthread_mutex_t mu;
 };
 
@@ -335,6 +347,13 @@ state_intern(llm_gindex *x)
     s->forced = -2;
     s->accepting = x->buf[0] == 0;
     s->boundary = x->buf[0] == BOUNDARY || (n > 1 && x->buf[1] == BOUNDARY);
+    for (k = 0; k < n; k++) {
+        const uint8_t *cls;
+        int c;
+        if (x->buf[k] <= BOUNDARY) continue;
+        cls = x->g->cls[x->g->el[x->nodes[x->buf[k]].pos].val];
+        for (c = 0; c < 32; c++) s->live[c] |= cls[c];
+    }
     memcpy(x->pool + x->n_pool, x->buf, n * sizeof(int32_t));
     x->n_pool += n;
     x->n_st++;
@@ -383,6 +402,7 @@ trans(llm_gindex *x, int32_t s, unsigned b)
 {
     int32_t *tr = x->st[s].trans, t;
     if (tr != NULL && tr[b] != TR_UNKNOWN) return tr[b];
+    if (!llm_gset_has(x->st[s].live, b)) return TR_DEAD;
     if (tr == NULL) {
         int i;
         tr = malloc(256 * sizeof(int32_t));
@@ -394,6 +414,164 @@ trans(llm_gindex *x, int32_t s, unsigned b)
     if (t == -3) return -3;
     x->st[s].trans[b] = t;     /* st[] may have moved */
     return t;
+}
+
+/* ---- what may follow a rule ---- */
+
+static int
+set_or(uint8_t *dst, const uint8_t *src)
+{
+    int k, changed = 0;
+    for (k = 0; k < 32; k++) {
+        uint8_t o = dst[k] | src[k];
+        changed |= o != dst[k];
+        dst[k] = o;
+    }
+    return changed;
+}
+
+/*
+ * FOLLOW sets (LL(1)): the bytes that may come right after a rule ends, in
+ * any context.  A cut walk that crossed the cut (the rules above it ended)
+ * hands a token to the stack below only when its next byte may follow the
+ * cut's bottom rule; the others are dead everywhere.  A twin follows what
+ * its repetitions follow.  -1 when out of memory.
+ */
+static int
+compute_follow(llm_gindex *x)
+{
+    const llm_grammar *g = x->g;
+    size_t n_all = 0, r, it, k;
+    uint8_t (*first)[32] = NULL, *nullable = NULL, suf[32];
+    int32_t *edge_from = NULL, *edge_to = NULL, *work = NULL;
+    uint8_t *queued = NULL;
+    size_t n_edges = 0, cap_edges = 0, n_work = 0;
+    int changed = 1, rc = -1;
+
+    for (r = 0; r < g->n_rules; r++) if (g->rep_twin[r] >= 0 && (size_t) g->rep_twin[r] + 1 > n_all) n_all = (size_t) g->rep_twin[r] + 1;
+    if (n_all < g->n_rules) n_all = g->n_rules;
+    x->follow = calloc(n_all + 1, 32);
+    first = calloc(n_all + 1, 32);
+    nullable = calloc(n_all + 1, 1);
+    queued = calloc(n_all + 1, 1);
+    work = malloc((n_all + 1) * sizeof(int32_t));
+    if (!x->follow || !first || !nullable || !queued || !work) goto out;
+    /* nullable and FIRST: passes until nothing changes (rules are mostly
+     * built after the rules they use, so a pass or two) */
+    for (it = 0; changed && it <= n_all; it++) {
+        changed = 0;
+        for (r = 0; r < n_all; r++) {
+            uint32_t a = g->rule_start[r];
+            for ( ;; ) {
+                int alt_null = 1;
+                for ( ; !llm_gelem_ends(&g->el[a]); a++) {
+                    const llm_gelem *e = &g->el[a];
+                    if (!alt_null) continue;
+                    if (e->type == LLM_GE_CLASS) { changed |= set_or(first[r], g->cls[e->val]); alt_null = 0; }
+                    else { changed |= set_or(first[r], first[e->val]); alt_null = nullable[e->val]; }
+                }
+                if (alt_null && !nullable[r]) { nullable[r] = 1; changed = 1; }
+                if (g->el[a].type == LLM_GE_END) break;
+                a++;
+            }
+        }
+    }
+    /* direct FOLLOW bytes, and "FOLLOW(t) includes FOLLOW(r)" edges */
+    for (r = 0; r < n_all; r++) {
+        uint32_t a = g->rule_start[r], end;
+        for ( ;; ) {
+            int suf_null = 1;
+            for (end = a; !llm_gelem_ends(&g->el[end]); end++) {}
+            memset(suf, 0, sizeof(suf));
+            for (k = end; k > a; k--) {
+                const llm_gelem *e = &g->el[k - 1];
+                if (e->type == LLM_GE_CLASS) {
+                    memcpy(suf, g->cls[e->val], 32);
+                    suf_null = 0;
+                    continue;
+                }
+                set_or(x->follow[e->val], suf);
+                if (suf_null) {
+                    if (n_edges == cap_edges) {
+                        size_t c = cap_edges ? cap_edges * 2 : 256;
+                        int32_t *f = realloc(edge_from, c * sizeof(int32_t)), *t2;
+                        if (f == NULL) goto out;
+                        edge_from = f;
+                        t2 = realloc(edge_to, c * sizeof(int32_t));
+                        if (t2 == NULL) goto out;
+                        edge_to = t2;
+                        cap_edges = c;
+                    }
+                    edge_from[n_edges] = (int32_t) r;
+                    edge_to[n_edges++] = e->val;
+                }
+                if (nullable[e->val]) set_or(suf, first[e->val]);
+                else { memcpy(suf, first[e->val], 32); suf_null = 0; }
+            }
+            if (g->el[end].type == LLM_GE_END) break;
+            a = end + 1;
+        }
+        if (r < g->n_rules && g->rep_twin[r] >= 0) {
+            if (n_edges == cap_edges) {
+                size_t c = cap_edges ? cap_edges * 2 : 256;
+                int32_t *f = realloc(edge_from, c * sizeof(int32_t)), *t2;
+                if (f == NULL) goto out;
+                edge_from = f;
+                t2 = realloc(edge_to, c * sizeof(int32_t));
+                if (t2 == NULL) goto out;
+                edge_to = t2;
+                cap_edges = c;
+            }
+            edge_from[n_edges] = (int32_t) r;
+            edge_to[n_edges++] = g->rep_twin[r];
+        }
+    }
+    /* propagate along the edges until stable (a worklist; the edges are
+     * scanned per popped rule, so sort-free but quadratic only in the
+     * worst case of long chains, which counted repetitions make: those
+     * are visited once each in rule order) */
+    {
+        size_t *start = calloc(n_all + 2, sizeof(size_t));
+        int32_t *adj = malloc((n_edges + 1) * sizeof(int32_t));
+        if (start == NULL || adj == NULL) { free(start); free(adj); goto out; }
+        for (k = 0; k < n_edges; k++) start[edge_from[k] + 1]++;
+        for (r = 0; r < n_all; r++) start[r + 1] += start[r];
+        {
+            size_t *fill = malloc((n_all + 1) * sizeof(size_t));
+            if (fill == NULL) { free(start); free(adj); goto out; }
+            memcpy(fill, start, (n_all + 1) * sizeof(size_t));
+            for (k = 0; k < n_edges; k++) adj[fill[edge_from[k]]++] = edge_to[k];
+            free(fill);
+        }
+        for (r = 0; r < n_all; r++) { work[n_work++] = (int32_t) r; queued[r] = 1; }
+        while (n_work > 0) {
+            int32_t f = work[--n_work];
+            queued[f] = 0;
+            for (k = start[f]; k < start[f + 1]; k++) {
+                int32_t t = adj[k];
+                if (set_or(x->follow[t], x->follow[f]) && !queued[t]) { queued[t] = 1; work[n_work++] = t; }
+            }
+        }
+        free(start);
+        free(adj);
+    }
+    rc = 0;
+out:
+    free(first); free(nullable); free(queued); free(work); free(edge_from); free(edge_to);
+    return rc;
+}
+
+/* The rule holding element pos (rules are laid out in id order). */
+static int32_t
+rule_of(const llm_grammar *g, int32_t pos, size_t n_all)
+{
+    /* n_all > 0 */
+    size_t lo = 0, hi = n_all;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (g->rule_start[mid] <= (uint32_t) pos) lo = mid; else hi = mid;
+    }
+    return (int32_t) lo;
 }
 
 /* ---- index ---- */
@@ -422,9 +600,17 @@ llm_gindex_create(const llm_grammar *g, const llm_gvocab *v,
     x->past = malloc(v->max_depth + 2);
     x->twin_pos = malloc((g->n_el + 1) * sizeof(int32_t));
     x->twin_lim = malloc((g->n_el + 1) * sizeof(int32_t));
+    x->n_all = g->n_rules;
+    for (r = 0; r < g->n_rules; r++)
+        if (g->rep_twin[r] >= 0 && (size_t) g->rep_twin[r] + 1 > x->n_all) x->n_all = (size_t) g->rep_twin[r] + 1;
+    x->renum = malloc((x->n_all + 1) * sizeof(int32_t));
+    x->queue = malloc((x->n_all + 1) * sizeof(int32_t));
     if (!x->stop || !x->extra || !x->nodes || !x->st || !x->walk || !x->past || !x->twin_pos || !x->twin_lim
-        || grow_ht(&x->node_ht, &x->node_cap, 1) < 0 || grow_ht(&x->st_ht, &x->st_cap, 1) < 0)
+        || !x->renum || !x->queue
+        || grow_ht(&x->node_ht, &x->node_cap, 1) < 0 || grow_ht(&x->st_ht, &x->st_cap, 1) < 0
+        || compute_follow(x) < 0)
         goto oom;
+    for (r = 0; r < x->n_all; r++) x->renum[r] = -1;
     if (n_stop) memcpy(x->stop, stop_ids, n_stop * sizeof(int32_t));
     if (n_extra) memcpy(x->extra, extra_ids, n_extra * sizeof(int32_t));
     x->n_stop = n_stop;
@@ -468,9 +654,7 @@ oom:
 static void
 cut_free(gcut *c)
 {
-    if (c == NULL) return;
-    free(c->acc); free(c->acc_bits); free(c->dep);
-    free(c);
+    if (c != NULL && !c->shared) llm_gcut_free(c);
 }
 
 static void
@@ -520,6 +704,7 @@ llm_gindex_free(llm_gindex *x)
     if (x->cut) drop_cuts(x);
     free(x->cut); free(x->tmp); free(x->tmp_dep); free(x->past);
     free(x->twin_pos); free(x->twin_lim); free(x->chk);
+    free(x->follow); free(x->key); free(x->renum); free(x->queue);
     if (x->n_nodes) pthread_mutex_destroy(&x->mu);
     free(x->stop); free(x->extra); free(x->nodes); free(x->node_ht);
     free(x->st); free(x->st_ht); free(x->pool); free(x->buf);
@@ -661,7 +846,7 @@ list_push(int32_t **a, size_t *n, size_t *cap, int32_t v)
 
 /* The trie walked from cut state c (see the top of the file). */
 static gcut *
-cut_walk(llm_gindex *x, int32_t c)
+cut_walk(llm_gindex *x, int32_t c, const uint8_t *follow)
 {
     const llm_gvocab *v = x->v;
     const uint8_t *byte = v->byte;
@@ -683,9 +868,14 @@ cut_walk(llm_gindex *x, int32_t c)
         const gstate *ts;
         t = (tr != NULL && tr[byte[i]] != TR_UNKNOWN) ? tr[byte[i]] : trans(x, cur, byte[i]);
         if (t == -3) return NULL;
+        /* a parse below the cut may go on from here: one that started
+         * earlier, or one that starts now (the cut's rules just ended and
+         * the byte may follow them somewhere) */
+        past[depth[i]] = past[depth[i] - 1]
+            | (x->st[cur].boundary && llm_gset_has(follow, byte[i]));
         if (t < 0) {
             /* dead above the cut; past it the stack below decides */
-            if (past[depth[i] - 1]) {
+            if (past[depth[i]]) {
                 for (j = i; j < skip[i]; j++)
                     for (id = first[j]; id >= 0; id = next[id])
                         if (list_push(&x->tmp_dep, &x->n_tmp_dep, &x->cap_tmp_dep, id) < 0) return NULL;
@@ -695,7 +885,6 @@ cut_walk(llm_gindex *x, int32_t c)
         }
         ts = &x->st[t];
         walk[depth[i]] = t;
-        past[depth[i]] = past[depth[i] - 1] | ts->boundary;
         for (id = first[i]; id >= 0; id = next[id]) {
             int r = ts->n > ts->boundary
                 ? list_push(&x->tmp, &x->n_tmp_acc, &x->cap_tmp_acc, id)
@@ -721,11 +910,93 @@ cut_walk(llm_gindex *x, int32_t c)
     g->dep = malloc((x->n_tmp_dep + 1) * sizeof(int32_t));
     if (g->dep && x->n_tmp_dep > 0) memcpy(g->dep, x->tmp_dep, x->n_tmp_dep * sizeof(int32_t));
     x->cut_bytes += x->n_tmp_dep * sizeof(int32_t) + sizeof(*g);
+    g->bytes = (g->acc_bits ? x->words * sizeof(uint64_t) : x->n_tmp_acc * sizeof(int32_t))
+             + x->n_tmp_dep * sizeof(int32_t) + sizeof(*g);
     if ((g->acc == NULL && g->acc_bits == NULL) || g->dep == NULL) { cut_free(g); return NULL; }
     return g;
 }
 
-/* The cached walk of cut stack (node) c. */
+static int
+key_push(llm_gindex *x, int32_t v)
+{
+    return list_push(&x->key, &x->n_key, &x->cap_key, v);
+}
+
+/* An element in the key: a class by its bytes, a rule by its number in
+ * order of first mention (queued for its body). */
+static int
+key_elem(llm_gindex *x, const llm_gelem *e, size_t *n_queue)
+{
+    const llm_grammar *g = x->g;
+    int k;
+    if (e->type == LLM_GE_CLASS) {
+        if (key_push(x, -3) < 0) return -1;
+        for (k = 0; k < 32; k += 4) {
+            const uint8_t *c = g->cls[e->val] + k;
+            if (key_push(x, (int32_t) ((uint32_t) c[0] | (uint32_t) c[1] << 8 | (uint32_t) c[2] << 16
+                                       | (uint32_t) c[3] << 24)) < 0) return -1;
+        }
+        return 0;
+    }
+    if (x->renum[e->val] < 0) {
+        x->renum[e->val] = (int32_t) *n_queue;
+        x->queue[(*n_queue)++] = e->val;
+    }
+    return key_push(x, x->renum[e->val]);
+}
+
+/*
+ * The canonical text of cut stack c: what its nodes have left of their
+ * alternatives, the bodies of every rule reachable from them (renumbered
+ * by first mention), how the stack ends (nothing left, or the cut) and,
+ * for a cut, the bytes that may follow its bottom rule.  Two stacks with
+ * the same text have the same walk on a vocabulary, whatever grammar they
+ * come from.  Returns the hash; the text is in x->key.
+ */
+static uint64_t
+cut_key(llm_gindex *x, int32_t c, int *fail)
+{
+    const llm_grammar *g = x->g;
+    size_t n_queue = 0, q, k;
+    uint64_t h = 0x6a09e667f3bcc909ull;
+    int32_t p = c, bottom = -1;
+
+    x->n_key = 0;
+    for ( ; p > BOUNDARY; p = x->nodes[p].parent) {
+        int32_t pos = x->nodes[p].pos;
+        bottom = pos;
+        if (key_push(x, -1) < 0) goto oom;
+        for ( ; !llm_gelem_ends(&g->el[pos]); pos++)
+            if (key_elem(x, &g->el[pos], &n_queue) < 0) goto oom;
+    }
+    if (key_push(x, p == BOUNDARY ? -4 : -5) < 0) goto oom;
+    for (q = 0; q < n_queue; q++) {
+        uint32_t a = g->rule_start[x->queue[q]];
+        if (key_push(x, -6) < 0) goto oom;
+        for ( ; ; a++) {
+            if (g->el[a].type == LLM_GE_END) break;
+            if (g->el[a].type == LLM_GE_ALT) { if (key_push(x, -2) < 0) goto oom; continue; }
+            if (key_elem(x, &g->el[a], &n_queue) < 0) goto oom;
+        }
+    }
+    if (p == BOUNDARY && bottom >= 0) {
+        const uint8_t *f = x->follow[rule_of(g, bottom, x->n_all)];
+        for (k = 0; k < 32; k += 4)
+            if (key_push(x, (int32_t) ((uint32_t) f[k] | (uint32_t) f[k + 1] << 8 | (uint32_t) f[k + 2] << 16
+                                       | (uint32_t) f[k + 3] << 24)) < 0) goto oom;
+    }
+    for (q = 0; q < n_queue; q++) x->renum[x->queue[q]] = -1;
+    for (k = 0; k < x->n_key; k++) h = mix64(h ^ (uint64_t) (uint32_t) x->key[k]);
+    return h;
+oom:
+    for (q = 0; q < n_queue; q++) x->renum[x->queue[q]] = -1;
+    *fail = 1;
+    return 0;
+}
+
+/* The walk of cut stack (node) c: this index's, else the vocabulary's
+ * (another grammar's or request's walk of the same text), else made now
+ * and shared. */
 static gcut *
 cut_get(llm_gindex *x, int32_t c)
 {
@@ -740,12 +1011,28 @@ cut_get(llm_gindex *x, int32_t c)
         x->cap_cut = cap;
     }
     if (x->cut[c] == NULL) {
-        int32_t one;
-        new_pass(x);
-        buf_push(x, c);
-        one = state_intern(x);
-        if (x->fail || one < 0) { x->fail = 0; return NULL; }
-        x->cut[c] = cut_walk(x, one);
+        llm_gvocab *v = (llm_gvocab *) x->v;     /* its table of walks is internally locked */
+        int32_t one, p;
+        int fail = 0;
+        uint64_t h = cut_key(x, c, &fail);
+        gcut *w;
+        if (fail) return NULL;
+        w = llm_gvocab_cut_find(v, h, x->key, x->n_key);
+        if (w == NULL) {
+            static const uint8_t none[32];
+            const uint8_t *follow = none;
+            new_pass(x);
+            buf_push(x, c);
+            one = state_intern(x);
+            if (x->fail || one < 0) { x->fail = 0; return NULL; }
+            for (p = c; p > BOUNDARY && x->nodes[p].parent > BOUNDARY; p = x->nodes[p].parent) {}
+            if (p > BOUNDARY && x->nodes[p].parent == BOUNDARY)
+                follow = x->follow[rule_of(x->g, x->nodes[p].pos, x->n_all)];
+            w = cut_walk(x, one, follow);
+            if (w == NULL) return NULL;
+            w = llm_gvocab_cut_put(v, h, x->key, x->n_key, w);
+        }
+        x->cut[c] = w;
     }
     return x->cut[c];
 }

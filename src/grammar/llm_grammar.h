@@ -17,6 +17,9 @@
  *
  *   llm_grammar   rules; immutable once built.  From a schema/GBNF/regex.
  *   llm_gvocab    token bytes of one tokenizer as a trie; built once per model.
+ *                 Also keeps the vocabulary walks of every grammar on it (by
+ *                 the canonical text of a grammar position), so a new schema
+ *                 reuses what earlier ones walked; internally locked.
  *   llm_gindex    grammar x vocabulary: interned states, transitions, masks.
  *                 Shared by the requests that use the same grammar; internally
  *                 locked, so requests on different threads may share it.

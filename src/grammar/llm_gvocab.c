@@ -9,6 +9,8 @@
 
 #include "grammar/llm_gvocab_int.h"
 
+#define SHARED_CUT_BUDGET ((size_t) 96 << 20)
+
 typedef struct {
     const char *s;
     uint32_t    n;
@@ -27,9 +29,25 @@ cmp_tok(const void *x, const void *y)
 }
 
 void
+llm_gcut_free(llm_gcut *c)
+{
+    if (c == NULL) return;
+    free(c->acc); free(c->acc_bits); free(c->dep);
+    free(c);
+}
+
+void
 llm_gvocab_free(llm_gvocab *v)
 {
+    size_t i;
     if (v == NULL) return;
+    for (i = 0; i < v->cut_cap; i++) {
+        if (v->cut_tab[i].cut == NULL) continue;
+        llm_gcut_free(v->cut_tab[i].cut);
+        free(v->cut_tab[i].key);
+    }
+    free(v->cut_tab);
+    pthread_mutex_destroy(&v->cut_mu);
     free(v->arena); free(v->off); free(v->len);
     free(v->byte); free(v->depth); free(v->skip); free(v->first_tok); free(v->next_tok);
     free(v->long_tok);
@@ -53,6 +71,7 @@ llm_gvocab_create(size_t n_vocab, llm_gvocab_bytes_fn bytes_of, void *ctx,
     }
     v = calloc(1, sizeof(*v));
     if (v == NULL) goto oom;
+    pthread_mutex_init(&v->cut_mu, NULL);
     v->n_vocab = n_vocab;
     v->off = malloc(n_vocab * sizeof(uint32_t));
     v->len = malloc(n_vocab * sizeof(int32_t));
@@ -182,4 +201,69 @@ llm_gvocab_token(const llm_gvocab *v, int32_t id, size_t *len)
     if (id < 0 || (size_t) id >= v->n_vocab || v->len[id] <= 0) return NULL;
     *len = (size_t) v->len[id];
     return v->arena + v->off[id];
+}
+
+static int
+key_eq(const llm_gcut_entry *e, uint64_t hash, const int32_t *key, size_t n)
+{
+    return e->hash == hash && e->n_key == n && memcmp(e->key, key, n * sizeof(int32_t)) == 0;
+}
+
+llm_gcut *
+llm_gvocab_cut_find(llm_gvocab *v, uint64_t hash, const int32_t *key, size_t n)
+{
+    llm_gcut *c = NULL;
+    size_t i;
+
+    pthread_mutex_lock(&v->cut_mu);
+    for (i = v->cut_cap ? hash & (v->cut_cap - 1) : 0; v->cut_cap && v->cut_tab[i].cut != NULL;
+         i = (i + 1) & (v->cut_cap - 1)) {
+        if (key_eq(&v->cut_tab[i], hash, key, n)) { c = v->cut_tab[i].cut; break; }
+    }
+    pthread_mutex_unlock(&v->cut_mu);
+    return c;
+}
+
+llm_gcut *
+llm_gvocab_cut_put(llm_gvocab *v, uint64_t hash, const int32_t *key, size_t n, llm_gcut *c)
+{
+    llm_gcut_entry *e;
+    size_t i;
+
+    pthread_mutex_lock(&v->cut_mu);
+    if (v->cut_bytes + c->bytes > SHARED_CUT_BUDGET) goto keep;
+    if ((v->cut_n + 1) * 2 > v->cut_cap) {
+        size_t cap = v->cut_cap ? v->cut_cap * 2 : 256, k;
+        llm_gcut_entry *t = calloc(cap, sizeof(*t));
+        if (t == NULL) goto keep;
+        for (k = 0; k < v->cut_cap; k++) {
+            if (v->cut_tab[k].cut == NULL) continue;
+            for (i = v->cut_tab[k].hash & (cap - 1); t[i].cut != NULL; i = (i + 1) & (cap - 1)) {}
+            t[i] = v->cut_tab[k];
+        }
+        free(v->cut_tab);
+        v->cut_tab = t;
+        v->cut_cap = cap;
+    }
+    for (i = hash & (v->cut_cap - 1); v->cut_tab[i].cut != NULL; i = (i + 1) & (v->cut_cap - 1)) {
+        if (key_eq(&v->cut_tab[i], hash, key, n)) {
+            llm_gcut *old = v->cut_tab[i].cut;
+            pthread_mutex_unlock(&v->cut_mu);
+            llm_gcut_free(c);
+            return old;
+        }
+    }
+    e = &v->cut_tab[i];
+    e->key = malloc((n + 1) * sizeof(int32_t));
+    if (e->key == NULL) goto keep;
+    memcpy(e->key, key, n * sizeof(int32_t));
+    e->n_key = n;
+    e->hash = hash;
+    e->cut = c;
+    c->shared = 1;
+    v->cut_n++;
+    v->cut_bytes += c->bytes + n * sizeof(int32_t);
+keep:
+    pthread_mutex_unlock(&v->cut_mu);
+    return c;
 }

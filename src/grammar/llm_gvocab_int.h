@@ -2,9 +2,38 @@
 #ifndef LLM_GVOCAB_INT_H
 #define LLM_GVOCAB_INT_H
 
+#include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "grammar/llm_grammar_int.h"
+
+/*
+ * A cut stack's verdicts over the vocabulary (llm_gmatch.c): tokens allowed
+ * whatever lies below the cut (as a list when few, else a bitset) and tokens
+ * whose fate the stack below decides (listed in trie order).  Token ids
+ * only, so a walk is a property of the vocabulary and of the grammar text
+ * above the cut, not of one grammar: equal texts share one walk.
+ */
+typedef struct {
+    int32_t  *acc;
+    uint64_t *acc_bits;
+    int32_t  *dep;
+    uint32_t  n_acc, n_dep;
+    int       shared;        /* owned by the vocabulary's table */
+    size_t    bytes;
+} llm_gcut;
+
+void llm_gcut_free(llm_gcut *c);
+
+/* One entry of the vocabulary's table of walks, keyed by the canonical
+ * text of the cut (see cut_key in llm_gmatch.c). */
+typedef struct {
+    uint64_t  hash;
+    int32_t  *key;
+    size_t    n_key;
+    llm_gcut *cut;
+} llm_gcut_entry;
 
 struct llm_gvocab {
     size_t    n_vocab;
@@ -23,7 +52,18 @@ struct llm_gvocab {
      * limited to shorter tokens rechecks these; llm_gmatch.c) */
     int32_t  *long_tok;
     size_t    n_long;
+    /* walks shared by every grammar on this vocabulary (any thread) */
+    pthread_mutex_t  cut_mu;
+    llm_gcut_entry  *cut_tab;
+    size_t           cut_cap, cut_n, cut_bytes;
 };
+
+/* The shared walk with this key, or NULL. */
+llm_gcut *llm_gvocab_cut_find(llm_gvocab *v, uint64_t hash, const int32_t *key, size_t n);
+/* Shares c under key (c becomes the table's; the walk already there when
+ * another thread shared one first, c then freed).  Returns the walk to use:
+ * c itself, unshared, when the table is over its memory budget. */
+llm_gcut *llm_gvocab_cut_put(llm_gvocab *v, uint64_t hash, const int32_t *key, size_t n, llm_gcut *c);
 
 #define LLM_GVOCAB_LONG 24
 

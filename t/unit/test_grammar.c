@@ -555,6 +555,71 @@ test_random_walks(void)
     free(out);
 }
 
+/* Walks are shared through the vocabulary: a fresh index of a schema
+ * served before walks nothing on the same paths, and its masks (from the
+ * shared walks) still equal the reference. */
+static void
+test_shared_walks(void)
+{
+    static const int again[] = { 0, 3, 10 };
+    size_t words = (llm_gvocab_n_vocab(V) + 63) / 64, k, cap = 1 << 16;
+    uint64_t *bits = calloc(words, 8), *ref = calloc(words, 8);
+    int32_t *allowed = malloc(llm_gvocab_n_vocab(V) * sizeof(int32_t));
+    int32_t *picks = malloc(cap * sizeof(int32_t));
+
+    for (k = 0; k < sizeof(again) / sizeof(again[0]); k++) {
+        char err[256];
+        json_t *s = js(walk_schemas[again[k]]);
+        int pass, compared = 0, differ = 0;
+        size_t n_picks = 0;
+        long walks[2] = { 0, 0 };
+        for (pass = 0; pass < 2; pass++) {
+            llm_grammar *g = llm_grammar_from_json_schema(s, err, sizeof(err));
+            llm_gindex *x = g ? index_of(g) : NULL;
+            size_t at = 0;
+            int run;
+            if (!ok(x != NULL, "schema %d compiles again", again[k])) break;
+            for (run = 0; run < 10; run++) {
+                llm_gmatcher *m = llm_gmatcher_create(x);
+                size_t step;
+                for (step = 0; step < 4000 && !llm_gmatcher_done(m); step++) {
+                    size_t n_allowed = 0, w;
+                    int32_t pick;
+                    if (llm_gmatcher_mask(m, bits) < 0) break;
+                    if (pass == 1) {
+                        llm_gmatcher_mask_reference(m, ref);
+                        compared++;
+                        if (memcmp(ref, bits, words * sizeof(uint64_t)) != 0) differ++;
+                        if (at >= n_picks) break;
+                        pick = picks[at++];
+                    } else {
+                        for (w = 0; w < words; w++) {
+                            uint64_t b = bits[w];
+                            while (b) { allowed[n_allowed++] = (int32_t) (w * 64 + (size_t) __builtin_ctzll(b)); b &= b - 1; }
+                        }
+                        pick = allowed[rnd() % n_allowed];
+                        if (n_picks < cap) picks[n_picks++] = pick;
+                    }
+                    if (llm_gmatcher_accept(m, pick) < 0) break;
+                }
+                llm_gmatcher_free(m);
+            }
+            walks[pass] = llm_gindex_n_cut_walks(x);
+            llm_gindex_free(x);
+            llm_grammar_free(g);
+        }
+        is_int(differ, 0, "schema %d, second index: masks from shared walks equal the reference at %d steps",
+               again[k], compared);
+        is_int(walks[1], 0, "schema %d, second index on the same paths: no vocabulary walk of its own "
+               "(the first made %ld)", again[k], walks[0]);
+        json_decref(s);
+    }
+    free(bits);
+    free(ref);
+    free(allowed);
+    free(picks);
+}
+
 int
 main(void)
 {
@@ -570,6 +635,7 @@ main(void)
     test_args();
     test_masks();
     test_random_walks();
+    test_shared_walks();
     llm_gvocab_free(V);
     return done_testing();
 }
