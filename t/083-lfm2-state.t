@@ -5,8 +5,9 @@
 # that state.  A conversation's second turn restores the state its first turn
 # left (at least the first turn's whole prompt), reports it as cached tokens,
 # and answers with the same tokens as a model that never saw the first turn
-# (cache hit = cache miss).  A prompt that shares KV blocks with an earlier
-# one but no snapshotted prefix computes everything.
+# (cache hit = cache miss).  A new conversation with the same system prompt
+# restores the state snapshotted after it; a prompt that shares KV blocks with
+# an earlier one but no snapshotted prefix computes everything.
 use strict;
 use warnings;
 use Test::More;
@@ -19,6 +20,7 @@ my $srv = start_nginx(
     http_config => <<'EOC',
 llm_model warm $TEST_NGINX_FIXTURES/models/lfm2_f32 parallel=2 ctx=512;
 llm_model cold $TEST_NGINX_FIXTURES/models/lfm2_f32 parallel=2 ctx=512;
+llm_model fresh $TEST_NGINX_FIXTURES/models/lfm2_f32 parallel=2 ctx=512;
 llm_thread_pool llm;
 EOC
     config => 'location = /v1/chat/completions { llm_api chat; }',
@@ -60,10 +62,22 @@ is($hit->{choices}[0]{message}{content}, $miss->{choices}[0]{message}{content},
     or diag("hit: $hit->{choices}[0]{message}{content}\nmiss: $miss->{choices}[0]{message}{content}");
 is($hit->{usage}{completion_tokens}, 12, 'all 12 tokens');
 
-# the same system prompt with another question: KV blocks are shared, but no snapshot ends
-# inside the shared head, so nothing can be skipped
-my $other = post({ %gen, model => 'warm', messages => [$system, { role => 'user', content => 'Name a fruit.' }] });
-is($other->{usage}{prompt_tokens_details}{cached_tokens}, 0,
+# a new conversation with the same system prompt: the state after the system prompt (the
+# template renders it as "system: ...\n", one token per byte) was snapshotted
+my @fruit = ($system, { role => 'user', content => 'Name a fruit.' });
+my $other = post({ %gen, model => 'warm', messages => \@fruit });
+my $fresh = post({ %gen, model => 'fresh', messages => \@fruit });
+is($other->{usage}{prompt_tokens_details}{cached_tokens}, length("system: $system->{content}\n"),
+   'a new question after the same system prompt skips the system prompt');
+is($fresh->{usage}{prompt_tokens_details}{cached_tokens}, 0, 'a fresh model computes it all');
+is($other->{choices}[0]{message}{content}, $fresh->{choices}[0]{message}{content},
+   'with the same output');
+
+# without a system prompt: the blocks of "user: Name a " are shared, but no snapshot ends in
+# the shared head, so nothing can be skipped
+post({ %gen, model => 'warm', messages => [$ask] });
+my $none = post({ %gen, model => 'warm', messages => [{ role => 'user', content => 'Name a fruit.' }] });
+is($none->{usage}{prompt_tokens_details}{cached_tokens}, 0,
    'shared blocks without a snapshot of their prefix are recomputed');
 
 $srv->stop;

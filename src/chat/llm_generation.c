@@ -153,6 +153,10 @@ llm_generation_create(const llm_generation_config *cfg, llm_request *req,
             /* cache_control: the prefix to the breakpoint is retained */
             llm_seq_set_retention(ch->seq, prompt->cache_upto, req->cache_ttl);
         }
+        if (prompt->system_upto > 0) {
+            /* recurrent state: snapshotted after the system prompt */
+            llm_seq_set_snapshot_at(ch->seq, prompt->system_upto);
+        }
 
         llm_seq_set_speculation(ch->seq, req->speculation >= 0
                                          ? (llm_spec_mode) req->speculation

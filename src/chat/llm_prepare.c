@@ -205,6 +205,7 @@ llm_prepare(const llm_prepare_config *cfg, const char *body, size_t len,
     sm.tok = p->model.tok;
     sm.reasoning_parser = p->model.reasoning_parser;
     sm.split_special_tokens = cfg->split_special_tokens != 0;
+    sm.snapshot_system = llm_model_has_state(p->model.model);
 
     /* lines that change per request would end every prefix match there */
     if (p->req.messages

@@ -49,26 +49,25 @@ llm_session_named_tool(llm_request *req)
 
 
 /*
- * The prompt tokens up to the request's last cache_control breakpoint: the
- * messages before it rendered alone (no generation prompt) and tokenized;
- * their common head with the whole prompt is what later turns repeat.  0
- * when there is no breakpoint or that head does not render.
+ * The prompt tokens of the request's first k messages: those messages
+ * rendered alone (no generation prompt) and tokenized; their common head
+ * with the whole prompt is what later requests with the same first
+ * messages repeat.  0 when that head does not render.
  */
 static size_t
-llm_session_breakpoint(const llm_session_model *sm, llm_request *req,
-    int add_special, const int32_t *ids, size_t n_ids)
+llm_session_head_tokens(const llm_session_model *sm, llm_request *req,
+    size_t k, int add_special, const int32_t *ids, size_t n_ids)
 {
     int              rc, agp = req->add_generation_prompt;
-    size_t           i, k, n_head = 0, common = 0;
+    size_t           i, n_head = 0, common = 0;
     json_t          *all = req->messages, *head;
     int32_t         *hid = NULL;
     char             msg[256];
     llm_chat_prompt  p;
 
-    if (req->cache_messages < 0 || all == NULL) {
+    if (all == NULL || k == 0) {
         return 0;
     }
-    k = (size_t) req->cache_messages;
     head = json_array();
     if (head == NULL) {
         return 0;
@@ -153,9 +152,29 @@ llm_session_chat_prompt(const llm_session_model *sm, llm_request *req,
         return llm_session_out_of_memory(err);
     }
 
-    if (!counting) {
-        out->cache_upto = llm_session_breakpoint(sm, req, add_special,
-                                                 out->ids, out->n_ids);
+    if (!counting && req->cache_messages >= 0) {
+        /* up to the last cache_control breakpoint */
+        out->cache_upto = llm_session_head_tokens(sm, req,
+                                                  (size_t) req->cache_messages,
+                                                  add_special, out->ids,
+                                                  out->n_ids);
+    }
+
+    if (!counting && sm->snapshot_system) {
+        /* the leading system (developer) messages: a reusable head */
+        size_t  k = 0;
+        while (k < json_array_size(req->messages)) {
+            const char *role = json_string_value(json_object_get(
+                                   json_array_get(req->messages, k), "role"));
+            if (role == NULL || (strcmp(role, "system") != 0
+                                 && strcmp(role, "developer") != 0))
+            {
+                break;
+            }
+            k++;
+        }
+        out->system_upto = llm_session_head_tokens(sm, req, k, add_special,
+                                                   out->ids, out->n_ids);
     }
 
     return 0;

@@ -36,6 +36,8 @@ typedef struct {
     const llm_tokenizer *tok;
     const char          *reasoning_parser;   /* NULL: none */
     int                  split_special_tokens; /* request text is never control tokens */
+    int                  snapshot_system;      /* find system_upto (models with recurrent
+                                                  state: llm_model_has_state) */
 } llm_session_model;
 
 /* A request's prompt as token ids. */
@@ -48,6 +50,8 @@ typedef struct {
     char      template_error[512];   /* a template failure, for the server log */
     size_t    cache_upto;            /* tokens up to the last cache_control
                                         breakpoint (req->cache_messages); 0: none */
+    size_t    system_upto;           /* tokens of the leading system messages
+                                        (sm->snapshot_system); 0: none */
 } llm_session_prompt;
 
 /*

@@ -210,6 +210,7 @@ llm_cmd_chat(int argc, char **argv)
     sm.tok = sv.tok;
     sm.reasoning_parser = sv.reasoning_parser;
     sm.split_special_tokens = 1;
+    sm.snapshot_system = llm_model_has_state(sv.model);
     if (llm_session_build_prompt(&sm, &req, &prompt, &e) != 0) {
         rc = fail(api, &e);
         goto done;

@@ -87,6 +87,9 @@ void llm_model_free(llm_model *m);
 const llm_model_info *llm_model_get_info(const llm_model *m);
 /* 1 if id is one of the model's end-of-sequence ids. */
 int llm_model_is_eos(const llm_model *m, int32_t id);
+/* 1 when the model has layers with recurrent state (LFM2's short convolutions): prefixes are
+ * reused only through snapshots of it (llm_seq_snapshot) */
+int llm_model_has_state(const llm_model *m);
 /*
  * 0 while every weight file is as it was loaded; 1 when one was truncated or
  * rewritten in place (err names it): the model's mapped weights may then

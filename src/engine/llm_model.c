@@ -1588,6 +1588,12 @@ llm_model_files_changed(const llm_model *m, char *err, size_t errlen)
 }
 
 int
+llm_model_has_state(const llm_model *m)
+{
+    return m->state_floats > 0;
+}
+
+int
 llm_model_is_eos(const llm_model *m, int32_t id)
 {
     int i;

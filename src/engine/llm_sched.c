@@ -42,6 +42,8 @@ struct llm_seq {
     size_t                 retain;          /* prompt tokens to keep cached (breakpoint) */
     double                 retain_s;        /* for so long */
     unsigned char          retained;        /* pinned already */
+    size_t                 snap_at;         /* recurrent state snapshotted after so many prompt
+                                               tokens (its system prompt), 0: none */
 
     int32_t               *gen;             /* generated tokens */
     size_t                 n_gen;
@@ -691,6 +693,33 @@ llm_seq_set_retention(llm_seq *seq, size_t n_tokens, double seconds)
 }
 
 
+void
+llm_seq_set_snapshot_at(llm_seq *seq, size_t n_tokens)
+{
+    seq->snap_at = n_tokens < seq->n_prompt ? n_tokens : 0;
+}
+
+
+/*
+ * Where this sequence's prompt chunk must end so that the recurrent state
+ * is there to snapshot: its cache breakpoint and its snapshot point, the
+ * nearer one ahead; 0 when neither is ahead.
+ */
+static size_t
+llm_seq_next_boundary(const llm_seq *seq)
+{
+    size_t  b = 0;
+
+    if (seq->retain > seq->n_done) {
+        b = seq->retain;
+    }
+    if (seq->snap_at > seq->n_done && (b == 0 || seq->snap_at < b)) {
+        b = seq->snap_at;
+    }
+    return b;
+}
+
+
 size_t
 llm_seq_n_cache_written(const llm_seq *seq)
 {
@@ -1245,11 +1274,11 @@ llm_sched_step_prepare(llm_sched *s)
         if (n == 0) {
             break;
         }
-        if (llm_runtime_has_state(s->rt) && seq->retain > seq->n_done
-            && seq->n_done + n > seq->retain)
+        if (llm_runtime_has_state(s->rt) && llm_seq_next_boundary(seq) > 0
+            && seq->n_done + n > llm_seq_next_boundary(seq))
         {
-            /* recurrent state is snapshotted where a chunk ends: at the breakpoint */
-            n = seq->retain - seq->n_done;
+            /* recurrent state is snapshotted where a chunk ends */
+            n = llm_seq_next_boundary(seq) - seq->n_done;
         }
         work = llm_prefill_cost(&s->cost, s->slot_len[i], n);
         budget = work < budget ? budget - work : 0;
@@ -1930,9 +1959,12 @@ llm_sched_step_complete(llm_sched *s)
 
         if (seq->n_done < seq->n_input) {
             seq->n_done += kept;
-            if (seq->n_done == seq->n_input || seq->n_done == seq->retain) {
+            if (seq->n_done == seq->n_input || seq->n_done == seq->retain
+                || seq->n_done == seq->snap_at)
+            {
                 /* recurrent state at the reusable boundaries the prompt has:
-                 * its cache breakpoint and its end (a next turn starts with it) */
+                 * its system prompt, its cache breakpoint and its end (a next
+                 * turn starts with it) */
                 llm_seq_snapshot(s->rt, it->slot);
             }
         }

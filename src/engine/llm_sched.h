@@ -202,6 +202,12 @@ void llm_seq_set_speculation(llm_seq *seq, llm_spec_mode mode);
  */
 void llm_seq_set_retention(llm_seq *seq, size_t n_tokens, double seconds);
 /*
+ * Models with recurrent state: a reusable boundary of the prompt (its system
+ * prompt's end) where a prompt chunk ends and the state is snapshotted, so a
+ * later prompt with the same head skips it.  No effect on other models.
+ */
+void llm_seq_set_snapshot_at(llm_seq *seq, size_t n_tokens);
+/*
  * Prompt tokens up to the breakpoint that this request wrote to the cache
  * (not read from it): Anthropic's cache_creation_input_tokens.  0 without
  * retention.  After admission (with llm_seq_n_cached).

@@ -145,6 +145,7 @@ prepare(llm_api_kind api, const char *body, llm_request *req,
     sm.tok = tok;
     sm.reasoning_parser = NULL;
     sm.split_special_tokens = 1;
+    sm.snapshot_system = 0;
     if (llm_session_build_prompt(&sm, req, prompt, &e) != 0) {
         printf("# prompt: %s\n", e.message);
         return -1;
