@@ -37,7 +37,12 @@
  * repetition's twin item*, which behaves the same for tokens of at most k
  * bytes; the walk of the twin is shared by all those counts, and its
  * accepted tokens longer than k (a few hundred of the vocabulary's longest)
- * are checked from the state instead.  Smaller counts keep their own walks.
+ * are checked from the state instead.  Smaller counts map to the twin too
+ * when they are the cut's only count: the twin's walk counts the items each
+ * accepted token starts (exact for unambiguous items, see count_setup) and
+ * keeps one bitset per count below LLM_GVOCAB_LONG, so a maxLength 20
+ * string or an email's {1,20} parts cost one walk, not one per count.
+ * Ambiguous items keep a walk per count.
  *
  * A walk that crossed the cut lists only tokens whose next byte may follow
  * the cut's bottom rule in some context (its LL(1) FOLLOW set): without it
@@ -139,6 +144,11 @@ struct llm_gindex {
     size_t    n_key, cap_key;
     int32_t  *renum, *queue;     /* by rule: number in the key; rules in key order */
     size_t    n_all;             /* rules with the twins */
+    int32_t  *cnt;               /* trie walk: items started per depth (twin walks) */
+    uint8_t  *items;             /* by token: items a twin walk's token starts */
+    uint32_t *seen;              /* by state: walk that checked it for ambiguity */
+    size_t    cap_seen;
+    long      n_count_walks;     /* stamps of seen[] */
     pthread_mutex_t mu;
 };
 
@@ -624,7 +634,7 @@ llm_gindex_create(const llm_grammar *g, const llm_gvocab *v,
     for (a = 0; a < g->n_el; a++) x->twin_pos[a] = -1;
     for (r = 0; r < g->n_rules; r++) {
         /* the stack node in opt_k: after the item, before opt_(k-1) */
-        if (g->rep_twin[r] < 0 || g->rep_count[r] < LLM_GVOCAB_LONG) continue;
+        if (g->rep_twin[r] < 0 || g->rep_count[r] < 2) continue;
         x->twin_pos[g->rule_start[r] + 1] = (int32_t) g->rule_start[g->rep_twin[r]] + 1;
         x->twin_lim[g->rule_start[r] + 1] = g->rep_count[r];
     }
@@ -705,6 +715,7 @@ llm_gindex_free(llm_gindex *x)
     free(x->cut); free(x->tmp); free(x->tmp_dep); free(x->past);
     free(x->twin_pos); free(x->twin_lim); free(x->chk);
     free(x->follow); free(x->key); free(x->renum); free(x->queue);
+    free(x->cnt); free(x->items); free(x->seen);
     if (x->n_nodes) pthread_mutex_destroy(&x->mu);
     free(x->stop); free(x->extra); free(x->nodes); free(x->node_ht);
     free(x->st); free(x->st_ht); free(x->pool); free(x->buf);
@@ -806,22 +817,32 @@ compute_mask_walk(llm_gindex *x, int32_t s, uint64_t *m)
  * are then to be rechecked; *lim 0: none), or id itself when the stack is
  * no deeper.  -3 on failure. */
 static int32_t
-cut_of(llm_gindex *x, int32_t id, int32_t *lim)
+cut_of(llm_gindex *x, int32_t id, int32_t *lim, int32_t *small, int map_small)
 {
     int32_t pos[CUT_DEPTH], p = id;
-    int d = 0;
+    int d = 0, k, n_map = 0, n_small = 0;
 
     *lim = 0;
+    *small = 0;
     while (d < CUT_DEPTH && p > BOUNDARY) {
         pos[d++] = x->nodes[p].pos;
         p = x->nodes[p].parent;
     }
     if (p == 0) return id;
+    for (k = 0; k < d; k++) {
+        if (x->twin_pos[pos[k]] < 0) continue;
+        n_map++;
+        n_small += x->twin_lim[pos[k]] < LLM_GVOCAB_LONG;
+    }
+    /* a small count maps to the twin when it is the cut's only count: its
+     * verdict is then the twin's by_count */
+    map_small = map_small && n_map == 1 && n_small == 1;
     p = BOUNDARY;
     while (d > 0) {
         int32_t q = pos[--d];
-        if (x->twin_pos[q] >= 0) {
-            if (*lim == 0 || x->twin_lim[q] < *lim) *lim = x->twin_lim[q];
+        if (x->twin_pos[q] >= 0 && (x->twin_lim[q] >= LLM_GVOCAB_LONG || map_small)) {
+            if (x->twin_lim[q] < LLM_GVOCAB_LONG) *small = x->twin_lim[q];
+            else if (*lim == 0 || x->twin_lim[q] < *lim) *lim = x->twin_lim[q];
             q = x->twin_pos[q];
         }
         p = node_intern(x, q, p);
@@ -844,20 +865,104 @@ list_push(int32_t **a, size_t *n, size_t *cap, int32_t v)
     return 0;
 }
 
+/*
+ * Counting items on a walk through a twin (twin ::= item twin | ()).  The
+ * stack is in an item; when an item ends, the parse is at the twin node T
+ * and expands to the loop state L (the next item's first bytes, or what
+ * follows the repetition).  A byte from L that starts an item starts one
+ * more.  This is exact when the items are unambiguous: every parse at an
+ * item's end is in L, so a state other than L holding one of L's stacks,
+ * or a byte that may both start an item and leave, makes the walk
+ * uncountable.  Returns 0 with *loop and item_first set, -1 when the cut
+ * has no single twin node or the items are ambiguous.
+ */
+static int
+count_setup(llm_gindex *x, int32_t node, int32_t *loop, uint8_t item_first[32])
+{
+    const llm_grammar *g = x->g;
+    uint8_t cont[32];
+    int32_t p, tn = -1, L;
+    int n_twin = 0, k;
+    uint32_t i;
+
+    for (p = node; p > BOUNDARY; p = x->nodes[p].parent)
+        if ((size_t) rule_of(g, x->nodes[p].pos, x->n_all) >= g->n_rules) { tn = p; n_twin++; }
+    if (n_twin != 1) return -1;
+    if (x->cnt == NULL && (x->cnt = malloc((x->v->max_depth + 2) * sizeof(int32_t))) == NULL) return -1;
+    if (x->items == NULL && (x->items = malloc(x->v->n_vocab)) == NULL) return -1;
+    new_pass(x);
+    expand(x, x->nodes[tn].pos, x->nodes[tn].parent, 0);
+    L = state_intern(x);
+    if (x->fail || L < 0) { x->fail = 0; return -1; }
+    memset(item_first, 0, 32);
+    memset(cont, 0, sizeof(cont));
+    for (i = 0; i < x->st[L].n; i++) {
+        int32_t sk = x->pool[x->st[L].off + i], q;
+        const uint8_t *cls;
+        int in_item = 0;
+        if (sk <= BOUNDARY) continue;
+        for (q = sk; q > BOUNDARY; q = x->nodes[q].parent) if (q == tn) { in_item = 1; break; }
+        cls = g->cls[g->el[x->nodes[sk].pos].val];
+        for (k = 0; k < 32; k++) {
+            if (in_item) item_first[k] |= cls[k]; else cont[k] |= cls[k];
+        }
+    }
+    for (k = 0; k < 32; k++) if (item_first[k] & cont[k]) return -1;
+    *loop = L;
+    x->n_count_walks++;
+    return 0;
+}
+
+/* 1 when state t (not the loop state) holds one of the loop state's
+ * stacks: a parse may be at an item's end there too.  Checked once per
+ * state per walk. */
+static int
+count_ambiguous(llm_gindex *x, int32_t t, int32_t loop)
+{
+    const gstate *a = &x->st[t], *b = &x->st[loop];
+    uint32_t i = 0, j = 0;
+
+    if ((size_t) t >= x->cap_seen) {
+        size_t cap = x->cap_seen ? x->cap_seen : 1024;
+        uint32_t *ns;
+        while (cap <= (size_t) t) cap *= 2;
+        ns = realloc(x->seen, cap * sizeof(uint32_t));
+        if (ns == NULL) return 1;
+        memset(ns + x->cap_seen, 0, (cap - x->cap_seen) * sizeof(uint32_t));
+        x->seen = ns;
+        x->cap_seen = cap;
+    }
+    if (x->seen[t] == (uint32_t) x->n_count_walks) return 0;
+    x->seen[t] = (uint32_t) x->n_count_walks;
+    while (i < a->n && j < b->n) {
+        int32_t u = x->pool[a->off + i], w = x->pool[b->off + j];
+        if (u == w) return 1;
+        if (u < w) i++; else j++;
+    }
+    return 0;
+}
+
 /* The trie walked from cut state c (see the top of the file). */
 static gcut *
-cut_walk(llm_gindex *x, int32_t c, const uint8_t *follow)
+cut_walk(llm_gindex *x, int32_t c, int32_t node, const uint8_t *follow)
 {
     const llm_gvocab *v = x->v;
     const uint8_t *byte = v->byte;
     const uint16_t *depth = v->depth;
     const uint32_t *skip = v->skip;
     const int32_t *first = v->first_tok, *next = v->next_tok;
-    int32_t *walk = x->walk, id;
-    uint8_t *past = x->past;
+    int32_t *walk = x->walk, id, loop = -1, *cnt = NULL;
+    uint8_t *past = x->past, item_first[32];
     size_t i, j, n = v->n_nodes;
     gcut *g;
 
+    /* a twin node (the repetition's item* after the current item) in the
+     * cut: count the items each token starts, so that every small count
+     * shares this walk (by_count) */
+    if (count_setup(x, node, &loop, item_first) == 0) {
+        cnt = x->cnt;
+        cnt[0] = 1;     /* the item the stack is in */
+    }
     walk[0] = c;
     x->n_cut_walks++;
     x->n_tmp_acc = x->n_tmp_dep = 0;
@@ -885,11 +990,16 @@ cut_walk(llm_gindex *x, int32_t c, const uint8_t *follow)
         }
         ts = &x->st[t];
         walk[depth[i]] = t;
+        if (cnt) {
+            cnt[depth[i]] = cnt[depth[i] - 1] + (cur == loop && llm_gset_has(item_first, byte[i]));
+            if (t != loop && count_ambiguous(x, t, loop)) cnt = NULL;
+        }
         for (id = first[i]; id >= 0; id = next[id]) {
             int r = ts->n > ts->boundary
                 ? list_push(&x->tmp, &x->n_tmp_acc, &x->cap_tmp_acc, id)
                 : list_push(&x->tmp_dep, &x->n_tmp_dep, &x->cap_tmp_dep, id);
             if (r < 0) return NULL;
+            if (cnt && ts->n > ts->boundary) x->items[id] = (uint8_t) (cnt[depth[i]] < 255 ? cnt[depth[i]] : 255);
         }
         i++;
     }
@@ -913,6 +1023,21 @@ cut_walk(llm_gindex *x, int32_t c, const uint8_t *follow)
     g->bytes = (g->acc_bits ? x->words * sizeof(uint64_t) : x->n_tmp_acc * sizeof(int32_t))
              + x->n_tmp_dep * sizeof(int32_t) + sizeof(*g);
     if ((g->acc == NULL && g->acc_bits == NULL) || g->dep == NULL) { cut_free(g); return NULL; }
+    if (cnt) {
+        /* exactly k items, then at most k (prefix unions) */
+        size_t k, w = x->words;
+        g->by_count = calloc((LLM_GVOCAB_LONG - 1) * w, sizeof(uint64_t));
+        if (g->by_count == NULL) { cut_free(g); return NULL; }
+        for (j = 0; j < x->n_tmp_acc; j++) {
+            int32_t t = x->tmp[j];
+            if (x->items[t] >= 1 && x->items[t] < LLM_GVOCAB_LONG)
+                g->by_count[(x->items[t] - 1) * w + ((size_t) t >> 6)] |= 1ull << (t & 63);
+        }
+        for (k = 1; k < LLM_GVOCAB_LONG - 1; k++)
+            for (j = 0; j < w; j++) g->by_count[k * w + j] |= g->by_count[(k - 1) * w + j];
+        g->bytes += (LLM_GVOCAB_LONG - 1) * w * sizeof(uint64_t);
+        x->cut_bytes += (LLM_GVOCAB_LONG - 1) * w * sizeof(uint64_t);
+    }
     return g;
 }
 
@@ -1028,7 +1153,7 @@ cut_get(llm_gindex *x, int32_t c)
             for (p = c; p > BOUNDARY && x->nodes[p].parent > BOUNDARY; p = x->nodes[p].parent) {}
             if (p > BOUNDARY && x->nodes[p].parent == BOUNDARY)
                 follow = x->follow[rule_of(x->g, x->nodes[p].pos, x->n_all)];
-            w = cut_walk(x, one, follow);
+            w = cut_walk(x, one, c, follow);
             if (w == NULL) return NULL;
             w = llm_gvocab_cut_put(v, h, x->key, x->n_key, w);
         }
@@ -1086,14 +1211,23 @@ compute_mask(llm_gindex *x, int32_t s, uint64_t *m)
     memset(m, 0, x->words * sizeof(uint64_t));
     x->n_chk = 0;
     for (k = 0; k < n; k++) {
-        int32_t id = x->pool[x->st[s].off + k], cs, lim;   /* pool may move */
+        int32_t id = x->pool[x->st[s].off + k], cs, lim, small;   /* pool may move */
         const gcut *c;
         if (id == 0) continue;
-        cs = cut_of(x, id, &lim);
+        cs = cut_of(x, id, &lim, &small, 1);
         if (cs == -3) return -3;
         c = cut_get(x, cs);
+        if (c != NULL && small && c->by_count == NULL) {
+            /* items not countable on the twin: the count's own walk */
+            cs = cut_of(x, id, &lim, &small, 0);
+            if (cs == -3) return -3;
+            c = cut_get(x, cs);
+        }
         if (c == NULL) return -3;
-        if (c->acc_bits) {
+        if (small) {
+            const uint64_t *b = c->by_count + (size_t) (small - 1) * x->words;
+            for (j = 0; j < x->words; j++) m[j] |= b[j];
+        } else if (c->acc_bits) {
             for (j = 0; j < x->words; j++) m[j] |= c->acc_bits[j];
             /* the twin's verdict holds up to lim bytes: recheck longer ones
              * (clearing is safe: whatever another stack allows, the check

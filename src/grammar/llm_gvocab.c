@@ -32,7 +32,7 @@ void
 llm_gcut_free(llm_gcut *c)
 {
     if (c == NULL) return;
-    free(c->acc); free(c->acc_bits); free(c->dep);
+    free(c->acc); free(c->acc_bits); free(c->dep); free(c->by_count);
     free(c);
 }
 

@@ -20,6 +20,11 @@ typedef struct {
     uint64_t *acc_bits;
     int32_t  *dep;
     uint32_t  n_acc, n_dep;
+    /* a walk through a counted repetition's twin: by_count[k - 1] (bitsets,
+     * k < LLM_GVOCAB_LONG) holds the accepted tokens that start at most k
+     * items, the same stack's verdict for k items left; NULL when the items
+     * cannot be counted on the walk (an ambiguous item) */
+    uint64_t *by_count;
     int       shared;        /* owned by the vocabulary's table */
     size_t    bytes;
 } llm_gcut;
