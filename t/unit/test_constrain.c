@@ -225,6 +225,83 @@ test_padded_vocab(const llm_tokenizer *tok, llm_gvocab *v)
     free(logits);
 }
 
+/* A lazy grammar (tool_choice auto; a reasoning block before the answer):
+ * text before the markers is free, after the last one the grammar applies
+ * and random-logit sampling finishes with a value valid for the schema. */
+static void
+test_triggers(const llm_tokenizer *tok, llm_gvocab *v)
+{
+    static const char *trig[2] = { "<think>", "</think>" };
+    const char *src = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9}},"
+                      "\"required\":[\"a\"],\"additionalProperties\":false}";
+    const char *free_text = "<think>Any text at all: ] } \" { not JSON", *close = "</think>";
+    size_t nv = llm_tokenizer_n_vocab(tok), k;
+    float *logits = malloc(nv * sizeof(float));
+    int32_t stop = llm_tokenizer_token_id(tok, "<|im_end|>"), *ids = NULL, out[256], bad;
+    size_t n_ids = 0, n_out = 0;
+    char err[256];
+    json_t *s = json_loads(src, 0, NULL);
+    llm_grammar *g = llm_grammar_from_json_schema(s, err, sizeof(err));
+    llm_gindex *x = g ? llm_gindex_create(g, v, &stop, 1, NULL, 0, err, sizeof(err)) : NULL;
+    llm_constraint *c = x ? llm_constraint_create(x, tok, trig, 2) : NULL;
+    const uint64_t *bits = NULL;
+    int refused = 0, run_ok = 1;
+    uint64_t r = 0x9e3779b9ull;
+
+    if (!ok(c != NULL, "lazy constraint created")) goto out;
+    llm_tokenizer_encode(tok, free_text, strlen(free_text), 0, &ids, &n_ids);
+    for (k = 0; k < n_ids; k++) refused += llm_constraint_accept(c, ids[k]) < 0;
+    is_int(refused, 0, "before the markers any text is accepted (%zu tokens)", n_ids);
+    ok(!llm_constraint_active(c), "the grammar does not apply before the last marker");
+    ok(llm_constraint_mask(c, (int) nv, &bits) == 0 && bits == NULL, "no mask before the last marker");
+    free(ids); ids = NULL; n_ids = 0;
+    llm_tokenizer_encode(tok, close, strlen(close), 0, &ids, &n_ids);
+    for (k = 0; k < n_ids; k++) run_ok &= llm_constraint_accept(c, ids[k]) == 0;
+    ok(run_ok && llm_constraint_active(c), "after '</think>' the grammar applies");
+    bad = llm_tokenizer_token_id(tok, "Hello");
+    ok(bad >= 0 && llm_constraint_mask(c, (int) nv, &bits) == 0 && bits != NULL
+       && !((bits[bad >> 6] >> (bad & 63)) & 1), "a token the grammar cannot start with is masked");
+    is_int(llm_constraint_accept(c, bad), -1, "and refused");
+    {
+        llm_sampler_params p;
+        llm_sampler *sm;
+        llm_sampler_params_default(&p);
+        p.temperature = 1.5f;
+        p.has_seed = 1;
+        p.seed = 7;
+        sm = llm_sampler_create(&p, (int) nv);
+        while (n_out < 200 && !llm_constraint_done(c)) {
+            int32_t t;
+            for (k = 0; k < nv; k++) {
+                r ^= r << 13; r ^= r >> 7; r ^= r << 17;
+                logits[k] = (float) ((r >> 40) & 0xFFFF) / 4096.0f;
+            }
+            t = llm_constraint_sample(c, sm, logits, NULL, 0);
+            if (t < 0 || llm_constraint_accept(c, t) < 0) break;
+            if (t != stop) out[n_out++] = t;
+        }
+        llm_sampler_free(sm);
+    }
+    {
+        char *text = NULL;
+        size_t len = 0;
+        json_t *val;
+        llm_tokenizer_decode(tok, out, n_out, 0, &text, &len);
+        val = json_loadb(text, len, JSON_DECODE_ANY, NULL);
+        ok(llm_constraint_done(c) && val != NULL && jsc_valid(val, s, s),
+           "the text after the marker is valid for the schema: %s", text ? text : "");
+        json_decref(val);
+        free(text);
+    }
+out:
+    free(ids);
+    llm_constraint_free(c);
+    llm_gindex_free(x);
+    llm_grammar_free(g);
+    json_decref(s);
+    free(logits);
+}
+
 int
 main(void)
 {
@@ -256,6 +333,7 @@ main(void)
     if (v) test_fast_masks(tok, v);
     if (v) test_generations(tok, v);
     if (v) test_padded_vocab(tok, v);
+    if (v) test_triggers(tok, v);
     llm_gvocab_free(v);
     llm_tokenizer_free(tok);
     return done_testing();
