@@ -70,6 +70,11 @@ static const family families[] = {
       "\"use_qk_norm\": true, \"attention_bias\": true}", 0 },
     { "mixtral", "{\"architectures\": [\"MixtralForCausalLM\"], " COMMON
       "\"num_local_experts\": 4, \"num_experts_per_tok\": 2, \"sliding_window\": 8}", 8 },
+    /* LFM2 in its older spelling: attention layers by full_attn_idxs, the rest short
+     * convolutions (width 4, no biases, as published checkpoints), MLP width as given */
+    { "lfm2", "{\"architectures\": [\"Lfm2ForCausalLM\"], " COMMON
+      "\"full_attn_idxs\": [1, 3], \"conv_L_cache\": 4, \"conv_bias\": false, "
+      "\"block_auto_adjust_ff_dim\": false}", 0 },
 };
 
 static int
@@ -291,6 +296,11 @@ check_refusals(void)
           "text_config" },
         { "{\"architectures\": [\"Qwen3MoeForCausalLM\"], " COMMON "\"mlp_only_layers\": 2}",
           "mlp_only_layers" },
+        { "{\"architectures\": [\"Lfm2ForCausalLM\"], " COMMON
+          "\"layer_types\": [\"conv\", \"conv\", \"conv\", \"conv\"]}", "no attention layer" },
+        { "{\"architectures\": [\"Lfm2ForCausalLM\"], " COMMON
+          "\"layer_types\": [\"conv\", \"mamba\", \"full_attention\", \"conv\"]}", "layer_types[1]" },
+        { "{\"architectures\": [\"Lfm2ForCausalLM\"], " COMMON "\"conv_L_cache\": 0}", "conv_L_cache" },
     };
     size_t i;
 
