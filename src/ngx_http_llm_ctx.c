@@ -7,35 +7,6 @@
 #include "ngx_http_llm_module.h"
 
 
-/* The longest client-sent X-Request-ID that is kept. */
-#define NGX_HTTP_LLM_REQUEST_ID_MAX  128
-
-
-/* A client-sent X-Request-ID is kept when it is short and printable. */
-static ngx_uint_t
-ngx_http_llm_valid_request_id(ngx_str_t *id)
-{
-    size_t  i;
-    u_char  c;
-
-    if (id->len == 0 || id->len > NGX_HTTP_LLM_REQUEST_ID_MAX) {
-        return 0;
-    }
-
-    for (i = 0; i < id->len; i++) {
-        c = id->data[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-              || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'
-              || c == ':'))
-        {
-            return 0;
-        }
-    }
-
-    return 1;
-}
-
-
 ngx_table_elt_t *
 ngx_http_llm_find_header(ngx_http_request_t *r, const char *name, size_t len)
 {
@@ -89,7 +60,7 @@ ngx_http_llm_get_ctx(ngx_http_request_t *r)
     ctx->start_ms = ngx_current_msec;
 
     h = ngx_http_llm_find_header(r, "X-Request-ID", sizeof("X-Request-ID") - 1);
-    if (h && ngx_http_llm_valid_request_id(&h->value)) {
+    if (h && llm_api_request_id_valid((char *) h->value.data, h->value.len)) {
         ctx->request_id = h->value;
 
     } else {

@@ -90,14 +90,14 @@ static ngx_command_t  ngx_http_llm_commands[] = {
       ngx_http_llm_parser,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_llm_loc_conf_t, tool_parser),
-      (void *) NGX_HTTP_LLM_PARSER_TOOL },
+      (void *) LLM_PARSER_TOOL },
 
     { ngx_string("llm_reasoning_parser"),
       NGX_HTTP_MAIN_CONF|NGX_HTTP_SRV_CONF|NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
       ngx_http_llm_parser,
       NGX_HTTP_LOC_CONF_OFFSET,
       offsetof(ngx_http_llm_loc_conf_t, reasoning_parser),
-      (void *) NGX_HTTP_LLM_PARSER_REASONING },
+      (void *) LLM_PARSER_REASONING },
 
     { ngx_string("llm_api"),
       NGX_HTTP_LOC_CONF|NGX_CONF_TAKE1,
@@ -318,10 +318,12 @@ ngx_http_llm_merge_loc_conf(ngx_conf_t *cf, void *parent, void *child)
     ngx_conf_merge_str_value(conf->tool_parser, prev->tool_parser, "auto");
     ngx_conf_merge_str_value(conf->reasoning_parser, prev->reasoning_parser,
                              "auto");
-    ngx_http_llm_parser_resolve(NGX_HTTP_LLM_PARSER_TOOL, &conf->tool_parser,
-                                &conf->tool);
-    ngx_http_llm_parser_resolve(NGX_HTTP_LLM_PARSER_REASONING,
-                                &conf->reasoning_parser, &conf->reasoning);
+    /* checked by the directive (the default, auto, is known) */
+    (void) llm_parser_choose(LLM_PARSER_TOOL, (char *) conf->tool_parser.data,
+                             conf->tool_parser.len, &conf->tool);
+    (void) llm_parser_choose(LLM_PARSER_REASONING,
+                             (char *) conf->reasoning_parser.data,
+                             conf->reasoning_parser.len, &conf->reasoning);
     /* unset: up to the room left in the context */
     ngx_conf_merge_value(conf->max_tokens, prev->max_tokens, NGX_CONF_UNSET);
     ngx_conf_merge_size_value(conf->max_response_size,
@@ -550,9 +552,9 @@ ngx_http_llm_parser(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     char  *p = conf;
 
-    ngx_str_t   *field, *value;
-    ngx_uint_t   kind;
-    char         id[64];
+    int                 kind;
+    ngx_str_t          *field, *value;
+    llm_parser_choice   choice;
 
     field = (ngx_str_t *) (p + cmd->offset);
     if (field->data) {
@@ -560,31 +562,20 @@ ngx_http_llm_parser(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     value = cf->args->elts;
-    kind = (ngx_uint_t) cmd->post;
+    kind = (int) (uintptr_t) cmd->post;
 
-    if (value[1].len >= sizeof(id)) {
-        goto unknown;
-    }
-
-    ngx_memcpy(id, value[1].data, value[1].len);
-    id[value[1].len] = '\0';
-
-    if (ngx_strcmp(id, "auto") != 0 && ngx_strcmp(id, "none") != 0
-        && !ngx_http_llm_parser_known(kind, id))
+    if (llm_parser_choose(kind, (char *) value[1].data, value[1].len, &choice)
+        != 0)
     {
-        goto unknown;
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "unknown %V \"%V\", expected auto, none or one "
+                           "of: %s", &cmd->name, &value[1],
+                           llm_parser_ids(kind));
+        return NGX_CONF_ERROR;
     }
 
     *field = value[1];
     return NGX_CONF_OK;
-
-unknown:
-
-    ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                       "unknown %V \"%V\", expected auto, none or one of: %s",
-                       &cmd->name, &value[1],
-                       ngx_http_llm_parser_ids(kind));
-    return NGX_CONF_ERROR;
 }
 
 

@@ -19,14 +19,6 @@
 
 typedef struct ngx_http_llm_stepper_s  ngx_http_llm_stepper_t;
 struct llm_sched;
-struct llm_parser_def;
-
-
-/* llm_tool_parser / llm_reasoning_parser, resolved once at merge. */
-typedef struct {
-    ngx_uint_t                   model;   /* "auto": the model's own choice */
-    const struct llm_parser_def *def;     /* else this one; NULL: "none" */
-} ngx_http_llm_parser_choice_t;
 
 
 /* One llm_model line: loaded in the master at configuration time. */
@@ -83,8 +75,8 @@ typedef struct {
                                                 (Anthropic) or NGX_CONF_UNSET */
     ngx_str_t                  tool_parser;  /* "auto", "none" or an id */
     ngx_str_t                  reasoning_parser;
-    ngx_http_llm_parser_choice_t  tool;      /* the two, resolved */
-    ngx_http_llm_parser_choice_t  reasoning;
+    llm_parser_choice          tool;         /* the two, resolved at merge */
+    llm_parser_choice          reasoning;
     ngx_int_t                  max_tokens;   /* llm_max_tokens, NGX_CONF_UNSET: none */
     size_t                     max_response_size;  /* llm_max_response_size */
     ngx_int_t                  embeddings_max_tokens;   /* all inputs of a request */
@@ -167,15 +159,7 @@ ngx_http_llm_model_t *ngx_http_llm_find_model_in(
     ngx_http_llm_main_conf_t *mcf, const char *name);
 
 /* Configuration-time model loading (ngx_http_llm_load.c). */
-#define NGX_HTTP_LLM_PARSER_TOOL       0
-#define NGX_HTTP_LLM_PARSER_REASONING  1
-
 char *ngx_http_llm_model_load(ngx_conf_t *cf, ngx_http_llm_model_t *m);
-/* "auto", "none" or a parser id (checked by the directive) of kind. */
-void ngx_http_llm_parser_resolve(ngx_uint_t kind, ngx_str_t *id,
-    ngx_http_llm_parser_choice_t *choice);
-ngx_uint_t ngx_http_llm_parser_known(ngx_uint_t kind, const char *id);
-const char *ngx_http_llm_parser_ids(ngx_uint_t kind);
 
 /* Content handler (ngx_http_llm_handler.c). */
 ngx_int_t ngx_http_llm_handler(ngx_http_request_t *r);

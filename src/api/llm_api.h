@@ -153,6 +153,14 @@ int llm_api_check_token_ids(const llm_request *req, long n_vocab,
  */
 int llm_api_content_type_is_json(const char *value, size_t len);
 
+/*
+ * 1 when a client's X-Request-ID may be kept as the request's id (logged,
+ * echoed, passed on): 1 to LLM_API_REQUEST_ID_MAX bytes of letters,
+ * digits, '-', '_', '.' and ':'; else the server makes its own.
+ */
+#define LLM_API_REQUEST_ID_MAX  128
+int llm_api_request_id_valid(const char *id, size_t len);
+
 /* The 415 for a body that is not declared as JSON (value NULL: no header). */
 int llm_api_error_content_type(llm_api_error *err, const char *value,
     size_t len);

@@ -240,6 +240,27 @@ llm_api_content_type_is_json(const char *value, size_t len)
 }
 
 int
+llm_api_request_id_valid(const char *id, size_t len)
+{
+    size_t  i;
+    char    c;
+
+    if (len == 0 || len > LLM_API_REQUEST_ID_MAX) {
+        return 0;
+    }
+    for (i = 0; i < len; i++) {
+        c = id[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+              || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.'
+              || c == ':'))
+        {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int
 llm_api_error_content_type(llm_api_error *err, const char *value, size_t len)
 {
     if (value == NULL) {

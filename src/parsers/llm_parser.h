@@ -57,6 +57,23 @@ const char *llm_tool_parser_ids(void);
 const char *llm_reasoning_parser_ids(void);
 
 /*
+ * What llm_tool_parser / llm_reasoning_parser name for kind
+ * (LLM_PARSER_TOOL or LLM_PARSER_REASONING): "auto" (model = 1: the
+ * model's own choice, made when it is loaded), "none" (def NULL) or one
+ * parser of that kind.
+ */
+typedef struct {
+    int                    model;
+    const llm_parser_def  *def;
+} llm_parser_choice;
+
+/* value (len bytes) into *c: 0, or -1 for an id kind has no parser of
+ * (llm_parser_ids(kind) lists the known ones). */
+int llm_parser_choose(int kind, const char *value, size_t len,
+    llm_parser_choice *c);
+const char *llm_parser_ids(int kind);
+
+/*
  * Choose parsers for a model at load time from its chat template text (may be
  * NULL), config.json model_type (may be NULL) and special tokens (has_token
  * may be NULL).  *tool_id is a tool parser id (never NULL: "hermes" is the

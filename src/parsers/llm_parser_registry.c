@@ -70,6 +70,41 @@ llm_reasoning_parser_ids(void)
     return "auto, none, think, mistral, harmony";
 }
 
+int
+llm_parser_choose(int kind, const char *value, size_t len,
+    llm_parser_choice *c)
+{
+    char  id[64];
+
+    c->model = 0;
+    c->def = NULL;
+
+    if (len >= sizeof(id)) {
+        return -1;
+    }
+    memcpy(id, value, len);
+    id[len] = '\0';
+
+    if (strcmp(id, "auto") == 0) {
+        c->model = 1;
+        return 0;
+    }
+    if (strcmp(id, "none") == 0) {
+        return 0;
+    }
+
+    c->def = kind == LLM_PARSER_TOOL ? llm_tool_parser_find(id)
+                                     : llm_reasoning_parser_find(id);
+    return c->def ? 0 : -1;
+}
+
+const char *
+llm_parser_ids(int kind)
+{
+    return kind == LLM_PARSER_TOOL ? llm_tool_parser_ids()
+                                   : llm_reasoning_parser_ids();
+}
+
 /* ---- auto-selection ---- */
 
 typedef struct {

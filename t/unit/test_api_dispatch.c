@@ -156,6 +156,18 @@ main(void)
                "a long unknown id is quoted up to 200 bytes");
         }
     }
+    /* a client's X-Request-ID */
+    ok(llm_api_request_id_valid("req-1_a.b:c", 11), "X-Request-ID: letters, digits, - _ . :");
+    ok(!llm_api_request_id_valid("", 0), "an empty one is not kept");
+    ok(!llm_api_request_id_valid("a b", 3) && !llm_api_request_id_valid("a\"b", 3)
+       && !llm_api_request_id_valid("a\nb", 3), "space, quote, newline: not kept");
+    {
+        char id[LLM_API_REQUEST_ID_MAX + 1];
+        memset(id, 'a', sizeof(id));
+        ok(llm_api_request_id_valid(id, LLM_API_REQUEST_ID_MAX)
+           && !llm_api_request_id_valid(id, LLM_API_REQUEST_ID_MAX + 1),
+           "up to LLM_API_REQUEST_ID_MAX bytes");
+    }
     /* the server's own refusals, worded once */
     {
         llm_api_error e;

@@ -195,5 +195,26 @@ main(void)
     family_templates();
     is_int(llm_reasoning_starts_open("mistral", "[INST]q[/INST][THINK]", 21), 1, "[THINK] opens");
     is_int(llm_reasoning_starts_open(NULL, "<think>", 7), 0, "no reasoning parser");
+    /* llm_tool_parser / llm_reasoning_parser values */
+    {
+        llm_parser_choice c;
+
+        ok(llm_parser_choose(LLM_PARSER_TOOL, "auto", 4, &c) == 0 && c.model == 1 && c.def == NULL,
+           "auto: the model's own choice");
+        ok(llm_parser_choose(LLM_PARSER_TOOL, "nonexx", 4, &c) == 0 && c.model == 0 && c.def == NULL,
+           "none (by its length): no parser");
+        ok(llm_parser_choose(LLM_PARSER_TOOL, "hermes", 6, &c) == 0 && c.model == 0
+           && c.def == llm_tool_parser_find("hermes"), "a tool parser by id");
+        ok(llm_parser_choose(LLM_PARSER_REASONING, "hermes", 6, &c) == -1 && c.def == NULL,
+           "hermes is no reasoning parser");
+        ok(llm_parser_choose(LLM_PARSER_REASONING, "think", 5, &c) == 0
+           && c.def == llm_reasoning_parser_find("think"), "a reasoning parser by id");
+        ok(llm_parser_choose(LLM_PARSER_TOOL,
+                             "hermes_hermes_hermes_hermes_hermes_hermes_hermes_hermes_hermes_hermes", 70, &c) == -1,
+           "an id longer than any: unknown");
+        ok(strcmp(llm_parser_ids(LLM_PARSER_REASONING), llm_reasoning_parser_ids()) == 0
+           && strcmp(llm_parser_ids(LLM_PARSER_TOOL), llm_tool_parser_ids()) == 0,
+           "the ids of each kind for the message");
+    }
     return done_testing();
 }
