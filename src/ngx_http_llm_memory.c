@@ -80,7 +80,7 @@ ngx_http_llm_memory_init_conf(ngx_cycle_t *cycle, void *conf)
 
     m = mcf->models.elts;
     for (i = 0; i < mcf->models.nelts; i++) {
-        ngx_http_llm_sched_config(&m[i], &cfg);
+        ngx_http_llm_sched_config(mcf, &m[i], &cfg);
         per_worker = llm_sched_memory(m[i].served.model, &cfg, &kv);
         llm_memory_add(&need, llm_model_get_info(m[i].served.model)->weight_bytes
                               + (m[i].served.draft

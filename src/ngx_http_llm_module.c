@@ -19,6 +19,8 @@ static void ngx_http_llm_exit_process(ngx_cycle_t *cycle);
 
 static char *ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
+static char *ngx_http_llm_kv_cache_path(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
 static char *ngx_http_llm_prompt_strip(ngx_conf_t *cf, ngx_command_t *cmd,
     void *conf);
 static char *ngx_http_llm_thread_pool(ngx_conf_t *cf, ngx_command_t *cmd,
@@ -62,6 +64,13 @@ static ngx_command_t  ngx_http_llm_commands[] = {
       ngx_conf_set_off_slot,
       NGX_HTTP_MAIN_CONF_OFFSET,
       offsetof(ngx_http_llm_main_conf_t, memory_limit),
+      NULL },
+
+    { ngx_string("llm_kv_cache_path"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE12,
+      ngx_http_llm_kv_cache_path,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
       NULL },
 
     { ngx_string("llm_prompt_strip"),
@@ -474,6 +483,68 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
  * prompts before they are rendered (api/llm_volatile.h), instead of the
  * default list.
  */
+/*
+ * llm_kv_cache_path PATH [max_size=SIZE]: the prefix caches' disk tier.
+ * The directory is one of nginx's paths, as proxy_cache_path's: made (and
+ * given to the worker user) at every configuration load, nginx -t included.
+ */
+static char *
+ngx_http_llm_kv_cache_path(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
+{
+    ngx_http_llm_main_conf_t *mcf = conf;
+
+    ngx_str_t   *value, size;
+    ngx_path_t  *path;
+
+    if (mcf->kv_cache_path) {
+        return "is duplicate";
+    }
+
+    value = cf->args->elts;
+    mcf->kv_cache_max = 1024 * 1024 * 1024;
+
+    if (cf->args->nelts == 3) {
+        if (ngx_strncmp(value[2].data, "max_size=", 9) != 0) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "invalid parameter \"%V\"", &value[2]);
+            return NGX_CONF_ERROR;
+        }
+        size.len = value[2].len - 9;
+        size.data = value[2].data + 9;
+        mcf->kv_cache_max = ngx_parse_offset(&size);
+        if (mcf->kv_cache_max <= 0) {
+            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                               "invalid max_size value \"%V\"", &value[2]);
+            return NGX_CONF_ERROR;
+        }
+    }
+
+    path = ngx_pcalloc(cf->pool, sizeof(ngx_path_t));
+    if (path == NULL) {
+        return NGX_CONF_ERROR;
+    }
+    path->name = value[1];
+    if (path->name.len > 1 && path->name.data[path->name.len - 1] == '/') {
+        path->name.len--;
+    }
+    if (ngx_conf_full_name(cf->cycle, &path->name, 0) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+    path->conf_file = cf->conf_file->file.name.data;
+    path->line = cf->conf_file->line;
+
+    mcf->kv_cache_dir = ngx_pnalloc(cf->pool, path->name.len + 1);
+    if (mcf->kv_cache_dir == NULL || ngx_add_path(cf, &path) != NGX_OK) {
+        return NGX_CONF_ERROR;
+    }
+    ngx_cpystrn((u_char *) mcf->kv_cache_dir, path->name.data,
+                path->name.len + 1);
+    mcf->kv_cache_path = path;
+
+    return NGX_CONF_OK;
+}
+
+
 static char *
 ngx_http_llm_prompt_strip(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {

@@ -58,6 +58,10 @@ typedef struct {
      * master, so every worker has it) */
     ngx_str_t                  thinking_key_file;
     llm_thinking_key           thinking_key;
+    /* llm_kv_cache_path: the disk tier of the prefix caches, or NULL */
+    ngx_path_t                *kv_cache_path;
+    char                      *kv_cache_dir;     /* its name, NUL-terminated */
+    off_t                      kv_cache_max;     /* max_size= */
 } ngx_http_llm_main_conf_t;
 
 

@@ -28,6 +28,7 @@ struct ngx_http_llm_stepper_s {
 static void ngx_http_llm_step_post(void *data);
 static void ngx_http_llm_step_thread(void *data, ngx_log_t *log);
 static void ngx_http_llm_step_done(ngx_event_t *ev);
+static void ngx_http_llm_step_note(ngx_http_llm_stepper_t *st);
 
 
 /* ---- worker start and exit ---- */
@@ -36,10 +37,11 @@ static ngx_int_t
 ngx_http_llm_stepper_create(ngx_cycle_t *cycle, ngx_http_llm_model_t *m,
     ngx_thread_pool_t *tp)
 {
-    char                      err[512];
-    llm_sched_stats           stats;
-    llm_sched_config          cfg;
-    ngx_http_llm_stepper_t   *st;
+    char                       err[512];
+    llm_sched_stats            stats;
+    llm_sched_config           cfg;
+    ngx_http_llm_stepper_t    *st;
+    ngx_http_llm_main_conf_t  *mcf;
 
     st = ngx_pcalloc(cycle->pool, sizeof(ngx_http_llm_stepper_t));
     if (st == NULL) {
@@ -61,7 +63,8 @@ ngx_http_llm_stepper_create(ngx_cycle_t *cycle, ngx_http_llm_model_t *m,
     st->task->event.data = st;
     st->task->event.log = cycle->log;
 
-    ngx_http_llm_sched_config(m, &cfg);
+    mcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_llm_module);
+    ngx_http_llm_sched_config(mcf, m, &cfg);
     cfg.wake = ngx_http_llm_step_post;
     cfg.wake_data = st;
 
@@ -74,6 +77,8 @@ ngx_http_llm_stepper_create(ngx_cycle_t *cycle, ngx_http_llm_model_t *m,
 
     m->sched = st->sched;
     m->stepper = st;
+
+    ngx_http_llm_step_note(st);
 
     llm_sched_get_stats(st->sched, &stats);
     ngx_log_error(NGX_LOG_NOTICE, cycle->log, 0,
@@ -249,6 +254,7 @@ ngx_http_llm_step_done(ngx_event_t *ev)
     }
 
     llm_sched_step_complete(st->sched);
+    ngx_http_llm_step_note(st);
 
     ngx_http_llm_metrics_observe(st->model, LLM_METRICS_STEP,
                                  llm_metrics_now_ns() - st->posted_ns);
@@ -258,8 +264,22 @@ ngx_http_llm_step_done(ngx_event_t *ev)
 }
 
 
+/* The disk tier's news (a file not trusted, a write that failed). */
+static void
+ngx_http_llm_step_note(ngx_http_llm_stepper_t *st)
+{
+    char  note[512];
+
+    if (llm_sched_take_note(st->sched, note, sizeof(note))) {
+        ngx_log_error(NGX_LOG_WARN, st->log, 0, "llm_model \"%V\": %s",
+                      &st->model->alias, note);
+    }
+}
+
+
 void
-ngx_http_llm_sched_config(ngx_http_llm_model_t *m, llm_sched_config *cfg)
+ngx_http_llm_sched_config(ngx_http_llm_main_conf_t *mcf,
+    ngx_http_llm_model_t *m, llm_sched_config *cfg)
 {
     ngx_memzero(cfg, sizeof(llm_sched_config));
     cfg->parallel = m->opts.parallel;
@@ -269,4 +289,6 @@ ngx_http_llm_sched_config(ngx_http_llm_model_t *m, llm_sched_config *cfg)
     cfg->threads = m->opts.threads;
     cfg->kv = m->opts.kv_f16 ? LLM_KV_F16 : LLM_KV_F32;
     cfg->draft = m->served.draft;
+    cfg->kv_disk = mcf->kv_cache_dir;
+    cfg->kv_disk_max = (uint64_t) mcf->kv_cache_max;
 }

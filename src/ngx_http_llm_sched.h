@@ -10,6 +10,7 @@
 
 
 /* The scheduler configuration of an llm_model line (without its wake). */
-void ngx_http_llm_sched_config(ngx_http_llm_model_t *m, llm_sched_config *cfg);
+void ngx_http_llm_sched_config(ngx_http_llm_main_conf_t *mcf,
+    ngx_http_llm_model_t *m, llm_sched_config *cfg);
 
 #endif

@@ -232,3 +232,57 @@ location = /health { llm_api health; }
 --- must_die
 --- error_log eval
 qr/invalid llm_model option "kv=q4"/
+
+
+
+=== TEST 20: llm_kv_cache_path takes max_size= only, with a size
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32;
+llm_kv_cache_path kvcache max_size=lots;
+--- config
+location = /health { llm_api health; }
+--- must_die
+--- error_log eval
+qr/invalid max_size value "max_size=lots" in .*nginx\.conf:\d+/
+
+
+
+=== TEST 21: llm_kv_cache_path rejects other parameters
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32;
+llm_kv_cache_path kvcache levels=1:2;
+--- config
+location = /health { llm_api health; }
+--- must_die
+--- error_log eval
+qr/invalid parameter "levels=1:2" in .*nginx\.conf:\d+/
+
+
+
+=== TEST 22: a llm_kv_cache_path that cannot be made fails at configuration time
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32;
+llm_kv_cache_path /proc/no/such/kvcache;
+--- config
+location = /health { llm_api health; }
+--- must_die
+--- error_log eval
+qr/mkdir\(\) "\/proc\/no\/such\/kvcache" failed/
+
+
+
+=== TEST 23: the disk tier shows in /health
+--- main_config
+thread_pool llm threads=1;
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 ctx=128;
+llm_kv_cache_path kvcache max_size=16m;
+llm_thread_pool llm;
+--- config
+location = /health { llm_api health; }
+--- request
+GET /health
+--- error_code: 200
+--- response_body_like: "kv_disk":\{"blocks_read":0,"blocks_written":0,"files_rejected":0,"files_removed":0,"bytes":\d+,"tokens_read":0\}
+--- no_error_log
+[warn]

@@ -90,6 +90,20 @@ llm_report_sched(const llm_sched *s, json_t *out)
     json_object_set_new(out, "kv_blocks_evicted",
                         json_integer(st.kv.evicted));
     json_object_set_new(out, "kv_preempted", json_integer(st.preempted));
+    if (st.kv_disk) {
+        json_t  *sp = json_object();
+
+        json_object_set_new(sp, "blocks_read", json_integer(st.disk.hits));
+        json_object_set_new(sp, "blocks_written",
+                            json_integer(st.disk.written));
+        json_object_set_new(sp, "files_rejected",
+                            json_integer(st.disk.rejected));
+        json_object_set_new(sp, "files_removed",
+                            json_integer(st.disk.removed));
+        json_object_set_new(sp, "bytes", json_integer(st.disk.bytes));
+        json_object_set_new(sp, "tokens_read", json_integer(st.disk_tokens));
+        json_object_set_new(out, "kv_disk", sp);
+    }
     json_object_set_new(out, "prefix_hit_ratio",
                         llm_report_real(st.prompt_tokens
                                         ? (double) st.cached_tokens

@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/llm_kv_disk.h"
+
 #include "core/llm_ir.h"
 #include "engine/llm_kv.h"
 
@@ -99,6 +101,12 @@ int llm_model_has_state(const llm_model *m);
 int llm_model_files_changed(const llm_model *m, char *err, size_t errlen);
 /* Index of the first id outside [0, n_vocab), or -1 when every id is valid. */
 long llm_model_find_bad_token(const llm_model *m, const int32_t *ids, size_t n);
+/*
+ * What tells these weights from others (architecture, shape, dtype after
+ * on-load quantization, and a sample of every weight file's bytes; never its
+ * path or times): the disk tier of the prefix cache keys its files by it.
+ */
+uint64_t llm_model_fingerprint(const llm_model *m);
 
 /*
  * Write a random-weight model (config.json copied with the dtype set,
@@ -237,6 +245,38 @@ void llm_seq_snapshot(llm_runtime *rt, int slot);
  * state the slot takes: 0 when there is none.
  */
 int  llm_seq_reuse(llm_runtime *rt, int slot, const int32_t *tokens, int n);
+
+/* ---- the disk tier of the prefix cache (llm_kv_disk.h; llm_kv_tier.c) ---- */
+
+/*
+ * Keeps the runtime's full prefix blocks as files under dir (a directory
+ * per model fingerprint and KV type), at most max_size bytes in all (0: no
+ * bound).  0, or -1 with err (the runtime works on without it).
+ */
+int  llm_runtime_kv_disk_open(llm_runtime *rt, const char *dir, uint64_t max_size,
+    char *err, size_t errlen);
+/* What llm_runtime_kv_disk_open allocates for a runtime of these options. */
+size_t llm_runtime_kv_disk_memory(const llm_model *m, const llm_runtime_opts *o);
+/* Its counters; -1 (zeroes) without a disk tier. */
+int  llm_runtime_kv_disk_stats(const llm_runtime *rt, llm_kv_disk_stats *st);
+/*
+ * Blocking file I/O, for a compute thread, never an event loop.  Writes the
+ * full blocks that closed slots left (queued by llm_seq_close) until none is
+ * left or ms have passed (ms < 0: all of them; at least one is written);
+ * returns the blocks still queued, or -1 with err when the directory cannot
+ * be written (the queue is dropped).
+ */
+int  llm_runtime_kv_persist(llm_runtime *rt, double ms, char *err, size_t errlen);
+int  llm_runtime_kv_persist_pending(const llm_runtime *rt);
+/*
+ * After llm_seq_reuse: continues the slot's prefix with whole blocks of
+ * tokens[0..n) whose files verify (or that the prefix cache got meanwhile),
+ * while the slot's length is a whole number of blocks.  Returns the
+ * positions now cached (-1: no such slot).  A file found but not trusted
+ * stops it, with the reason in why (else why is "").  Blocking file I/O.
+ */
+int  llm_seq_restore(llm_runtime *rt, int slot, const int32_t *tokens, int n, char *why,
+    size_t whylen);
 
 /* ---- batched forward ---- */
 

@@ -161,6 +161,18 @@ llm_runtime_memory(const llm_model *m, const llm_runtime_opts *opts, size_t *kv_
 }
 
 size_t
+llm_runtime_kv_disk_memory(const llm_model *m, const llm_runtime_opts *o)
+{
+    llm_runtime_opts r = *o;
+    char err[256];
+    int n_blocks;
+
+    /* the disk tier's (llm_kv_tier.c) on_disk and write queue: a byte and an entry per block */
+    if (resolve_shape(m, &r, &n_blocks, err, sizeof(err)) != 0) return 0;
+    return (size_t) n_blocks * (1 + sizeof(llm_kv_persist));
+}
+
+size_t
 llm_runtime_kv_default(const llm_model *m, llm_kv_type kv, int n_seq_max, int n_ctx,
     uint64_t available)
 {
@@ -321,6 +333,7 @@ llm_runtime_free(llm_runtime *rt)
     int i;
 
     if (rt == NULL) return;
+    llm_kv_tier_free(rt);
     llm_pool_free(rt->pool);
     free(rt->k_cache); free(rt->v_cache);
     llm_kv_pool_free(rt->kv);
@@ -389,12 +402,6 @@ release_blocks(llm_runtime *rt, llm_kv_seq *q, int from)
     }
 }
 
-/* Parent key of a slot's block i: the chain hash of the block before it. */
-static uint64_t
-parent_of(const llm_kv_seq *q, int i)
-{
-    return i == 0 ? LLM_KV_ROOT : q->chain[i - 1];
-}
 
 static float *
 state_of(llm_runtime *rt, int slot)
@@ -418,7 +425,7 @@ llm_seq_snapshot(llm_runtime *rt, int slot)
     if (!slot_ok(rt, slot) || rt->state == NULL || rt->seqs[slot].len == 0) return;
     q = &rt->seqs[slot];
     full = q->len >> LLM_KV_BLOCK_SHIFT;
-    llm_state_snaps_put(rt->snaps, parent_of(q, full), q->len,
+    llm_state_snaps_put(rt->snaps, llm_kv_parent(q, full), q->len,
                         (q->len & (LLM_KV_BLOCK - 1)) ? llm_kv_tokens(rt->kv, q->table[full]) : NULL,
                         state_of(rt, slot));
 }
@@ -453,8 +460,9 @@ llm_seq_close(llm_runtime *rt, int slot)
     tail = q->len & (LLM_KV_BLOCK - 1);
     if (tail && !llm_kv_readonly(rt->kv, q->table[q->len >> LLM_KV_BLOCK_SHIFT])) {
         llm_kv_publish(rt->kv, q->table[q->len >> LLM_KV_BLOCK_SHIFT],
-                       parent_of(q, q->len >> LLM_KV_BLOCK_SHIFT), tail);
+                       llm_kv_parent(q, q->len >> LLM_KV_BLOCK_SHIFT), tail);
     }
+    if (rt->disk) llm_kv_tier_queue(rt, q);
     release_blocks(rt, q, 0);
     q->used = 0;
     q->len = 0;
@@ -511,7 +519,7 @@ static int
 copy_block(llm_runtime *rt, int from, int n)
 {
     size_t es = rt->kv_f16 ? 2 : sizeof(float), row = (size_t) rt->kv_dim * es;
-    int b = llm_kv_alloc(rt->kv), l;
+    int b = llm_kv_take(rt), l;
 
     if (b < 0) return -1;
     for (l = 0; l < rt->m->n_kv_layers; l++) {
@@ -535,13 +543,13 @@ llm_seq_reuse(llm_runtime *rt, int slot, const int32_t *tokens, int n)
     release_blocks(rt, q, 0);
     if (n > rt->n_ctx) n = rt->n_ctx;
     for (i = 0; q->len < n; i++) {
-        b = llm_kv_lookup(rt->kv, parent_of(q, i), tokens + q->len, n - q->len, &common);
+        b = llm_kv_lookup(rt->kv, llm_kv_parent(q, i), tokens + q->len, n - q->len, &common);
         if (b < 0) break;
         if (common == LLM_KV_BLOCK) {
             /* a whole block: shared as it is */
             llm_kv_ref(rt->kv, b);
             q->table[q->n_blocks++] = b;
-            q->chain[i] = llm_kv_chain(parent_of(q, i), tokens + q->len);
+            q->chain[i] = llm_kv_chain(llm_kv_parent(q, i), tokens + q->len);
             q->len += LLM_KV_BLOCK;
             continue;
         }
@@ -577,7 +585,7 @@ llm_kv_seq_reserve(llm_runtime *rt, int slot, int n, char *msg, size_t len)
         q->table[cur] = b;
     }
     while (q->n_blocks < need) {
-        b = llm_kv_alloc(rt->kv);
+        b = llm_kv_take(rt);
         if (b < 0) goto full;
         q->table[q->n_blocks++] = b;
     }
@@ -605,8 +613,8 @@ llm_kv_seq_commit(llm_runtime *rt, int slot, const int32_t *tokens, int n)
         if ((pos & (LLM_KV_BLOCK - 1)) == LLM_KV_BLOCK - 1) {
             /* a block filled: its content is now addressable by its prefix */
             i = pos >> LLM_KV_BLOCK_SHIFT;
-            q->chain[i] = llm_kv_chain(parent_of(q, i), llm_kv_tokens(rt->kv, q->table[i]));
-            llm_kv_publish(rt->kv, q->table[i], parent_of(q, i), LLM_KV_BLOCK);
+            q->chain[i] = llm_kv_chain(llm_kv_parent(q, i), llm_kv_tokens(rt->kv, q->table[i]));
+            llm_kv_publish(rt->kv, q->table[i], llm_kv_parent(q, i), LLM_KV_BLOCK);
         }
     }
     q->len += n;

@@ -5,6 +5,7 @@
 #include "engine/llm_attention.h"
 #include "engine/llm_engine.h"
 #include "engine/llm_kv.h"
+#include "engine/llm_kv_disk.h"
 #include "engine/llm_model_impl.h"
 #include "engine/llm_moe.h"
 #include "engine/llm_pool.h"
@@ -16,6 +17,18 @@
 
 /* Room for one item's error message of the last forward. */
 #define LLM_ITEM_ERRLEN 128
+
+/* A full block of a closed slot, to be written to the disk tier: it holds
+ * the block after prefix `parent` while the prefix index says so. */
+typedef struct {
+    int32_t            block;
+    uint64_t           parent;
+} llm_kv_persist;
+
+/* on_disk states; a block's state starts over when it gets new content */
+#define LLM_KV_DISK_NONE    0
+#define LLM_KV_DISK_QUEUED  1
+#define LLM_KV_DISK_STORED  2
 
 /* One sequence slot's view of the KV memory. */
 typedef struct {
@@ -53,6 +66,12 @@ struct llm_runtime {
     llm_state_snaps   *snaps;
     size_t             state_bytes;  /* both: what comes out of the KV budget */
 
+    /* the disk tier of the prefix cache (llm_kv_tier.c), NULL without one */
+    llm_kv_disk       *disk;
+    unsigned char     *on_disk;      /* [blocks] LLM_KV_DISK_*: where the block's content is */
+    llm_kv_persist    *persist;      /* [blocks] a ring of full blocks to write */
+    int                persist_head, n_persist;
+
     float             *rope_cos[LLM_MAX_ROPE];   /* per table [n_ctx][rot_dim/2], attention scale folded in */
     float             *rope_sin[LLM_MAX_ROPE];
 
@@ -87,6 +106,35 @@ llm_kv_index(const llm_runtime *rt, int kv, int slot, int pos)
     return b * rt->block_elems
            + ((size_t) kv * LLM_KV_BLOCK + (pos & (LLM_KV_BLOCK - 1))) * rt->kv_dim;
 }
+
+/* A block for new content (llm_kv_alloc), not on disk as far as anyone knows. */
+static inline int
+llm_kv_take(llm_runtime *rt)
+{
+    int b = llm_kv_alloc(rt->kv);
+
+    if (b >= 0 && rt->on_disk) rt->on_disk[b] = LLM_KV_DISK_NONE;
+    return b;
+}
+
+/* The keys (or values) of block b: llm_kv_disk_half_bytes of them. */
+static inline void *
+llm_kv_block_data(const llm_runtime *rt, void *cache, int b)
+{
+    return (char *) cache + (size_t) b * rt->block_elems * (rt->kv_f16 ? 2 : sizeof(float));
+}
+
+/* Parent key of a slot's block i: the chain hash of the block before it. */
+static inline uint64_t
+llm_kv_parent(const llm_kv_seq *q, int i)
+{
+    return i == 0 ? LLM_KV_ROOT : q->chain[i - 1];
+}
+
+/* A closing slot's full blocks that no file holds yet join the write queue. */
+void llm_kv_tier_queue(llm_runtime *rt, const llm_kv_seq *q);
+/* At llm_runtime_free: the slots' blocks and the queue written, the tier closed. */
+void llm_kv_tier_free(llm_runtime *rt);
 
 /*
  * Before a forward appends n positions to a slot: blocks for them, and the

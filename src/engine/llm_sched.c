@@ -18,6 +18,14 @@
 /* Tokens of recent requests the worker's suffix store keeps for proposals. */
 #define LLM_SCHED_RECENT_TOKENS 32768
 
+/*
+ * Writing blocks to the disk tier: an idle step writes for this long, a
+ * step with tokens for this share of a decode step after its forward (at
+ * least one block each).
+ */
+#define LLM_SCHED_DISK_IDLE_MS  50.0
+#define LLM_SCHED_DISK_BUSY     0.1
+
 /* Most forced tokens (a grammar's, a spent thinking budget's close marker)
  * after a sampled one, appended in one step. */
 #define LLM_SCHED_FORCED_MAX    16
@@ -38,6 +46,10 @@ struct llm_seq {
                                                and the output too after a preemption */
     size_t                 n_done;          /* of those, in the KV cache */
     size_t                 n_cached;        /* prompt tokens reused at first admission */
+    size_t                 n_restored;      /* read from the disk tier by the step in flight */
+    unsigned char          disk_probe;      /* the next step reads what it can of the prompt
+                                               from the disk tier: 1, 2 at first admission */
+    unsigned char          restore_counts;  /* n_restored is part of n_cached */
     uint64_t               admitted;        /* admission order; 0: not yet */
     size_t                 retain;          /* prompt tokens to keep cached (breakpoint) */
     double                 retain_s;        /* for so long */
@@ -131,6 +143,10 @@ struct llm_sched {
                                                sampled draft's proposal */
     int                    rc;
     int                    files_changed;   /* set by the step thread */
+    int                    disk_on;         /* the runtime has a disk tier */
+    int                    disk_only;       /* the step in flight only writes the disk tier */
+    char                   note[512];       /* the disk tier's news for the log, or "" */
+    uint64_t               disk_tokens;     /* prompt tokens read from the disk tier */
     char                   err[512];
     double                 step_ms;         /* measured in the thread */
 
@@ -209,6 +225,10 @@ llm_sched_memory(const llm_model *m, const llm_sched_config *cfg,
     {
         bytes += llm_runtime_memory(cfg->draft, &d, &kv);
         *kv_bytes += kv;
+    }
+
+    if (cfg->kv_disk && !cfg->draft) {
+        bytes += llm_runtime_kv_disk_memory(m, &o);
     }
 
     n_slots = (size_t) cfg->parallel;
@@ -298,6 +318,26 @@ llm_sched_create(const llm_model *m, const llm_sched_config *cfg, char *err,
         return NULL;
     }
     s->n_ctx = (size_t) llm_runtime_n_ctx(s->rt);
+
+    /*
+     * The disk tier: not with a draft model (its runtime would have to read
+     * the same prefix).  A directory that cannot be used is news for the
+     * log, not a failure: the cache in memory works on.
+     */
+    if (cfg->kv_disk && !cfg->draft) {
+        char  why[sizeof(s->note) - 64];
+
+        s->disk_on = llm_runtime_kv_disk_open(s->rt, cfg->kv_disk,
+                                              cfg->kv_disk_max, why,
+                                              sizeof(why)) == 0;
+        if (!s->disk_on) {
+            snprintf(s->note, sizeof(s->note), "the KV disk tier is off: %s",
+                     why);
+        }
+    } else if (cfg->kv_disk) {
+        snprintf(s->note, sizeof(s->note), "the KV disk tier is off: the "
+                 "draft model's runtime would have to read the same prefix");
+    }
 
     if (cfg->draft) {
         if (llm_sched_draft_opts(m, cfg->draft, &opts, &dopts, err, errlen) != 0) {
@@ -418,6 +458,20 @@ llm_sched_capacity(const llm_sched *s)
 }
 
 
+int
+llm_sched_take_note(llm_sched *s, char *buf, size_t len)
+{
+    if (s->note[0] == '\0') {
+        return 0;
+    }
+
+    snprintf(buf, len, "%s", s->note);
+    s->note[0] = '\0';
+
+    return 1;
+}
+
+
 void
 llm_sched_get_stats(const llm_sched *s, llm_sched_stats *st)
 {
@@ -447,6 +501,9 @@ llm_sched_get_stats(const llm_sched *s, llm_sched_stats *st)
     st->prefill_gflops = s->flop_ms > 0 ? 1e-6 / s->flop_ms : 0;
     st->kv_cache_bytes = llm_runtime_kv_bytes(s->rt);
     llm_runtime_kv_stats(s->rt, &st->kv);
+    st->kv_disk = s->disk_on;
+    llm_runtime_kv_disk_stats(s->rt, &st->disk);
+    st->disk_tokens = s->disk_tokens;
     st->step_items = (size_t) s->n_items;
     st->step_prefill_tokens = (size_t) s->n_prefill;
     st->seq_steps = s->seq_steps;
@@ -971,6 +1028,12 @@ llm_sched_admit(llm_sched *s)
         seq->slot = slot;
         seq->running = 1;
         seq->n_done = reused;
+        /* whole blocks past the cached prefix may be on disk: the step reads them */
+        seq->disk_probe = 0;
+        if (s->disk_on && seq->sampler && reused % LLM_KV_BLOCK == 0 && reused + LLM_KV_BLOCK <= limit)
+        {
+            seq->disk_probe = seq->admitted == 0 ? 2 : 1;
+        }
 
         if (seq->admitted == 0) {
             seq->n_cached = reused;
@@ -1300,14 +1363,22 @@ llm_sched_step_prepare(llm_sched *s)
 
     s->rr++;
 
+    s->rc = 0;
+    s->files_changed = 0;
+    s->disk_only = 0;
+
     if (s->n_items == 0) {
-        return 0;
+        if (llm_runtime_kv_persist_pending(s->rt) == 0) {
+            return 0;
+        }
+        /* idle: a step that writes the blocks closed slots left to disk */
+        s->disk_only = 1;
+        s->in_flight = 1;
+        return 1;
     }
 
     s->in_flight = 1;
     s->steps++;
-    s->rc = 0;
-    s->files_changed = 0;
 
     return s->n_items;
 }
@@ -1698,6 +1769,73 @@ llm_sched_draft(llm_sched *s)
 }
 
 
+/* Writes queued blocks to the disk tier for about ms (step thread). */
+static void
+llm_sched_persist(llm_sched *s, double ms)
+{
+    char  err[sizeof(s->note) - 64];
+
+    if (llm_runtime_kv_persist(s->rt, ms, err, sizeof(err)) < 0
+        && s->note[0] == '\0')
+    {
+        snprintf(s->note, sizeof(s->note), "the KV disk tier: %s", err);
+    }
+}
+
+
+/*
+ * Before the forward (step thread): the prompts admitted with a disk probe
+ * read every whole block of theirs the disk tier holds, and their chunks
+ * move past what was read (as many tokens as prepare gave them, or what is
+ * left).  step_complete counts the tokens.
+ */
+static void
+llm_sched_restore(llm_sched *s)
+{
+    int              i, len;
+    size_t           r, left;
+    char             why[sizeof(s->note) - 64];
+    llm_seq         *seq;
+    llm_batch_item  *it;
+
+    for (i = 0; i < s->n_items; i++) {
+        seq = s->item_seq[i];
+        it = &s->items[i];
+        seq->n_restored = 0;
+        if (!seq->disk_probe) {
+            continue;
+        }
+        seq->restore_counts = seq->disk_probe == 2;
+        seq->disk_probe = 0;
+
+        len = llm_seq_restore(s->rt, it->slot, seq->prompt,
+                              (int) seq->n_input - 1, why, sizeof(why));
+        if (why[0] && s->note[0] == '\0') {
+            snprintf(s->note, sizeof(s->note),
+                     "the KV disk tier ignored a file: %s", why);
+        }
+        if (len < 0 || (size_t) len <= seq->n_done) {
+            continue;
+        }
+
+        r = (size_t) len - seq->n_done;
+        left = seq->n_input - seq->n_done - r;
+        seq->n_restored = r;
+        s->prefill_work -= llm_prefill_cost(&s->cost, seq->n_done,
+                                            (size_t) it->n_tokens);
+        it->tokens = seq->prompt + seq->n_done + r;
+        if ((size_t) it->n_tokens > left) {
+            s->n_prefill -= it->n_tokens - (int) left;
+            it->n_tokens = (int) left;
+        }
+        it->want_logits = seq->n_done + r + (size_t) it->n_tokens
+                          == seq->n_input;
+        s->prefill_work += llm_prefill_cost(&s->cost, (size_t) len,
+                                            (size_t) it->n_tokens);
+    }
+}
+
+
 void
 llm_sched_step_run(llm_sched *s)
 {
@@ -1706,6 +1844,11 @@ llm_sched_step_run(llm_sched *s)
     llm_seq          *seq;
     const float      *emb;
     struct timespec   t0, t1;
+
+    if (s->disk_only) {
+        llm_sched_persist(s, LLM_SCHED_DISK_IDLE_MS);
+        return;
+    }
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
 
@@ -1717,6 +1860,12 @@ llm_sched_step_run(llm_sched *s)
         s->rc = -1;
         s->files_changed = 1;
         return;
+    }
+
+    if (s->disk_on) {
+        llm_sched_restore(s);
+        /* file reads are not the model's step time */
+        clock_gettime(CLOCK_MONOTONIC, &t0);
     }
 
     s->draft_passes = 0;
@@ -1762,6 +1911,11 @@ llm_sched_step_run(llm_sched *s)
     clock_gettime(CLOCK_MONOTONIC, &t1);
     s->step_ms = (t1.tv_sec - t0.tv_sec) * 1e3
                  + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+
+    if (s->disk_on) {
+        /* a slice of a decode step for writing, so tokens are not held up */
+        llm_sched_persist(s, LLM_SCHED_DISK_BUSY * s->decode_ms);
+    }
 }
 
 
@@ -1931,6 +2085,12 @@ llm_sched_step_complete(llm_sched *s)
      * or release sequences of this step, which must outlive the loops below.
      */
 
+    if (s->disk_only) {
+        s->disk_only = 0;
+        s->in_flight = 0;
+        return;
+    }
+
     if (s->rc == 0) {
         llm_sched_step_timing(s);
     }
@@ -1938,6 +2098,20 @@ llm_sched_step_complete(llm_sched *s)
     for (i = 0; i < s->n_items; i++) {
         it = &s->items[i];
         seq = s->item_seq[i];
+
+        if (seq->n_restored) {
+            /* the prompt's blocks the step read from disk, before its chunk */
+            memcpy(s->slot_tokens[it->slot] + s->slot_len[it->slot],
+                   seq->prompt + seq->n_done, seq->n_restored * sizeof(int32_t));
+            s->slot_len[it->slot] += seq->n_restored;
+            seq->n_done += seq->n_restored;
+            s->disk_tokens += seq->n_restored;
+            if (seq->restore_counts) {
+                seq->n_cached += seq->n_restored;
+                s->cached_tokens += seq->n_restored;
+            }
+            seq->n_restored = 0;
+        }
 
         /* a failed step, or only this item of it */
         error = s->rc < 0 ? s->err : llm_forward_item_error(s->rt, i);

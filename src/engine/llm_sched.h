@@ -67,6 +67,16 @@ typedef struct {
                                     step's prefill when nobody decodes; 0: 512 */
     double     (*now)(void);     /* the retention clock in seconds; NULL: monotonic */
     /*
+     * The disk tier of the prefix cache (llm_kv_disk.h), or NULL: full
+     * blocks of ended sequences are written under this directory by idle
+     * steps (and a slice of busy ones), and a new sequence's first step
+     * reads every whole block of its prompt found there past what memory
+     * holds, instead of computing it.  At most kv_disk_max bytes (0: no
+     * bound).  Not with a draft model.
+     */
+    const char  *kv_disk;
+    uint64_t     kv_disk_max;
+    /*
      * A draft model (same vocabulary; NULL: none): it follows every
      * speculating sequence's tokens in a runtime of its own and, when the
      * draft-free proposers have no guess, proposes by greedy decoding, k
@@ -100,6 +110,9 @@ typedef struct {
     llm_kv_stats kv;          /* KV blocks: used, cached, free, evicted */
     uint64_t preempted;       /* sequences that gave their KV blocks back for others to
                                  grow, and read their tokens again when readmitted */
+    int      kv_disk;         /* a disk tier is in use */
+    llm_kv_disk_stats disk;   /* its blocks read, written, rejected, removed; bytes */
+    uint64_t disk_tokens;     /* prompt tokens read from it */
     size_t   step_items;      /* the last prepared step: sequences in it */
     size_t   step_prefill_tokens;  /* and its prompt tokens */
     /* speculative decoding */
@@ -147,6 +160,13 @@ size_t llm_sched_n_ctx(const llm_sched *s);
 /* parallel + queue: the most sequences the scheduler holds at once. */
 size_t llm_sched_capacity(const llm_sched *s);
 void llm_sched_get_stats(const llm_sched *s, llm_sched_stats *st);
+/*
+ * What the disk tier has to say for the log since the last call (a file
+ * not trusted and why, a directory that cannot be written, the tier off),
+ * copied into buf; 0 when nothing.  The first message of a step is kept.
+ * On the event loop, after llm_sched_create and after each step.
+ */
+int llm_sched_take_note(llm_sched *s, char *buf, size_t len);
 
 /*
  * Reserves admission places for between min and want sequences before any
@@ -280,7 +300,9 @@ int  llm_sched_in_flight(const llm_sched *s);
 /*
  * Retires ended sequences, admits waiting ones, builds the next batch:
  * returns its number of items and marks the step in flight (> 0), or 0 when
- * there is nothing to run (or a step is in flight already).
+ * there is nothing to run (or a step is in flight already).  With no item
+ * to run but blocks to write to the disk tier it returns 1 for a step that
+ * only writes them (step_run, then step_complete, as any step).
  */
 int  llm_sched_step_prepare(llm_sched *s);
 /* The model math and sampling of the prepared step (any thread). */

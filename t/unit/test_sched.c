@@ -5,11 +5,15 @@
  * complete on one thread), which is exactly what the glue does across the
  * event loop and a thread-pool thread.
  */
+#include <glob.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tap.h"
 
+#include "engine/llm_kv.h"
 #include "engine/llm_sched.h"
 
 #define FIX "t/fixtures/models/qwen3_f32"
@@ -829,6 +833,145 @@ test_embedding(const llm_model *m)
     llm_sched_free(s);
 }
 
+/* One greedy sequence alone on a scheduler with the disk tier in dir:
+ * its tokens into out[max_gen], its cached prompt tokens returned. */
+static long
+disk_run(const llm_model *m, const char *dir, const int32_t *prompt, size_t n,
+    int32_t *out, size_t max_gen, llm_sched_stats *st, char *note, size_t notelen)
+{
+    char              err[256];
+    const int32_t    *gen;
+    size_t            n_gen;
+    long              cached;
+    llm_sched        *s;
+    llm_sched_config  cfg = { 0 };
+    owner_t           w = { 0 };
+
+    cfg.parallel = 1;
+    cfg.queue = 0;
+    cfg.n_ctx = 256;
+    cfg.threads = 1;
+    cfg.kv = LLM_KV_F32;
+    cfg.kv_disk = dir;
+    cfg.kv_disk_max = 64 << 20;
+    s = llm_sched_create(m, &cfg, err, sizeof(err));
+    if (s == NULL) {
+        diag(err);
+        return -1;
+    }
+    note[0] = '\0';
+    llm_sched_take_note(s, note, notelen);
+    if (submit(s, prompt, n, max_gen, &w, 0) == NULL) {
+        llm_sched_free(s);
+        return -1;
+    }
+    /* the sequence, then the idle steps that write its blocks */
+    run_all(s, 1000);
+    if (note[0] == '\0') {
+        llm_sched_take_note(s, note, notelen);
+    }
+    cached = (long) llm_seq_n_cached(w.seq);
+    gen = llm_seq_generated(w.seq, &n_gen);
+    memset(out, 0, max_gen * sizeof(int32_t));
+    memcpy(out, gen, (n_gen < max_gen ? n_gen : max_gen) * sizeof(int32_t));
+    llm_seq_release(w.seq);
+    llm_sched_get_stats(s, st);
+    llm_sched_free(s);
+    return cached;
+}
+
+/* The file of the block that ends at prompt position 16 * (i + 1). */
+static int
+block_file(const char *dir, const int32_t *prompt, int i, char *path, size_t len)
+{
+    char      pat[512];
+    glob_t    g;
+    uint64_t  chain = LLM_KV_ROOT;
+    int       j, rc;
+
+    for (j = 0; j <= i; j++) {
+        chain = llm_kv_chain(chain, prompt + j * LLM_KV_BLOCK);
+    }
+    snprintf(pat, sizeof(pat), "%s/*/%02x/%016llx.kv", dir, (unsigned) (chain >> 56),
+             (unsigned long long) chain);
+    if (glob(pat, 0, NULL, &g) != 0) {
+        return -1;
+    }
+    rc = g.gl_pathc == 1 ? 0 : -1;
+    if (rc == 0) {
+        snprintf(path, len, "%s", g.gl_pathv[0]);
+    }
+    globfree(&g);
+    return rc;
+}
+
+/*
+ * The disk tier through the scheduler: a prompt's full blocks are written
+ * by idle steps after it ends; a new scheduler on the same directory (a
+ * reload) reads them back instead of computing them (cached tokens), with
+ * the cold run's output token for token; a corrupted file is not trusted
+ * (said in the note) and what follows it is computed.
+ */
+static void
+test_disk_tier(const llm_model *m)
+{
+    char             dir[] = "/tmp/test_sched_kv.XXXXXX", path[1024], note[512], cmd[1100];
+    int32_t          prompt[100], cold[8], warm[8], again[8];
+    long             cached;
+    llm_sched_stats  st;
+    FILE            *f;
+    int              i, c;
+
+    if (!ok(mkdtemp(dir) != NULL, "a temporary directory")) {
+        return;
+    }
+    for (i = 0; i < 100; i++) {
+        prompt[i] = 10 + (i * 7) % 200;
+    }
+
+    cached = disk_run(m, dir, prompt, 100, cold, 8, &st, note, sizeof(note));
+    is_int(cached, 0, "disk tier: the first run finds nothing");
+    ok(st.kv_disk == 1, "disk tier: in use (%s)", note[0] ? note : "no note");
+    /* 100 prompt tokens and 7 generated ones fed: 6 full blocks */
+    is_int((long) st.disk.written, 6, "disk tier: the 6 full blocks were written by idle steps");
+    is_int((long) st.disk.hits, 0, "disk tier: nothing read");
+
+    cached = disk_run(m, dir, prompt, 100, warm, 8, &st, note, sizeof(note));
+    is_int(cached, 96, "disk tier: after a restart 96 prompt tokens are read back (6 blocks)");
+    is_int((long) st.disk.hits, 6, "disk tier: 6 files read");
+    is_int((long) st.disk_tokens, 96, "disk tier: counted as read from disk");
+    ok(memcmp(cold, warm, sizeof(cold)) == 0, "disk tier: output equals the cold run token for token");
+    ok(note[0] == '\0', "disk tier: nothing to log (%s)", note);
+
+    /* a flipped byte in the third block's payload */
+    ok(block_file(dir, prompt, 2, path, sizeof(path)) == 0, "disk tier: the third block's file is there");
+    f = fopen(path, "r+b");
+    if (f) {
+        fseek(f, 4096, SEEK_SET);
+        c = fgetc(f);
+        fseek(f, 4096, SEEK_SET);
+        fputc(c ^ 0x10, f);
+        fclose(f);
+    }
+    cached = disk_run(m, dir, prompt, 100, again, 8, &st, note, sizeof(note));
+    is_int(cached, 32, "disk tier: a corrupted file stops the read after 2 blocks");
+    is_int((long) st.disk.rejected, 1, "disk tier: the file was rejected");
+    ok(strstr(note, "checksum") != NULL, "disk tier: the note says why (%s)", note);
+    ok(memcmp(cold, again, sizeof(cold)) == 0, "disk tier: output still equals the cold run");
+
+    /* a directory that cannot be made: the tier is off, the model runs */
+    cached = disk_run(m, "/proc/no/such/dir", prompt, 100, again, 8, &st, note, sizeof(note));
+    is_int(cached, 0, "disk tier: an unusable directory");
+    ok(st.kv_disk == 0 && strstr(note, "off") != NULL, "disk tier: off, and said so (%s)", note);
+    ok(memcmp(cold, again, sizeof(cold)) == 0, "disk tier: the model runs without it");
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0) {
+        diag("cannot remove the temporary directory");
+    }
+}
+
+
 int
 main(void)
 {
@@ -855,6 +998,7 @@ main(void)
     test_short_during_long(m);
     test_embedding(m);
     test_thinking_budget(m);
+    test_disk_tier(m);
     ok(wakes > 0, "the scheduler woke its driver on submit (%d times)", wakes);
 
     llm_model_free(m);

@@ -1,0 +1,358 @@
+/*
+ * Disk tier of the prefix cache (llm_kv_disk.h says what and why).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/llm_kv.h"
+#include "engine/llm_kv_disk.h"
+
+#define MAGIC   "NGXLLMKV"
+#define VERSION 1
+
+/* on disk, little-endian as the host (a file from another byte order fails the magic/version) */
+typedef struct {
+    char     magic[8];
+    uint32_t version;
+    uint32_t elem_bytes;
+    uint64_t fingerprint;
+    uint32_t n_layers;
+    uint32_t kv_dim;
+    uint32_t block_tokens;
+    uint32_t pad;
+    uint64_t parent;
+    uint64_t chain;
+    int32_t  tokens[LLM_KV_BLOCK];
+    uint64_t payload;        /* bytes of keys + values */
+} disk_header;
+
+struct llm_kv_disk {
+    char              *dir;          /* DIR/<fingerprint> */
+    char              *root;         /* DIR: the size bound covers it all */
+    uint64_t           max_size;
+    llm_kv_disk_shape  shape;
+    size_t             half;
+    unsigned           tmp_seq;
+    llm_kv_disk_stats  st;
+};
+
+static uint64_t
+fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        h ^= c[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+#define FNV_BASIS 0xcbf29ce484222325ULL
+
+static int
+mkdir_p(const char *path)
+{
+    char buf[4096];
+    size_t i, n = strlen(path);
+
+    if (n >= sizeof(buf)) return -1;
+    memcpy(buf, path, n + 1);
+    for (i = 1; i <= n; i++) {
+        if (buf[i] == '/' || buf[i] == '\0') {
+            char c = buf[i];
+            buf[i] = '\0';
+            if (mkdir(buf, 0700) != 0 && errno != EEXIST) return -1;
+            buf[i] = c;
+        }
+    }
+    return 0;
+}
+
+typedef struct {
+    char   *path;
+    double  mtime;
+    off_t   size;
+} file_ent;
+
+static int
+older_first(const void *a, const void *b)
+{
+    const file_ent *x = a, *y = b;
+    return x->mtime < y->mtime ? -1 : x->mtime > y->mtime;
+}
+
+static void
+collect(const char *path, int depth, file_ent **v, size_t *n, size_t *cap)
+{
+    DIR *dp = opendir(path);
+    struct dirent *e;
+    char sub[4096];
+    struct stat sb;
+
+    if (dp == NULL) return;
+    while ((e = readdir(dp)) != NULL) {
+        if (e->d_name[0] == '.' && (e->d_name[1] == '\0' || (e->d_name[1] == '.' && e->d_name[2] == '\0'))) continue;
+        if ((size_t) snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >= sizeof(sub)) continue;
+        if (lstat(sub, &sb) != 0) continue;
+        if (S_ISDIR(sb.st_mode) && depth < 3) {
+            collect(sub, depth + 1, v, n, cap);
+        } else if (S_ISREG(sb.st_mode)) {
+            /* another writer's file in flight: not counted, not removed (a crashed one's
+             * ages past a minute and goes first) */
+            if (strncmp(e->d_name, ".tmp.", 5) == 0 && sb.st_mtime > time(NULL) - 60) continue;
+            if (*n == *cap) {
+                size_t nc = *cap ? *cap * 2 : 256;
+                file_ent *nv = realloc(*v, nc * sizeof(**v));
+                if (nv == NULL) break;
+                *v = nv;
+                *cap = nc;
+            }
+            (*v)[*n].path = strdup(sub);
+            (*v)[*n].mtime = strncmp(e->d_name, ".tmp.", 5) == 0
+                             ? 0 : (double) sb.st_mtim.tv_sec + 1e-9 * (double) sb.st_mtim.tv_nsec;
+            (*v)[*n].size = sb.st_size;
+            if ((*v)[*n].path) (*n)++;
+        }
+    }
+    closedir(dp);
+}
+
+/*
+ * What the directory holds; over max_size (goal = 90% of it), the least
+ * recently used files are removed down to the goal.  goal 0: count only.
+ */
+static void
+sweep(llm_kv_disk *d, uint64_t goal)
+{
+    file_ent *v = NULL;
+    size_t n = 0, cap = 0, i;
+    uint64_t total = 0;
+
+    collect(d->root, 0, &v, &n, &cap);
+    for (i = 0; i < n; i++) total += (uint64_t) v[i].size;
+    qsort(v, n, sizeof(*v), older_first);
+    for (i = 0; goal > 0 && i < n && total > goal; i++) {
+        if (unlink(v[i].path) == 0) {
+            total -= (uint64_t) v[i].size;
+            d->st.removed++;
+        }
+    }
+    for (i = 0; i < n; i++) free(v[i].path);
+    free(v);
+    d->st.bytes = total;
+}
+
+llm_kv_disk *
+llm_kv_disk_open(const char *dir, uint64_t max_size, const llm_kv_disk_shape *shape, char *err,
+    size_t errlen)
+{
+    llm_kv_disk *d = calloc(1, sizeof(*d));
+    size_t n = strlen(dir) + 32;
+
+    if (d == NULL || (d->dir = malloc(n)) == NULL || (d->root = strdup(dir)) == NULL) {
+        snprintf(err, errlen, "out of memory");
+        llm_kv_disk_close(d);
+        return NULL;
+    }
+    snprintf(d->dir, n, "%s/%016llx", dir, (unsigned long long) shape->fingerprint);
+    if (mkdir_p(d->dir) != 0) {
+        snprintf(err, errlen, "cannot create \"%s\": %s", d->dir, strerror(errno));
+        llm_kv_disk_close(d);
+        return NULL;
+    }
+    d->max_size = max_size;
+    d->shape = *shape;
+    d->half = (size_t) shape->n_layers * LLM_KV_BLOCK * (size_t) shape->kv_dim * (size_t) shape->elem_bytes;
+    sweep(d, 0);
+    return d;
+}
+
+void
+llm_kv_disk_close(llm_kv_disk *d)
+{
+    if (d == NULL) return;
+    free(d->dir);
+    free(d->root);
+    free(d);
+}
+
+size_t
+llm_kv_disk_half_bytes(const llm_kv_disk *d)
+{
+    return d->half;
+}
+
+void
+llm_kv_disk_get_stats(const llm_kv_disk *d, llm_kv_disk_stats *st)
+{
+    *st = d->st;
+}
+
+static void
+file_name(const llm_kv_disk *d, uint64_t chain, char *buf, size_t len, int dir_only)
+{
+    if (dir_only) {
+        snprintf(buf, len, "%s/%02x", d->dir, (unsigned) (chain >> 56));
+    } else {
+        snprintf(buf, len, "%s/%02x/%016llx.kv", d->dir, (unsigned) (chain >> 56), (unsigned long long) chain);
+    }
+}
+
+static void
+fill_header(const llm_kv_disk *d, disk_header *h, uint64_t parent, const int32_t *tokens)
+{
+    memset(h, 0, sizeof(*h));
+    memcpy(h->magic, MAGIC, 8);
+    h->version = VERSION;
+    h->elem_bytes = (uint32_t) d->shape.elem_bytes;
+    h->fingerprint = d->shape.fingerprint;
+    h->n_layers = (uint32_t) d->shape.n_layers;
+    h->kv_dim = (uint32_t) d->shape.kv_dim;
+    h->block_tokens = LLM_KV_BLOCK;
+    h->parent = parent;
+    h->chain = llm_kv_chain(parent, tokens);
+    memcpy(h->tokens, tokens, sizeof(h->tokens));
+    h->payload = 2 * (uint64_t) d->half;
+}
+
+static int
+write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n > 0) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        c += w;
+        n -= (size_t) w;
+    }
+    return 0;
+}
+
+static int
+read_all(int fd, void *p, size_t n)
+{
+    char *c = p;
+    while (n > 0) {
+        ssize_t r = read(fd, c, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        c += r;
+        n -= (size_t) r;
+    }
+    return 0;
+}
+
+int
+llm_kv_disk_write(llm_kv_disk *d, uint64_t parent, const int32_t *tokens, const void *k,
+    const void *v, char *err, size_t errlen)
+{
+    disk_header h;
+    char path[4096], tmp[4200];
+    uint64_t sum;
+    struct stat sb;
+    int fd;
+
+    fill_header(d, &h, parent, tokens);
+    file_name(d, h.chain, path, sizeof(path), 0);
+    if (stat(path, &sb) == 0) return 0;
+    file_name(d, h.chain, tmp, sizeof(tmp), 1);
+    if (mkdir(tmp, 0700) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create \"%s\": %s", tmp, strerror(errno));
+        return -1;
+    }
+    snprintf(tmp + strlen(tmp), sizeof(tmp) - strlen(tmp), "/.tmp.%ld.%u", (long) getpid(), d->tmp_seq++);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create \"%s\": %s", tmp, strerror(errno));
+        return -1;
+    }
+    sum = fnv(fnv(fnv(FNV_BASIS, &h, sizeof(h)), k, d->half), v, d->half);
+    if (write_all(fd, &h, sizeof(h)) != 0 || write_all(fd, k, d->half) != 0
+        || write_all(fd, v, d->half) != 0 || write_all(fd, &sum, sizeof(sum)) != 0)
+    {
+        snprintf(err, errlen, "cannot write \"%s\": %s", tmp, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        return -1;
+    }
+    if (close(fd) != 0 || rename(tmp, path) != 0) {
+        snprintf(err, errlen, "cannot write \"%s\": %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    d->st.written++;
+    d->st.bytes += sizeof(h) + 2 * (uint64_t) d->half + sizeof(sum);
+    if (d->max_size > 0 && d->st.bytes > d->max_size) sweep(d, d->max_size / 10 * 9);
+    return 0;
+}
+
+int
+llm_kv_disk_read(llm_kv_disk *d, uint64_t parent, const int32_t *tokens, void *k, void *v,
+    char *why, size_t whylen)
+{
+    disk_header want, h;
+    char path[4096];
+    struct stat sb;
+    uint64_t sum, stored;
+    int fd;
+
+    fill_header(d, &want, parent, tokens);
+    file_name(d, want.chain, path, sizeof(path), 0);
+    fd = open(path, O_RDONLY);
+    if (fd < 0) return 0;
+    if (fstat(fd, &sb) != 0 || (uint64_t) sb.st_size != sizeof(h) + want.payload + sizeof(sum)) {
+        snprintf(why, whylen, "\"%s\": size %lld, not a block of this model", path, (long long) sb.st_size);
+        goto reject;
+    }
+    if (read_all(fd, &h, sizeof(h)) != 0) {
+        snprintf(why, whylen, "\"%s\": cannot read the header", path);
+        goto reject;
+    }
+    if (memcmp(h.magic, MAGIC, 8) != 0 || h.version != VERSION) {
+        snprintf(why, whylen, "\"%s\": not a KV block file of this version", path);
+        goto reject;
+    }
+    if (h.fingerprint != want.fingerprint || h.elem_bytes != want.elem_bytes
+        || h.n_layers != want.n_layers || h.kv_dim != want.kv_dim || h.block_tokens != LLM_KV_BLOCK)
+    {
+        snprintf(why, whylen, "\"%s\": written by another model (fingerprint %016llx)", path,
+                 (unsigned long long) h.fingerprint);
+        goto reject;
+    }
+    if (h.parent != parent || memcmp(h.tokens, tokens, sizeof(h.tokens)) != 0
+        || h.chain != want.chain || h.payload != want.payload || h.pad != 0)
+    {
+        snprintf(why, whylen, "\"%s\": holds other tokens", path);
+        goto reject;
+    }
+    if (read_all(fd, k, d->half) != 0 || read_all(fd, v, d->half) != 0
+        || read_all(fd, &stored, sizeof(stored)) != 0)
+    {
+        snprintf(why, whylen, "\"%s\": truncated", path);
+        goto reject;
+    }
+    sum = fnv(fnv(fnv(FNV_BASIS, &h, sizeof(h)), k, d->half), v, d->half);
+    if (sum != stored) {
+        snprintf(why, whylen, "\"%s\": checksum mismatch", path);
+        goto reject;
+    }
+    close(fd);
+    /* recently used: the size sweep removes the oldest first */
+    (void) utimes(path, NULL);
+    d->st.hits++;
+    return 1;
+
+reject:
+    close(fd);
+    d->st.rejected++;
+    return -1;
+}

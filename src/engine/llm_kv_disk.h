@@ -1,0 +1,78 @@
+/*
+ * The disk tier of the prefix cache: full KV blocks kept as files, so that a
+ * prefix computed before a reload or a restart (or by another worker) is read
+ * back instead of recomputed.  Policy only: file names, the format, what a
+ * reader verifies, the size bound.  Plain C with blocking I/O: callers run it
+ * off the event loop (the runtime calls it from the compute thread).
+ *
+ * One file per full block (LLM_KV_BLOCK positions), named by the model's
+ * fingerprint and the block's chain hash (the hash of every token up to the
+ * block's end, llm_kv_chain):
+ *     DIR/<fingerprint, 16 hex>/<first 2 hex of the chain>/<chain, 16 hex>.kv
+ * A header (magic, version, fingerprint, element size, layers, kv_dim,
+ * parent chain hash, chain hash, the block's token ids, payload size) and the
+ * payload (the block's keys, then its values: n_layers x LLM_KV_BLOCK x kv_dim
+ * elements each), followed by an FNV-1a 64 checksum of header and payload.
+ *
+ * A reader trusts nothing it has not checked: size, magic, version, the
+ * fingerprint and shape against its own model, the parent, the tokens against
+ * the prompt's own, the chain hash recomputed from them, and the checksum;
+ * any mismatch rejects the file (counted, the reason kept for the log).
+ * Writers write a temporary file in the same directory and rename(2) it into
+ * place, so concurrent workers and a crash never leave a partial file under a
+ * block's name; temporary files left by a crash are removed by the size sweep.
+ * The directory is bounded by max_size: after a write that takes it over, the
+ * least recently used files (mtime; a read touches it) are removed down to
+ * 90% of it.
+ */
+#ifndef LLM_KV_DISK_H
+#define LLM_KV_DISK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct llm_kv_disk llm_kv_disk;
+
+/* What a file must match to be read: the model (weights, quantization, KV type) and its shape. */
+typedef struct {
+    uint64_t fingerprint;
+    int      elem_bytes;     /* 4 (f32) or 2 (f16) */
+    int      n_layers;
+    int      kv_dim;
+} llm_kv_disk_shape;
+
+typedef struct {
+    uint64_t hits;           /* blocks read back */
+    uint64_t written;        /* blocks written */
+    uint64_t rejected;       /* files found but not trusted */
+    uint64_t removed;        /* files removed by the size bound */
+    uint64_t bytes;          /* what the directory holds (as this process last counted) */
+} llm_kv_disk_stats;
+
+/* Opens (creates) dir/<fingerprint>/; NULL with err when it cannot. */
+llm_kv_disk *llm_kv_disk_open(const char *dir, uint64_t max_size, const llm_kv_disk_shape *shape,
+    char *err, size_t errlen);
+void llm_kv_disk_close(llm_kv_disk *d);
+
+/* Bytes of one of k, v of a block (n_layers x LLM_KV_BLOCK x kv_dim elements). */
+size_t llm_kv_disk_half_bytes(const llm_kv_disk *d);
+
+/*
+ * Writes the full block after prefix `parent` holding tokens[0..LLM_KV_BLOCK)
+ * with keys k and values v (llm_kv_disk_half_bytes each) unless its file is
+ * there already.  0 written or present, -1 on an I/O error (message in err).
+ */
+int llm_kv_disk_write(llm_kv_disk *d, uint64_t parent, const int32_t *tokens, const void *k,
+    const void *v, char *err, size_t errlen);
+
+/*
+ * Reads the block after `parent` holding tokens[0..LLM_KV_BLOCK) into k and v:
+ * 1 read and verified, 0 no file, -1 a file that did not verify (ignored; the
+ * reason in why).  k and v are unspecified after 0 or -1.
+ */
+int llm_kv_disk_read(llm_kv_disk *d, uint64_t parent, const int32_t *tokens, void *k, void *v,
+    char *why, size_t whylen);
+
+void llm_kv_disk_get_stats(const llm_kv_disk *d, llm_kv_disk_stats *st);
+
+#endif

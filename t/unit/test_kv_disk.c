@@ -1,0 +1,193 @@
+/*
+ * Disk tier of the prefix cache (src/engine/llm_kv_disk.c): a block written
+ * reads back byte for byte; another prefix, a corrupted file, a truncated
+ * one and another model's file are not trusted; the size bound removes the
+ * least recently used files; no temporary file is left behind.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tap.h"
+
+#include "engine/llm_kv.h"
+#include "engine/llm_kv_disk.h"
+
+static void
+block_tokens(int32_t *t, int seed)
+{
+    int i;
+    for (i = 0; i < LLM_KV_BLOCK; i++) t[i] = seed * 100 + i;
+}
+
+static void
+fill(unsigned char *p, size_t n, int seed)
+{
+    size_t i;
+    for (i = 0; i < n; i++) p[i] = (unsigned char) (i * 31 + (size_t) seed * 7);
+}
+
+/* files under path whose name starts with prefix */
+static int
+count_files(const char *path, const char *prefix)
+{
+    DIR *dp = opendir(path);
+    struct dirent *e;
+    char sub[4096];
+    struct stat sb;
+    int n = 0;
+
+    if (dp == NULL) return 0;
+    while ((e = readdir(dp)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+        if (stat(sub, &sb) != 0) continue;
+        if (S_ISDIR(sb.st_mode)) n += count_files(sub, prefix);
+        else if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) n++;
+    }
+    closedir(dp);
+    return n;
+}
+
+static void
+file_of(char *buf, size_t len, const char *dir, uint64_t fp, uint64_t parent, const int32_t *tokens)
+{
+    uint64_t c = llm_kv_chain(parent, tokens);
+    snprintf(buf, len, "%s/%016llx/%02x/%016llx.kv", dir, (unsigned long long) fp, (unsigned) (c >> 56),
+             (unsigned long long) c);
+}
+
+static void
+flip_byte(const char *path, long at)
+{
+    FILE *f = fopen(path, "r+b");
+    int c;
+    if (f == NULL) return;
+    fseek(f, at, at < 0 ? SEEK_END : SEEK_SET);
+    c = fgetc(f);
+    fseek(f, -1, SEEK_CUR);
+    fputc(c ^ 0x40, f);
+    fclose(f);
+}
+
+int
+main(void)
+{
+    char dir[] = "/tmp/llm-test-kv-disk-XXXXXX", err[512] = "", why[512] = "", path[4096], other[4096];
+    llm_kv_disk_shape shape = { 0x1234abcd5678ef01ULL, 2, 3, 40 }, foreign = shape;
+    llm_kv_disk *d, *f;
+    llm_kv_disk_stats st;
+    int32_t t1[LLM_KV_BLOCK], t2[LLM_KV_BLOCK];
+    unsigned char *k, *v, *k2, *v2;
+    size_t half;
+    uint64_t parent2;
+    int i;
+
+    if (mkdtemp(dir) == NULL) return 1;
+    d = llm_kv_disk_open(dir, 0, &shape, err, sizeof(err));
+    ok(d != NULL, "opened (%s)", err);
+    if (d == NULL) return done_testing();
+    half = llm_kv_disk_half_bytes(d);
+    ok(half == 3 * LLM_KV_BLOCK * 40 * 2, "a block's keys: layers x 16 x kv_dim x 2 bytes (%zu)", half);
+    k = malloc(half); v = malloc(half); k2 = malloc(half); v2 = malloc(half);
+    fill(k, half, 1);
+    fill(v, half, 2);
+    block_tokens(t1, 1);
+    block_tokens(t2, 2);
+    parent2 = llm_kv_chain(LLM_KV_ROOT, t1);
+
+    ok(llm_kv_disk_read(d, LLM_KV_ROOT, t1, k2, v2, why, sizeof(why)) == 0, "nothing on disk yet: a miss");
+    ok(llm_kv_disk_write(d, LLM_KV_ROOT, t1, k, v, err, sizeof(err)) == 0, "block 1 written (%s)", err);
+    ok(llm_kv_disk_write(d, parent2, t2, v, k, err, sizeof(err)) == 0, "block 2 (after block 1) written");
+    ok(llm_kv_disk_write(d, LLM_KV_ROOT, t1, k, v, err, sizeof(err)) == 0, "writing block 1 again: present");
+    llm_kv_disk_get_stats(d, &st);
+    ok(st.written == 2, "two files written, not three (%llu)", (unsigned long long) st.written);
+    ok(count_files(dir, ".tmp.") == 0 && count_files(dir, "") == 2, "two files, no temporary one left");
+
+    memset(k2, 0, half);
+    memset(v2, 0, half);
+    ok(llm_kv_disk_read(d, LLM_KV_ROOT, t1, k2, v2, why, sizeof(why)) == 1
+       && memcmp(k, k2, half) == 0 && memcmp(v, v2, half) == 0, "block 1 reads back byte for byte");
+    ok(llm_kv_disk_read(d, parent2, t2, k2, v2, why, sizeof(why)) == 1 && memcmp(v, k2, half) == 0,
+       "block 2 reads back under its prefix");
+    ok(llm_kv_disk_read(d, LLM_KV_ROOT, t2, k2, v2, why, sizeof(why)) == 0,
+       "the same tokens after another prefix: no file");
+
+    /* a reopened tier (a reload) finds what the last one wrote */
+    llm_kv_disk_close(d);
+    d = llm_kv_disk_open(dir, 0, &shape, err, sizeof(err));
+    ok(d != NULL && llm_kv_disk_read(d, LLM_KV_ROOT, t1, k2, v2, why, sizeof(why)) == 1
+       && memcmp(k, k2, half) == 0, "after reopening: block 1 read back");
+    llm_kv_disk_get_stats(d, &st);
+    ok(st.bytes == 2 * (2 * half + 136), "reopening counts what the directory holds (%llu)",
+       (unsigned long long) st.bytes);
+
+    /* another model: its own directory, nothing found; its file under our name is rejected */
+    foreign.fingerprint ^= 1;
+    f = llm_kv_disk_open(dir, 0, &foreign, err, sizeof(err));
+    ok(f != NULL && llm_kv_disk_read(f, LLM_KV_ROOT, t1, k2, v2, why, sizeof(why)) == 0,
+       "another model's tier does not see our blocks");
+    ok(llm_kv_disk_write(f, LLM_KV_ROOT, t2, k, v, err, sizeof(err)) == 0, "another model writes a block");
+    file_of(other, sizeof(other), dir, foreign.fingerprint, LLM_KV_ROOT, t2);
+    file_of(path, sizeof(path), dir, shape.fingerprint, LLM_KV_ROOT, t2);
+    {
+        char cmd[12400];
+        snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname %s)\" && cp %s %s", path, other, path);
+        ok(system(cmd) == 0, "its file copied under our model's name");
+    }
+    why[0] = '\0';
+    ok(llm_kv_disk_read(d, LLM_KV_ROOT, t2, k2, v2, why, sizeof(why)) == -1 && strstr(why, "another model"),
+       "another model's file is rejected: %s", why);
+
+    /* corruption: a payload byte, a header byte (tokens), truncation */
+    file_of(path, sizeof(path), dir, shape.fingerprint, LLM_KV_ROOT, t1);
+    flip_byte(path, 500);
+    ok(llm_kv_disk_read(d, LLM_KV_ROOT, t1, k2, v2, why, sizeof(why)) == -1 && strstr(why, "checksum"),
+       "a flipped payload byte is rejected: %s", why);
+    file_of(path, sizeof(path), dir, shape.fingerprint, parent2, t2);
+    flip_byte(path, 60);
+    ok(llm_kv_disk_read(d, parent2, t2, k2, v2, why, sizeof(why)) == -1 && strstr(why, "other tokens"),
+       "a flipped token id is rejected: %s", why);
+    flip_byte(path, 60);
+    ok(llm_kv_disk_read(d, parent2, t2, k2, v2, why, sizeof(why)) == 1, "flipped back: read again");
+    ok(truncate(path, 1000) == 0 && llm_kv_disk_read(d, parent2, t2, k2, v2, why, sizeof(why)) == -1
+       && strstr(why, "size"), "a truncated file is rejected: %s", why);
+    llm_kv_disk_get_stats(d, &st);
+    ok(st.rejected == 4, "4 files rejected (%llu)", (unsigned long long) st.rejected);
+
+    /* the size bound: room for 5 files; 12 written; the first ones go */
+    llm_kv_disk_close(d);
+    llm_kv_disk_close(f);
+    {
+        char cmd[4200];
+        snprintf(cmd, sizeof(cmd), "rm -rf %s/*", dir);
+        ok(system(cmd) == 0, "emptied");
+    }
+    d = llm_kv_disk_open(dir, 5 * (2 * half + 144), &shape, err, sizeof(err));
+    for (i = 0; i < 12; i++) {
+        int32_t t[LLM_KV_BLOCK];
+        block_tokens(t, 10 + i);
+        llm_kv_disk_write(d, LLM_KV_ROOT, t, k, v, err, sizeof(err));
+    }
+    llm_kv_disk_get_stats(d, &st);
+    ok(st.written == 12 && st.removed > 0 && st.bytes <= 5 * (2 * half + 144),
+       "12 written, %llu removed, %llu bytes held within the bound", (unsigned long long) st.removed,
+       (unsigned long long) st.bytes);
+    ok(count_files(dir, "") <= 5, "at most 5 files remain (%d)", count_files(dir, ""));
+    {
+        int32_t t[LLM_KV_BLOCK];
+        block_tokens(t, 21);
+        ok(llm_kv_disk_read(d, LLM_KV_ROOT, t, k2, v2, why, sizeof(why)) == 1, "the newest is kept");
+    }
+    llm_kv_disk_close(d);
+    {
+        char cmd[4200];
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+        if (system(cmd) != 0) ok(0, "removed %s", dir);
+    }
+    free(k); free(v); free(k2); free(v2);
+    return done_testing();
+}
