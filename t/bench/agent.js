@@ -15,6 +15,10 @@
 //      matches): TTFT of each and their ratio, cache_read_input_tokens.
 //   3. AGENT_CLIENTS concurrent clients (8), each its own session: TTFT per turn (median and
 //      worst over the clients) against phase 2's uncached TTFT of the same turn.
+//   4. With AGENT_NGINX_PID (the server's pid file) and llm_kv_cache_path set: nginx -s reload
+//      (SIGHUP), wait for the old worker to exit (it writes its KV blocks to disk first), then
+//      phase 2's session's first turn again (a new billing nonce) and the same turn uncached:
+//      TTFT of the first turn of a known session after a reload against the uncached TTFT.
 // usage: LLM_BASE_URL=http://127.0.0.1:PORT node t/bench/agent.js
 const { sseData } = require('./sse.js');
 
@@ -118,8 +122,15 @@ class Session {
   }
 }
 
+async function healthJson() {
+  return (await fetch(base + '/health')).json();
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const alive = (pid) => { try { process.kill(pid, 0); return true; } catch (e) { return false; } };
+
 async function health() {
-  const h = await (await fetch(base + '/health')).json();
+  const h = await healthJson();
   const m = h.models ? Object.values(h.models)[0] || h : h;
   const pick = (k) => (m[k] !== undefined ? m[k] : h[k]);
   return { used: pick('kv_blocks_used'), cached: pick('kv_blocks_cached'), tokens: pick('kv_block_tokens') };
@@ -176,6 +187,28 @@ function pct(a, p) {
     console.log(`${String(t).padStart(4)}  ${pct(tt, 0.5).toFixed(0).padStart(11)}  ${mx.toFixed(0).padStart(11)}  `
       + `${(mx / uncachedTtft[t]).toFixed(3)}`);
   }
-  console.log(`turns 2..${turns}, ${clients} clients: worst TTFT / 1-client uncached TTFT max `
-    + `${Math.max(...worst).toFixed(3)}, median ${pct(worst, 0.5).toFixed(3)}`);
+  if (turns > 1) {
+    console.log(`turns 2..${turns}, ${clients} clients: worst TTFT / 1-client uncached TTFT max `
+      + `${Math.max(...worst).toFixed(3)}, median ${pct(worst, 0.5).toFixed(3)}`);
+  }
+
+  // 4. a reload, then the first turn of a known session (disk tier)
+  if (!process.env.AGENT_NGINX_PID) return;
+  const master = Number(require('fs').readFileSync(process.env.AGENT_NGINX_PID, 'utf8'));
+  const old = (await healthJson()).pid;
+  process.kill(master, 'SIGHUP');
+  for (let i = 0; i < 600; i++) {
+    const h = await healthJson().catch(() => ({}));
+    if (h.pid && h.pid !== old && !alive(old)) break;
+    await sleep(100);
+  }
+  const known = [{ role: 'user', content: userMessage(1, 1) }];
+  const r = rng(4242);
+  const warm = await request(known, system(r));
+  const cold = await request(known, system(r, `session-salt: ${nonce(r)}`));
+  const u = warm.usage || {};
+  const m = Object.values((await healthJson()).models || {})[0] || {};
+  console.log(`after reload: first turn of a known session TTFT ${warm.ttft.toFixed(0)} ms `
+    + `(cache_read ${u.cache_read_input_tokens}, ${m.kv_disk ? m.kv_disk.tokens_read : '?'} tokens read from disk), `
+    + `uncached ${cold.ttft.toFixed(0)} ms, ratio ${(warm.ttft / cold.ttft).toFixed(3)}`);
 })().catch((e) => { console.error(e); process.exit(1); });

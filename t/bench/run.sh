@@ -95,7 +95,8 @@ if [ ! -f "$agent/model.safetensors" ]; then
     "$build/llm" synth --config t/bench/agent-model.json --out "$agent" --dtype "$dtype"
 fi
 cp t/.cache/tokenizers/qwen3/tokenizer.json t/.cache/tokenizers/qwen3/tokenizer_config.json "$agent/"
-sed -e "s|llm_model bench .*;|llm_model bench $agent parallel=8 queue=64 threads=$threads kv=f16 kv_memory=${BENCH_AGENT_KV:-2048m};|" \
+rm -rf "$prefix/kvcache"
+sed -e "s|llm_model bench .*;|llm_model bench $agent parallel=8 queue=64 threads=$threads kv=f16 kv_memory=${BENCH_AGENT_KV:-2048m}; llm_kv_cache_path kvcache max_size=1024m;|" \
     -e "s|location = /v1/completions { llm_api completions; }|location = /v1/messages { llm_api messages; }|" \
     "$prefix/conf/nginx.conf" > "$prefix/conf/agent.conf"
 for _ in $(seq 50); do [ -f "$prefix/logs/nginx.pid" ] || break; sleep 0.1; done
@@ -105,7 +106,7 @@ for _ in $(seq 100); do
     curl -sf "http://127.0.0.1:$port/health" >/dev/null && break
     sleep 0.1
 done
-LLM_BASE_URL="http://127.0.0.1:$port" node t/bench/agent.js
+LLM_BASE_URL="http://127.0.0.1:$port" AGENT_NGINX_PID="$prefix/logs/nginx.pid" node t/bench/agent.js
 
 # several nodes behind a front nginx: cached-token share by balancing, and
 # the cost of the front hop per chunk (docs/deployment.md)
