@@ -100,6 +100,7 @@ def main():
     ap.add_argument("--model", default=os.path.join(HERE, "..", "ngxllm-tiny"))
     ap.add_argument("--engine", help="path of build/llm: our engine on the CPU instead of transformers")
     ap.add_argument("--n", type=int, default=400, help="held-out conversations (short)")
+    ap.add_argument("--n-train", type=int, default=0, help="training-distribution conversations (0: --n)")
     ap.add_argument("--n-long", type=int, default=200, help="held-out conversations in long prompts")
     ap.add_argument("--long", type=int, default=8000, help="tokens of a long prompt")
     ap.add_argument("--seed", type=int, default=11)
@@ -116,7 +117,7 @@ def main():
     if "long" in sets:
         items += items_of(heldout.conversations(a.n_long, a.seed + 1, a.long), "long", answers=False)
     if "train" in sets:
-        items += items_of(train_conversations(a.n, a.seed), "train")
+        items += items_of(train_conversations(a.n_train or a.n, a.seed), "train")
     if "probe" in sets:
         items += items_of(heldout.probe_conversations(), "probe", answers=False)
     for s in ("16k", "32k"):

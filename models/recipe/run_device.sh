@@ -7,7 +7,7 @@ set -e -o pipefail
 export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=true
 mode=${1:-smoke}
 OUT=${OUT:-/tmp/out}
-W=/tmp/ngx; rm -rf $W; mkdir -p $W/res $OUT
+W=${W:-/tmp/ngx}; rm -rf $W; mkdir -p $W/res $OUT
 cd "$(dirname "$0")"
 python3 -c 'import torch, transformers, tokenizers, jinja2; print("torch", torch.__version__, "transformers", transformers.__version__, "tokenizers", tokenizers.__version__, torch.cuda.get_device_name(0))'
 if [ "$mode" = smoke ]; then
@@ -48,6 +48,8 @@ elif [ "$mode" = proc ]; then
   # that many layers first); evaluation on the held-out tools (eval_tools.py)
   targs="--tokenizer ../ngxllm-tiny/tokenizer.json --init ${INIT:-../ngxllm-tiny} --grow-layers ${GROW:-0} --max-pos 32768 --max-len ${MAXLEN:-12288} --proc ${PROC:-0.8} --long ${LONG:-0.15} --invent-objects ${INVENT:-0} --variety --coverage --mirror-refusal-think --contrast 0.15 --schema-variety 0.5 --call-weight 3 --refusal-weight 1 --invented 0.8 --refusal 0.06 --history-variety 0.3 --schema-bare 0.3 --n-train ${NTRAIN:-240000} --steps ${STEPS:-8000} --warmup ${WARMUP:-100} --lr ${LR:-1e-3} --seed ${SEED:-2301} --batch-tokens 98304 --max-seconds ${MAXS:-330}"; eargs="tools"
 elif [ "$mode" = stream ]; then
+  # (fourth session) DECW: loss weight of the token where a trained answer begins, and of the
+  # verdict words of candidate-first reasoning (--decision-weight)
   # (third session) FRAME: share of requests wrapped in chatter (--frame-noise); REPLAY=1:
   # train on made examples again while the workers are behind the GPU (--replay); NAMEW: extra
   # weight of a called name's tokens (--name-weight); THINKC: share of candidate-first reasoning
@@ -55,7 +57,7 @@ elif [ "$mode" = stream ]; then
   # proc with the data made while training (--stream, 12 worker processes), invented objects
   # for most tools (INVENT) and few long contexts (LONG) in a first stage; KEEP: a folder
   # outside $W where the weights stay for a next call on the same (warm) machine
-  targs="--tokenizer ../ngxllm-tiny/tokenizer.json --init ${INIT:-../ngxllm-tiny} --grow-layers ${GROW:-0} --max-pos 32768 --max-len ${MAXLEN:-12288} --proc ${PROC:-0.9} --long ${LONG:-0.03} --long-chars ${LONGCH:-16000} --invent-objects ${INVENT:-0.8} --variety --coverage --mirror-refusal-think --contrast ${CONTRAST:-0.15} --schema-variety 0.5 --call-weight 3 --refusal-weight ${RW:-1} --invented 0.8 --refusal 0.06 --history-variety 0.3 --schema-bare 0.3 --n-train ${NTRAIN:-1000000} --steps ${STEPS:-20000} --warmup ${WARMUP:-100} --lr ${LR:-1e-3} --seed ${SEED:-2311} --batch-tokens ${BT:-98304} --max-seconds ${MAXS:-330} --stream --procs ${PROCS:-12} --frame-noise ${FRAME:-0} --name-weight ${NAMEW:-1} --think-candidate ${THINKC:-0} ${REPLAY:+--replay}"; eargs="tools"
+  targs="--tokenizer ../ngxllm-tiny/tokenizer.json --init ${INIT:-../ngxllm-tiny} --grow-layers ${GROW:-0} --max-pos 32768 --max-len ${MAXLEN:-12288} --proc ${PROC:-0.9} --long ${LONG:-0.03} --long-chars ${LONGCH:-16000} --invent-objects ${INVENT:-0.8} --variety --coverage --mirror-refusal-think --contrast ${CONTRAST:-0.15} --schema-variety 0.5 --call-weight 3 --refusal-weight ${RW:-1} --invented 0.8 --refusal 0.06 --history-variety 0.3 --schema-bare 0.3 --n-train ${NTRAIN:-1000000} --steps ${STEPS:-20000} --warmup ${WARMUP:-100} --lr ${LR:-1e-3} --seed ${SEED:-2311} --batch-tokens ${BT:-98304} --max-seconds ${MAXS:-330} --stream --procs ${PROCS:-12} --frame-noise ${FRAME:-0} --name-weight ${NAMEW:-1} --think-candidate ${THINKC:-0} --decision-weight ${DECW:-1} ${REPLAY:+--replay}"; eargs="tools"
 else
   targs="--n-train ${NTRAIN:-200000} --n-tok 30000 --steps ${STEPS:-1500} --batch-tokens 98304"; eargs="--n 400"
 fi

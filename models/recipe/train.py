@@ -16,6 +16,7 @@ import math
 import multiprocessing as mp
 import os
 import random
+import re
 import sys
 import time
 
@@ -51,10 +52,10 @@ def _examples_chunk(job):
     """Conversations start..start+n-1 generated, cut and tokenized in a worker process; ids as
     uint16 arrays (vocab < 65536) with a trained flag per token, so little crosses the pipe."""
     import numpy as np
-    split, start, n, seed, opts, max_len, call_w, refusal_w, name_w = job
+    split, start, n, seed, opts, max_len, call_w, refusal_w, name_w, decision_w = job
     convs = [(chatfmt.segments(conv), conv["meta"]["kind"])
              for conv in gen_data.generate(split, n, seed, start, **opts)]
-    examples, dropped = encode_convs(_WORKER_TOK, convs, max_len, call_w, refusal_w, name_w)
+    examples, dropped = encode_convs(_WORKER_TOK, convs, max_len, call_w, refusal_w, name_w, decision_w)
     return [(np.asarray(ids, dtype=np.uint16), np.asarray([t != -100 for t in lab], dtype=np.bool_), spans)
             for ids, lab, spans in examples], dropped
 
@@ -66,12 +67,13 @@ class StreamedData:
     goes over all of them again (a new epoch).  Data order depends on --seed and on how fast
     chunks arrive relative to the steps, so a rerun sees the same data in a close order."""
 
-    def __init__(self, tok_path, split, n, seed, procs, opts, max_len, call_w, refusal_w, name_w=1.0, chunk=500):
+    def __init__(self, tok_path, split, n, seed, procs, opts, max_len, call_w, refusal_w, name_w=1.0,
+                 decision_w=1.0, chunk=500):
         import threading
         self.examples, self.dropped, self.arrived, self.done, self.n_in = [], 0, [], False, 0
         self.error = None
         self.lock = threading.Lock()
-        jobs = [(split, s, min(chunk, n - s), seed, opts, max_len, call_w, refusal_w, name_w)
+        jobs = [(split, s, min(chunk, n - s), seed, opts, max_len, call_w, refusal_w, name_w, decision_w)
                 for s in range(0, n, chunk)]
         self.n_jobs = len(jobs)
         self.pool = mp.get_context("fork").Pool(procs, initializer=_init_worker, initargs=(tok_path,))
@@ -146,7 +148,33 @@ def call_spans(text, offsets, base, w, name_w=1.0):
         pos = e
 
 
-def encode_convs(tok, convs, max_len, call_w=1.0, refusal_w=1.0, name_w=1.0):
+CANDIDATE_VERDICT = re.compile(r"[,;] ((?:and|but) it (?:fits|does not)|it (?:fits|does not fit))")
+
+
+def decision_span(text, offsets, base, w):
+    """The one token where a trained turn's answer begins (after its reasoning, if any):
+    with thinking off it is where the model decides between <tool_call> and words, so
+    with w != 1 that token weighs w (a span after the others: it wins).  Among the ~100
+    trained tokens of a turn it is the only one that says call or refuse, and unweighted
+    the models learnt a prior per thinking mode instead (third session's notes)."""
+    spans = []
+    i = text.find("</think>")
+    # candidate-first reasoning (lex_train.THINK_*_CAND) decides in the words after the name
+    m = CANDIDATE_VERDICT.search(text, 0, max(i, 0))
+    if m:
+        toks = [t for t, (a, _) in enumerate(offsets) if m.start(1) <= a < m.end(1)]
+        if toks:
+            spans.append((base + toks[0], base + toks[-1] + 1, w))
+    c0 = 0 if i < 0 else i + len("</think>")
+    while c0 < len(text) and text[c0].isspace():
+        c0 += 1
+    for t, (a, _) in enumerate(offsets):
+        if a >= c0:
+            return spans + [(base + t, base + t + 1, w)]
+    return spans
+
+
+def encode_convs(tok, convs, max_len, call_w=1.0, refusal_w=1.0, name_w=1.0, decision_w=1.0):
     """Token ids and a trained-or-not flag per token; each piece is tokenized on its own,
     as a server tokenizes the prompt and then appends what the model generates.
     convs holds (pieces, kind) pairs.  Each example also lists weighted token ranges: its
@@ -162,6 +190,8 @@ def encode_convs(tok, convs, max_len, call_w=1.0, refusal_w=1.0, name_w=1.0):
                 spans.append((len(ids), len(ids) + len(piece), refusal_w))
             elif trained:
                 spans += call_spans(text, enc[k].offsets, len(ids), call_w, name_w)
+            if trained and decision_w != 1.0:
+                spans += decision_span(text, enc[k].offsets, len(ids), decision_w)
             k += 1
             ids += piece
             mask += [trained] * len(piece)
@@ -281,6 +311,9 @@ def main():
                     help="loss weight of the tokens inside trained <tool_call> blocks")
     ap.add_argument("--name-weight", type=float, default=1.0,
                     help="extra factor on the tokens of a trained call's function name (x --call-weight)")
+    ap.add_argument("--decision-weight", type=float, default=1.0,
+                    help="loss weight of the first token of each trained answer (after its reasoning): "
+                         "call or words")
     ap.add_argument("--refusal-weight", type=float, default=None,
                     help="loss weight of trained refusal turns (default: --call-weight)")
     gen_data.add_data_args(ap)
@@ -338,13 +371,15 @@ def main():
         if not a.tokenizer:
             sys.exit("--stream needs --tokenizer")
         stream = StreamedData(a.tokenizer, "train", a.n_train, a.seed, a.procs,
-                              gen_data.data_opts(a), a.max_len, a.call_weight, a.refusal_weight, a.name_weight)
+                              gen_data.data_opts(a), a.max_len, a.call_weight, a.refusal_weight, a.name_weight,
+                              a.decision_weight)
         examples = stream.examples
         first = stream.take(min_chunks=min(16, stream.n_jobs))
         print("data: streamed, first %d examples after %.1fs" % (len(first), time.time() - t0), flush=True)
     else:
         convs = make_segments("train", a.n_train, a.seed, a.procs, **gen_data.data_opts(a))
-        examples, dropped = encode_convs(tok, convs, a.max_len, a.call_weight, a.refusal_weight, a.name_weight)
+        examples, dropped = encode_convs(tok, convs, a.max_len, a.call_weight, a.refusal_weight, a.name_weight,
+                                         a.decision_weight)
         first = None
         n_tok = sum(len(e[0]) for e in examples)
         n_lab = sum(sum(1 for t in e[1] if t != -100) for e in examples)
@@ -500,7 +535,7 @@ def main():
     model.save_pretrained(a.out, max_shard_size="12MB")
     write_generation_config(a.out, tok)
     summary = {"variety": a.variety, "call_weight": a.call_weight, "tokenizer": a.tokenizer,
-               "refusal_weight": a.refusal_weight, "name_weight": a.name_weight, "frame_noise": a.frame_noise, "replay": a.replay, "mirror_refusal_think": a.mirror_refusal_think, "contrast": a.contrast, "coverage": a.coverage,
+               "refusal_weight": a.refusal_weight, "name_weight": a.name_weight, "decision_weight": a.decision_weight, "frame_noise": a.frame_noise, "replay": a.replay, "mirror_refusal_think": a.mirror_refusal_think, "contrast": a.contrast, "coverage": a.coverage,
                "schema_variety": a.schema_variety, "history_variety": a.history_variety, "schema_bare": a.schema_bare,
                "proc": a.proc, "long": a.long, "long_chars": a.long_chars, "grow_layers": a.grow_layers,
                "invent_objects": a.invent_objects,
