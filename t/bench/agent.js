@@ -172,8 +172,10 @@ function pct(a, p) {
     console.log(`${String(t).padStart(4)}  ${String(prompt).padStart(6)}  ${String(u.cache_read_input_tokens).padStart(10)}  `
       + `${res.ttft.toFixed(0).padStart(7)}  ${un.ttft.toFixed(0).padStart(16)}  ${(res.ttft / un.ttft).toFixed(3)}`);
   }
-  console.log(`turns 2..${turns}: cached/uncached TTFT ratio max ${Math.max(...ratios).toFixed(3)}, `
-    + `median ${pct(ratios, 0.5).toFixed(3)}`);
+  if (turns > 1) {
+    console.log(`turns 2..${turns}: cached/uncached TTFT ratio max ${Math.max(...ratios).toFixed(3)}, `
+      + `median ${pct(ratios, 0.5).toFixed(3)}`);
+  }
 
   // 3. concurrent clients, each its own session
   console.log(`${clients} clients:\nturn  TTFT p50 ms  TTFT max ms  max / 1-client uncached`);
