@@ -313,6 +313,25 @@ cpu_name(void)
     return name;
 }
 
+/* ms per decode step of each phase, the argmax pick, and the rest (the forward's bookkeeping) */
+static void
+print_phases(const llm_phase_times *ph, double t_pick, double t_decode, int steps)
+{
+    double sum = t_pick;
+    int p;
+
+    printf("decode step phases (ms per step):");
+    for (p = 0; p < LLM_PHASE_N; p++) {
+        sum += ph->seconds[p];
+        if (ph->seconds[p] > 0) printf(" %s %.3f", llm_phase_name((llm_phase) p), 1e3 * ph->seconds[p] / steps);
+    }
+    printf(" pick %.3f other %.3f; total %.3f\n", 1e3 * t_pick / steps, 1e3 * (t_decode - sum) / steps,
+           1e3 * t_decode / steps);
+    printf("decode pool: %.1f parallel steps per decode step, %.3f ms per step waiting for threads, "
+           "%ld steps woke a sleeping thread\n", (double) ph->pool_steps / steps, 1e3 * ph->pool_wait / steps,
+           ph->pool_wakes);
+}
+
 int
 llm_cmd_bench(int argc, char **argv)
 {
@@ -324,7 +343,8 @@ llm_cmd_bench(int argc, char **argv)
     int32_t *prompt, *next;
     int *slots, b, i, B, P, G;
     uint64_t rng = 12345;
-    double t0, t_prefill, t_decode, t_fastest = 0, bw, bound;
+    double t0, t_prefill, t_decode, t_fastest = 0, bw, bound, t_pick, tp;
+    llm_phase_times ph;
     char err[512];
 
     if (parse_opts("bench", argc, argv, &o) != 0) return 2;
@@ -374,7 +394,10 @@ llm_cmd_bench(int argc, char **argv)
     }
     printf("prefill: %d x %d tokens, %.2f s, %.1f tok/s\n", B, P, t_prefill, (double) B * P / t_prefill);
 
-    /* decode: B streams, one token each per step, all in one forward call */
+    /* decode: B streams, one token each per step, all in one forward call; phases timed */
+    memset(&ph, 0, sizeof(ph));
+    t_pick = 0;
+    llm_runtime_time_phases(rt, &ph);
     t0 = now_s();
     for (i = 0; i < G; i++) {
         double ts = now_s();
@@ -383,16 +406,20 @@ llm_cmd_bench(int argc, char **argv)
             fprintf(stderr, "llm bench: %s\n", err);
             return 1;
         }
+        tp = now_s();
         for (b = 0; b < B; b++) {
             const float *lg = llm_forward_logits(rt, b);
             int j, best = 0;
             for (j = 1; j < in->n_vocab; j++) if (lg[j] > lg[best]) best = j;
             next[b] = best;
         }
+        t_pick += now_s() - tp;
         ts = now_s() - ts;
         if (i == 0 || ts < t_fastest) t_fastest = ts;
     }
     t_decode = now_s() - t0;
+    llm_runtime_time_phases(rt, NULL);
+    print_phases(&ph, t_pick, t_decode, G);
     printf("decode: batch %d, %d steps, %.2f s, %.2f tok/s per stream, %.1f tok/s aggregate\n",
            B, G, t_decode, G / t_decode, (double) B * G / t_decode);
     /* the fastest step is the one least disturbed by other load on a shared machine */

@@ -204,6 +204,29 @@ double llm_runtime_read_bandwidth(llm_runtime *rt, size_t bytes);
 /* The same measured over the model's own mapped weight files (best of 3 passes). */
 double llm_runtime_weight_read_bandwidth(llm_runtime *rt);
 
+/*
+ * Where the forward passes' time goes (llm bench's decode profile): while a
+ * record is attached, every forward adds the seconds of each phase of the
+ * pass to it, and the pool adds the time the calling thread waited at the
+ * end of each parallel step for the other threads (imbalance, wake-up).
+ */
+typedef enum {
+    LLM_PHASE_EMBED, LLM_PHASE_NORM, LLM_PHASE_QUANTIZE, LLM_PHASE_QKV, LLM_PHASE_ROPE,
+    LLM_PHASE_ATTENTION, LLM_PHASE_O, LLM_PHASE_CONV, LLM_PHASE_GATE_UP, LLM_PHASE_DOWN,
+    LLM_PHASE_MOE, LLM_PHASE_LM_HEAD, LLM_PHASE_N
+} llm_phase;
+
+typedef struct {
+    double seconds[LLM_PHASE_N];
+    double pool_wait;        /* caller's wait for the other threads, inside the phases above */
+    long   pool_steps;       /* parallel steps run on more than one thread */
+    long   pool_wakes;       /* of them: steps that had to wake a sleeping thread */
+} llm_phase_times;
+
+const char *llm_phase_name(llm_phase ph);
+/* Attach a record (NULL detaches); the caller zeroes it and reads it. */
+void llm_runtime_time_phases(llm_runtime *rt, llm_phase_times *t);
+
 /* ---- sequence slots ---- */
 
 /*

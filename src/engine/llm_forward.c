@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/llm_attention.h"
 #include "engine/llm_moe.h"
@@ -315,6 +316,27 @@ task_residual(void *arg, int ith, int nth, int thread __attribute__((unused)))
     }
 }
 
+/* Phase timing (llm_runtime_time_phases): a start time, 0 when not timed ... */
+static double
+phase_start(const llm_runtime *rt)
+{
+    struct timespec ts;
+
+    if (rt->phases == NULL) return 0;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ... and the seconds since it added to phase ph; returns the new start. */
+static double
+phase_end(llm_runtime *rt, llm_phase ph, double t0)
+{
+    double t = phase_start(rt);
+
+    if (rt->phases) rt->phases->seconds[ph] += t - t0;
+    return t;
+}
+
 /* Small per-token steps go to the pool only when there are enough tokens to share. */
 #define PAR_TOKENS 8
 
@@ -363,6 +385,7 @@ run_layers(llm_runtime *rt, int n)
     const llm_model_info *in = &m->info;
     int H = in->hidden, l, t;
     llm_step s;
+    double t0 = phase_start(rt);
 
     memset(&s, 0, sizeof(s));
     s.rt = rt;
@@ -377,23 +400,32 @@ run_layers(llm_runtime *rt, int n)
         }
         if (m->embed_scale != 1.0f) rt->k->scale(rt->x + (size_t) t * H, m->embed_scale, H);
     }
+    t0 = phase_end(rt, LLM_PHASE_EMBED, t0);
     for (l = 0; l < in->n_layers; l++) {
         s.L = &m->layers[l];
         s.in = s.L->attn_norm;
         run_tokens(rt, task_norm, &s);
+        t0 = phase_end(rt, LLM_PHASE_NORM, t0);
         if (s.L->conv) {
             quantize_input(rt, &s, rt->xn, (size_t) H, H, &s.L->conv_in, NULL, NULL);
             llm_pool_run(rt->pool, task_conv_in, &s, CHUNKS(rt));
             run_tokens(rt, task_conv, &s);
             quantize_input(rt, &s, rt->conv, (size_t) 3 * H, H, &s.L->conv_out, NULL, NULL);
             llm_pool_run(rt->pool, task_conv_out, &s, CHUNKS(rt));
+            t0 = phase_end(rt, LLM_PHASE_CONV, t0);
         } else {
             quantize_input(rt, &s, rt->xn, (size_t) H, H, &s.L->wq, &s.L->wk, &s.L->wv);
+            t0 = phase_end(rt, LLM_PHASE_QUANTIZE, t0);
             llm_pool_run(rt->pool, task_qkv, &s, CHUNKS(rt));
+            t0 = phase_end(rt, LLM_PHASE_QKV, t0);
             run_tokens(rt, task_rope, &s);
+            t0 = phase_end(rt, LLM_PHASE_ROPE, t0);
             llm_attention(rt, l, n);
+            t0 = phase_end(rt, LLM_PHASE_ATTENTION, t0);
             quantize_input(rt, &s, rt->att, (size_t) rt->q_dim, rt->q_dim, &s.L->wo, NULL, NULL);
+            t0 = phase_end(rt, LLM_PHASE_QUANTIZE, t0);
             llm_pool_run(rt->pool, task_o, &s, CHUNKS(rt));
+            t0 = phase_end(rt, LLM_PHASE_O, t0);
         }
         if (!direct_residual(rt, s.L->attn_post_norm)) {
             s.in = s.L->attn_post_norm;
@@ -401,18 +433,25 @@ run_layers(llm_runtime *rt, int n)
         }
         s.in = s.L->ffn_norm;
         run_tokens(rt, task_norm, &s);
+        t0 = phase_end(rt, LLM_PHASE_NORM, t0);
         if (s.L->moe) {
             int direct = direct_residual(rt, s.L->ffn_post_norm);
             llm_moe_ffn(rt, s.L->moe, rt->xn, direct ? rt->x : rt->xn, n, direct);
+            t0 = phase_end(rt, LLM_PHASE_MOE, t0);
         } else {
             quantize_input(rt, &s, rt->xn, (size_t) H, H, &s.L->w_gate, &s.L->w_up, NULL);
+            t0 = phase_end(rt, LLM_PHASE_QUANTIZE, t0);
             llm_pool_run(rt->pool, task_gate_up, &s, CHUNKS(rt));
+            t0 = phase_end(rt, LLM_PHASE_GATE_UP, t0);
             quantize_input(rt, &s, rt->gate, (size_t) in->intermediate, in->intermediate, &s.L->w_down, NULL, NULL);
+            t0 = phase_end(rt, LLM_PHASE_QUANTIZE, t0);
             llm_pool_run(rt->pool, task_down, &s, CHUNKS(rt));
+            t0 = phase_end(rt, LLM_PHASE_DOWN, t0);
         }
         if (!direct_residual(rt, s.L->ffn_post_norm)) {
             s.in = s.L->ffn_post_norm;
             run_tokens(rt, task_residual, &s);
+            t0 = phase_end(rt, LLM_PHASE_NORM, t0);
         }
     }
 }
@@ -540,11 +579,13 @@ llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items, char *err
                 }
             }
             if (cnt > 0) {
+                double t0 = phase_start(rt);
                 s.n = cnt;
                 s.in = rt->rows + (size_t) first_row * H;
                 s.out = rt->logits + (size_t) first_row * in->n_vocab;
                 quantize_input(rt, &s, s.in, (size_t) H, H, &rt->m->lm_head, NULL, NULL);
                 llm_pool_run(rt->pool, task_lm_head, &s, CHUNKS(rt));
+                phase_end(rt, LLM_PHASE_LM_HEAD, t0);
                 first_row += cnt;
             }
         }

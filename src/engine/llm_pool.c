@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/llm_pool.h"
 
@@ -39,6 +40,8 @@ struct llm_pool {
     uint64_t            gen;
     pthread_mutex_t     mu;
     pthread_cond_t      cv;
+    double             *wait;         /* llm_pool_time_waits */
+    long               *steps, *wakes;
 };
 
 static inline void
@@ -147,6 +150,22 @@ llm_pool_free(llm_pool *p)
     free(p);
 }
 
+void
+llm_pool_time_waits(llm_pool *p, double *wait, long *steps, long *wakes)
+{
+    p->wait = wait;
+    p->steps = steps;
+    p->wakes = wakes;
+}
+
+static double
+now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 int
 llm_pool_size(const llm_pool *p)
 {
@@ -156,7 +175,8 @@ llm_pool_size(const llm_pool *p)
 void
 llm_pool_run(llm_pool *p, llm_pool_fn fn, void *arg, int n_chunks)
 {
-    int i;
+    int i, woke = 0;
+    double t0;
 
     if (n_chunks <= 0) return;
     if (n_chunks > LLM_POOL_MAX_CHUNKS) n_chunks = LLM_POOL_MAX_CHUNKS;
@@ -171,13 +191,20 @@ llm_pool_run(llm_pool *p, llm_pool_fn fn, void *arg, int n_chunks)
     atomic_store(&p->done, 0);
     atomic_store(&p->ticket, (p->gen << 40) | ((uint64_t) n_chunks << 20));
     if (atomic_load(&p->sleeping) > 0) {
+        woke = 1;
         pthread_mutex_lock(&p->mu);
         pthread_cond_broadcast(&p->cv);
         pthread_mutex_unlock(&p->mu);
     }
     work(p, p->gen, 0);
+    t0 = p->wait ? now_s() : 0;
     for (i = 0; atomic_load(&p->done) < n_chunks; i++) {
         if (i < YIELD_AFTER) cpu_relax();
         else sched_yield();
+    }
+    if (p->wait) {
+        *p->wait += now_s() - t0;
+        (*p->steps)++;
+        *p->wakes += woke;
     }
 }

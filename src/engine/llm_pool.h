@@ -20,5 +20,11 @@ llm_pool *llm_pool_create(int n_threads, char *err, size_t errlen);
 void llm_pool_free(llm_pool *p);
 int llm_pool_size(const llm_pool *p);
 void llm_pool_run(llm_pool *p, llm_pool_fn fn, void *arg, int n_chunks);
+/*
+ * While wait is not NULL, each step on more than one thread adds the seconds
+ * the caller waited for the others after its last chunk to *wait, counts
+ * itself in *steps and, when it had to wake a sleeping thread, in *wakes.
+ */
+void llm_pool_time_waits(llm_pool *p, double *wait, long *steps, long *wakes);
 
 #endif

@@ -368,6 +368,23 @@ int llm_runtime_logit_rows(const llm_runtime *rt) { return rt->logit_rows; }
 const llm_model *llm_runtime_model(const llm_runtime *rt) { return rt->m; }
 const char *llm_runtime_kernels(const llm_runtime *rt) { return rt->k->name; }
 
+const char *
+llm_phase_name(llm_phase ph)
+{
+    static const char *const names[LLM_PHASE_N] = {
+        "embed", "norm", "quantize", "qkv", "rope", "attention", "o", "conv", "gate_up", "down", "moe", "lm_head",
+    };
+    return ph >= 0 && ph < LLM_PHASE_N ? names[ph] : "?";
+}
+
+void
+llm_runtime_time_phases(llm_runtime *rt, llm_phase_times *t)
+{
+    rt->phases = t;
+    if (t) llm_pool_time_waits(rt->pool, &t->pool_wait, &t->pool_steps, &t->pool_wakes);
+    else llm_pool_time_waits(rt->pool, NULL, NULL, NULL);
+}
+
 int llm_runtime_kv_blocks(const llm_runtime *rt) { return llm_kv_pool_blocks(rt->kv); }
 void llm_runtime_kv_stats(const llm_runtime *rt, llm_kv_stats *st) { llm_kv_pool_get_stats(rt->kv, st); }
 

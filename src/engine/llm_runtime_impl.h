@@ -95,6 +95,8 @@ struct llm_runtime {
     int               *emb_row;     /* per item, -1 */
     char              *item_err;    /* [n_seq_max][LLM_ITEM_ERRLEN], "" = the item ran */
     int                n_items;
+
+    llm_phase_times   *phases;      /* llm_runtime_time_phases, NULL: not timed */
 };
 
 /* element index of (a layer's slab, llm_layer.kv; position) of a slot in a cache; the position's block is held */
