@@ -35,10 +35,11 @@ typedef enum {
     LLM_WT_IQ4_XS,
     LLM_WT_MXFP4,
     LLM_WT_AQ8,          /* not a GGUF type: MLX affine weights of any width, unpacked to 8 bits */
-    /* not GGUF types: Q8_0 / Q4_0 matrices repacked at load into panels of 16 rows
-     * (llm_quant.h, "Panels"); same bytes per value, no row-major layout */
+    /* not GGUF types: Q8_0 / Q4_0 / Q5_0 matrices repacked at load into panels of 16
+     * rows (llm_quant.h, "Panels"); same bytes per value, no row-major layout */
     LLM_WT_Q8_0_R16,
     LLM_WT_Q4_0_R16,
+    LLM_WT_Q5_0_R16,
     LLM_WT_COUNT
 } llm_wtype;
 

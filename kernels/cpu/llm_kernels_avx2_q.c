@@ -356,13 +356,18 @@ MM(aq8, LLM_WT_AQ8)
  * halves of 8 rows (32 bytes of each 64-byte group).  Q4_0: vpmaddubsw of
  * the unsigned nibbles against the activation bytes; the block's 8 products
  * per lane sum in int16 (8 * 2 * 15 * 127 < 2^15), one vpmaddwd per block.
- * Q8_0: the codes flipped back to signed, |w| against a with w's sign.
+ * Q5_0: the nibbles with their fifth bits on bit 4 (unsigned, < 32); a
+ * group's 2 products per lane sum in int16 (2 * 2 * 31 * 127 < 2^15), one
+ * vpmaddwd per group.  Q8_0: the codes flipped back to signed, |w| against a
+ * with w's sign.
  */
 AVX2 INLINE void
-r16_half(const int q4, const int TB, float *y, size_t ldy, r16_panel P, int h, int b0, int b1,
+r16_half(const int kind, const int TB, float *y, size_t ldy, r16_panel P, int h, int b0, int b1,
     const int8_t *const *aq, const float *const *ad, const float *const *as, int row0, int lo, int hi, int add)
 {
     const __m256i ones = _mm256_set1_epi16(1), low4 = _mm256_set1_epi8(15), flip = _mm256_set1_epi8((char) 0x80);
+    const __m256i bit4 = _mm256_set1_epi8(16);
+    const float bias = kind == R16_Q4 ? 8.0f : kind == R16_Q5 ? 16.0f : 0.0f;
     __m256 acc[4];
     float out[8];
     int j, b, g, i;
@@ -370,12 +375,28 @@ r16_half(const int q4, const int TB, float *y, size_t ldy, r16_panel P, int h, i
 #pragma GCC unroll 4
     for (j = 0; j < TB; j++) acc[j] = _mm256_setzero_ps();
     for (b = b0; b < b1; b++) {
-        const unsigned char *c = P.codes + (size_t) b * r16_code_bytes(q4) + 32 * h;
+        const unsigned char *c = P.codes + (size_t) b * r16_code_bytes(kind) + 32 * h;
         __m256 dv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (P.d + 16 * b + 8 * h)));
         __m256i is[4];
 #pragma GCC unroll 4
         for (j = 0; j < TB; j++) is[j] = _mm256_setzero_si256();
-        if (q4) {
+        if (kind == R16_Q5) {
+            const __m256i hw = _mm256_loadu_si256((const __m256i *) c);
+#pragma GCC unroll 4
+            for (g = 0; g < 4; g++) {
+                __m256i raw = _mm256_loadu_si256((const __m256i *) (c + 64 * (g + 1)));
+                __m256i l = _mm256_or_si256(_mm256_and_si256(raw, low4),
+                                            _mm256_and_si256(_mm256_slli_epi32(hw, 4 - g), bit4));
+                __m256i u = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(raw, 4), low4),
+                                            _mm256_and_si256(_mm256_srli_epi32(hw, g), bit4));
+#pragma GCC unroll 4
+                for (j = 0; j < TB; j++) {
+                    is[j] = _mm256_add_epi32(is[j], _mm256_madd_epi16(_mm256_add_epi16(
+                        _mm256_maddubs_epi16(l, _mm256_set1_epi32(act4(aq[j] + 32 * b + 4 * g))),
+                        _mm256_maddubs_epi16(u, _mm256_set1_epi32(act4(aq[j] + 32 * b + 16 + 4 * g)))), ones));
+                }
+            }
+        } else if (kind == R16_Q4) {
 #pragma GCC unroll 4
             for (g = 0; g < 4; g++) {
                 __m256i raw = _mm256_loadu_si256((const __m256i *) (c + 64 * g));
@@ -404,7 +425,7 @@ r16_half(const int q4, const int TB, float *y, size_t ldy, r16_panel P, int h, i
 #pragma GCC unroll 4
         for (j = 0; j < TB; j++) {
             __m256 v = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[j]), _mm256_set1_ps(ad[j][b]),
-                                       _mm256_set1_ps(q4 ? -8.0f * as[j][b] : 0.0f));
+                                       _mm256_set1_ps(-bias * as[j][b]));
             acc[j] = _mm256_fmadd_ps(v, dv, acc[j]);
         }
     }
@@ -416,7 +437,7 @@ r16_half(const int q4, const int TB, float *y, size_t ldy, r16_panel P, int h, i
 }
 
 AVX2 INLINE void
-r16_tile(const int q4, const int TB, float *y, size_t ldy, r16_panel P, int b0, int b1,
+r16_tile(const int kind, const int TB, float *y, size_t ldy, r16_panel P, int b0, int b1,
     const int8_t *const *aq, const float *const *ad, const float *const *as, int row0, int lo, int hi, int add)
 {
     int h;
@@ -425,7 +446,7 @@ r16_tile(const int q4, const int TB, float *y, size_t ldy, r16_panel P, int b0, 
         int l = lo - 8 * h, u = hi - 8 * h;
         if (l < 0) l = 0;
         if (u > 8) u = 8;
-        if (l < u) r16_half(q4, TB, y, ldy, P, h, b0, b1, aq, ad, as, row0, l, u, add);
+        if (l < u) r16_half(kind, TB, y, ldy, P, h, b0, b1, aq, ad, as, row0, l, u, add);
     }
 }
 
@@ -434,6 +455,7 @@ r16_tile(const int q4, const int TB, float *y, size_t ldy, r16_panel P, int b0, 
 #include "kernels/cpu/llm_kernels_q_r16.h"
 R16_MM(avx2, q8_0_r16, LLM_WT_Q8_0_R16)
 R16_MM(avx2, q4_0_r16, LLM_WT_Q4_0_R16)
+R16_MM(avx2, q5_0_r16, LLM_WT_Q5_0_R16)
 
 /* ================= activation rows ================= */
 

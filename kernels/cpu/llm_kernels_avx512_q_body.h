@@ -325,26 +325,28 @@ panel_tile(llm_wtype t, const int TB, float *y, size_t ldy, const char *panel, i
 #if Q_VNNI
 /*
  * Panels made at load (llm_kernels_q_r16.h): per block, 8 (Q8_0) or 4 x 2
- * (Q4_0 nibbles) vpdpbusd of a 64-byte group against 4 activation bytes
- * broadcast sum the block for all 16 rows; the codes are unsigned (Q8_0
- * flipped, bias 128; Q4_0 bias 8).  Two integer chains per token while the
- * tile has few tokens, so a lone token's block is not one serial chain.
+ * (Q4_0 / Q5_0 nibbles) vpdpbusd of a 64-byte group against 4 activation
+ * bytes broadcast sum the block for all 16 rows; the codes are unsigned
+ * (Q8_0 flipped, bias 128; Q4_0 bias 8; Q5_0 nibble + fifth bit shifted onto
+ * bit 4, bias 16).  Two integer chains per token while the tile has few
+ * tokens, so a lone token's block is not one serial chain.
  */
 X512 INLINE void
-r16_tile(const int q4, const int TB, float *y, size_t ldy, r16_panel P, int b0, int b1,
+r16_tile(const int kind, const int TB, float *y, size_t ldy, r16_panel P, int b0, int b1,
     const int8_t *const *aq, const float *const *ad, const float *const *as, int row0, int lo, int hi, int add)
 {
     const __mmask16 rows = (__mmask16) (((1u << hi) - 1) & ~((1u << lo) - 1));
     const int two = TB <= 4;
-    const __m512i low4 = _mm512_set1_epi8(15);
-    const float bias = q4 ? 8.0f : 128.0f;
+    const __m512i low4 = _mm512_set1_epi8(15), bit4 = _mm512_set1_epi8(16);
+    const int nib = kind != R16_Q8, hb = kind == R16_Q5;       /* nibble groups start after the fifth bits */
+    const float bias = kind == R16_Q4 ? 8.0f : kind == R16_Q5 ? 16.0f : 128.0f;
     __m512 acc[8];
     int j, b, g;
 
 #pragma GCC unroll 8
     for (j = 0; j < TB; j++) acc[j] = _mm512_setzero_ps();
     for (b = b0; b < b1; b++) {
-        const unsigned char *c = P.codes + (size_t) b * r16_code_bytes(q4);
+        const unsigned char *c = P.codes + (size_t) b * r16_code_bytes(kind);
         __m512 dv = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (P.d + 16 * b)));
         __m512i is[8], is2[8];
 #pragma GCC unroll 8
@@ -353,12 +355,17 @@ r16_tile(const int q4, const int TB, float *y, size_t ldy, r16_panel P, int b0, 
 #define R16_PF 4096
 #endif
 #pragma GCC unroll 8
-        for (g = 0; g < r16_code_bytes(q4) / 64; g++) _mm_prefetch((const char *) c + R16_PF + 64 * g, _MM_HINT_T0);
-        if (q4) {
+        for (g = 0; g < r16_code_bytes(kind) / 64; g++) _mm_prefetch((const char *) c + R16_PF + 64 * g, _MM_HINT_T0);
+        if (nib) {
+            const __m512i h = hb ? _mm512_loadu_si512((const void *) c) : _mm512_setzero_si512();
 #pragma GCC unroll 4
             for (g = 0; g < 4; g++) {
-                __m512i raw = _mm512_loadu_si512((const void *) (c + 64 * g));
+                __m512i raw = _mm512_loadu_si512((const void *) (c + 64 * (g + hb)));
                 __m512i l = _mm512_and_si512(raw, low4), u = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
+                if (hb) {
+                    l = _mm512_or_si512(l, _mm512_and_si512(_mm512_slli_epi32(h, 4 - g), bit4));
+                    u = _mm512_or_si512(u, _mm512_and_si512(_mm512_srli_epi32(h, g), bit4));
+                }
 #pragma GCC unroll 8
                 for (j = 0; j < TB; j++) {
                     is[j] = _mm512_dpbusd_epi32(is[j], l, _mm512_set1_epi32(act4(aq[j] + 32 * b + 4 * g)));
@@ -399,6 +406,7 @@ r16_tile(const int q4, const int TB, float *y, size_t ldy, r16_panel P, int b0, 
 #include "kernels/cpu/llm_kernels_q_r16.h"
 R16_MM(avx512vnni, q8_0_r16, LLM_WT_Q8_0_R16)
 R16_MM(avx512vnni, q4_0_r16, LLM_WT_Q4_0_R16)
+R16_MM(avx512vnni, q5_0_r16, LLM_WT_Q5_0_R16)
 #else
 /* without VNNI the AVX2 panel kernels (vpmaddubsw on 256 bits) */
 X512 void
@@ -413,6 +421,13 @@ llm_avx512_mm_q4_0_r16(float *y, size_t ldy, const void *xq, size_t ldq, const v
     int n, int acc)
 {
     llm_avx2_mm_q4_0_r16(y, ldy, xq, ldq, w, k, r0, r1, n, acc);
+}
+
+X512 void
+llm_avx512_mm_q5_0_r16(float *y, size_t ldy, const void *xq, size_t ldq, const void *w, int k, int r0, int r1,
+    int n, int acc)
+{
+    llm_avx2_mm_q5_0_r16(y, ldy, xq, ldq, w, k, r0, r1, n, acc);
 }
 #endif
 

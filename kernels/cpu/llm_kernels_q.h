@@ -19,7 +19,7 @@
     LLM_MM_Q_DECL(isa, q3_k) LLM_MM_Q_DECL(isa, q4_k) LLM_MM_Q_DECL(isa, q5_k)     \
     LLM_MM_Q_DECL(isa, q6_k) LLM_MM_Q_DECL(isa, iq4_nl) LLM_MM_Q_DECL(isa, iq4_xs) \
     LLM_MM_Q_DECL(isa, mxfp4) LLM_MM_Q_DECL(isa, aq8) LLM_MM_Q_DECL(isa, q8_0_r16)  \
-    LLM_MM_Q_DECL(isa, q4_0_r16)
+    LLM_MM_Q_DECL(isa, q4_0_r16) LLM_MM_Q_DECL(isa, q5_0_r16)
 
 /* designated initializer of a table's matmul_q member */
 #define LLM_MM_Q_TABLE(isa) {                                                          \
@@ -30,7 +30,8 @@
     [LLM_WT_Q5_K] = llm_##isa##_mm_q5_k, [LLM_WT_Q6_K] = llm_##isa##_mm_q6_k,         \
     [LLM_WT_IQ4_NL] = llm_##isa##_mm_iq4_nl, [LLM_WT_IQ4_XS] = llm_##isa##_mm_iq4_xs, \
     [LLM_WT_MXFP4] = llm_##isa##_mm_mxfp4, [LLM_WT_AQ8] = llm_##isa##_mm_aq8,         \
-    [LLM_WT_Q8_0_R16] = llm_##isa##_mm_q8_0_r16, [LLM_WT_Q4_0_R16] = llm_##isa##_mm_q4_0_r16 }
+    [LLM_WT_Q8_0_R16] = llm_##isa##_mm_q8_0_r16, [LLM_WT_Q4_0_R16] = llm_##isa##_mm_q4_0_r16, \
+    [LLM_WT_Q5_0_R16] = llm_##isa##_mm_q5_0_r16 }
 
 LLM_MM_Q_ALL(avx2)
 LLM_MM_Q_ALL(avx512)

@@ -155,16 +155,26 @@ typedef struct {
     const uint16_t      *d;
 } r16_panel;
 
+/* what a panel holds: kind R16_Q8 (Q8_0 codes), R16_Q4 (Q4_0 nibbles), R16_Q5 (Q5_0: spread fifth bits, nibbles) */
+enum { R16_Q8, R16_Q4, R16_Q5 };
+
 INLINE int
-r16_code_bytes(int q4)
+r16_kind(llm_wtype t)
 {
-    return q4 ? 256 : 512;
+    return t == LLM_WT_Q4_0_R16 ? R16_Q4 : t == LLM_WT_Q5_0_R16 ? R16_Q5 : R16_Q8;
+}
+
+/* code bytes of one block of a panel (16 rows) */
+INLINE int
+r16_code_bytes(int kind)
+{
+    return kind == R16_Q4 ? 256 : kind == R16_Q5 ? 320 : 512;
 }
 
 INLINE r16_panel
-r16_at(int q4, const void *w, int k, int p)
+r16_at(int kind, const void *w, int k, int p)
 {
-    const int nb = k / 32, cb = r16_code_bytes(q4);
+    const int nb = k / 32, cb = r16_code_bytes(kind);
     const unsigned char *base = (const unsigned char *) w + (size_t) p * (size_t) nb * (size_t) (cb + 32);
     r16_panel x;
 

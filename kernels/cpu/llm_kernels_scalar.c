@@ -230,6 +230,7 @@ SC_MM_Q(LLM_WT_MXFP4, sc_mm_mxfp4)
 SC_MM_Q(LLM_WT_AQ8, sc_mm_aq8)
 SC_MM_Q(LLM_WT_Q8_0_R16, sc_mm_q8_0_r16)
 SC_MM_Q(LLM_WT_Q4_0_R16, sc_mm_q4_0_r16)
+SC_MM_Q(LLM_WT_Q5_0_R16, sc_mm_q5_0_r16)
 #undef SC_MM_Q
 
 static float
@@ -395,6 +396,7 @@ static const llm_kernels scalar_table = {
         [LLM_WT_Q6_K] = sc_mm_q6_k, [LLM_WT_IQ4_NL] = sc_mm_iq4_nl, [LLM_WT_IQ4_XS] = sc_mm_iq4_xs,
         [LLM_WT_MXFP4] = sc_mm_mxfp4, [LLM_WT_AQ8] = sc_mm_aq8,
         [LLM_WT_Q8_0_R16] = sc_mm_q8_0_r16, [LLM_WT_Q4_0_R16] = sc_mm_q4_0_r16,
+        [LLM_WT_Q5_0_R16] = sc_mm_q5_0_r16,
     },
     .quantize_act = llm_qa_quantize_ref,
     .dot = sc_dot, .axpy = sc_axpy, .scale = sc_scale, .rmsnorm = sc_rmsnorm,

@@ -35,6 +35,7 @@ static const llm_wtype_traits traits[LLM_WT_COUNT] = {
     [LLM_WT_AQ8]    = { "AQ8",    32,  sizeof(llm_block_aq8),     1, -1 },
     [LLM_WT_Q8_0_R16] = { "Q8_0_R16", 32, sizeof(llm_block_q8_0), 1, -1, LLM_PANEL_ROWS },
     [LLM_WT_Q4_0_R16] = { "Q4_0_R16", 32, sizeof(llm_block_q4_0), 1, -1, LLM_PANEL_ROWS },
+    [LLM_WT_Q5_0_R16] = { "Q5_0_R16", 32, sizeof(llm_block_q5_0), 1, -1, LLM_PANEL_ROWS },
 };
 
 /* the packed structs above have no padding: their sizes are the ggml block sizes */
@@ -391,6 +392,7 @@ llm_panel_type(llm_wtype t)
     switch (t) {
     case LLM_WT_Q8_0: return LLM_WT_Q8_0_R16;
     case LLM_WT_Q4_0: return LLM_WT_Q4_0_R16;
+    case LLM_WT_Q5_0: return LLM_WT_Q5_0_R16;
     default:          return -1;
     }
 }
@@ -398,7 +400,7 @@ llm_panel_type(llm_wtype t)
 llm_wtype
 llm_panel_source(llm_wtype pt)
 {
-    return pt == LLM_WT_Q8_0_R16 ? LLM_WT_Q8_0 : LLM_WT_Q4_0;
+    return pt == LLM_WT_Q8_0_R16 ? LLM_WT_Q8_0 : pt == LLM_WT_Q5_0_R16 ? LLM_WT_Q5_0 : LLM_WT_Q4_0;
 }
 
 size_t
@@ -410,7 +412,45 @@ llm_panel_bytes(llm_wtype pt, int rows, int cols)
 
 /* where block b of row r lives: its 4-byte code groups (groups of them, LLM_PANEL_ROWS * 4 bytes
  * apart) and its scale */
-typedef struct { unsigned char *codes; unsigned char *d; int groups; int flip; } panel_at;
+typedef struct { unsigned char *codes; unsigned char *d; int groups; int flip; int spread; } panel_at;
+
+/* Q5_0's fifth bits as a panel holds them: bit 8j + k of the word = bit 4k + j of the block's qh
+ * (value 4k + j), so shifting by k puts group k's bits on bit 4 of each byte (llm_quant.h) */
+static uint32_t
+qh_spread(uint32_t qh)
+{
+    uint32_t w = 0;
+    int j, k;
+
+    for (k = 0; k < 8; k++) {
+        for (j = 0; j < 4; j++) w |= ((qh >> (4 * k + j)) & 1u) << (8 * j + k);
+    }
+    return w;
+}
+
+static uint32_t
+qh_gather(uint32_t w)
+{
+    uint32_t qh = 0;
+    int j, k;
+
+    for (k = 0; k < 8; k++) {
+        for (j = 0; j < 4; j++) qh |= ((w >> (8 * j + k)) & 1u) << (4 * k + j);
+    }
+    return qh;
+}
+
+static void
+put_u32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char) v; p[1] = (unsigned char) (v >> 8); p[2] = (unsigned char) (v >> 16); p[3] = (unsigned char) (v >> 24);
+}
+
+static uint32_t
+get_u32(const unsigned char *p)
+{
+    return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 | (uint32_t) p[3] << 24;
+}
 
 static panel_at
 panel_locate(llm_wtype pt, const void *panels, int cols, int r, int b)
@@ -424,6 +464,7 @@ panel_locate(llm_wtype pt, const void *panels, int cols, int r, int b)
     a.d = p + (size_t) nb * code_bytes * LLM_PANEL_ROWS + ((size_t) b * LLM_PANEL_ROWS + i) * 2;
     a.groups = code_bytes / 4;
     a.flip = pt == LLM_WT_Q8_0_R16 ? 0x80 : 0;
+    a.spread = pt == LLM_WT_Q5_0_R16;      /* group 0 holds qh, spread */
     return a;
 }
 
@@ -445,6 +486,7 @@ llm_panel_pack(llm_wtype pt, void *dst, const void *src, int rows, int cols)
                     a.codes[(size_t) g * LLM_PANEL_ROWS * 4 + c] = (unsigned char) (blk[2 + 4 * g + c] ^ a.flip);
                 }
             }
+            if (a.spread) put_u32(a.codes, qh_spread(get_u32(blk + 2)));
         }
     }
 }
@@ -460,6 +502,7 @@ llm_panel_block(llm_wtype pt, const void *panels, int cols, int row, int b, void
     for (g = 0; g < a.groups; g++) {
         for (c = 0; c < 4; c++) blk[2 + 4 * g + c] = (unsigned char) (a.codes[(size_t) g * LLM_PANEL_ROWS * 4 + c] ^ a.flip);
     }
+    if (a.spread) put_u32(blk + 2, qh_gather(get_u32(a.codes)));
 }
 
 void

@@ -87,8 +87,8 @@ void llm_mxfp4_from_hf(const uint8_t *blocks, const uint8_t *scales, size_t nblo
 /* ---- panels ---- */
 
 /*
- * Q8_0 and Q4_0 matrices are repacked at load (src/engine/llm_repack.c) into
- * panels of LLM_PANEL_ROWS rows, types LLM_WT_Q8_0_R16 / LLM_WT_Q4_0_R16,
+ * Q8_0, Q4_0 and Q5_0 matrices are repacked at load (src/engine/llm_repack.c)
+ * into panels of LLM_PANEL_ROWS rows, types LLM_WT_Q8_0_R16 / _Q4_0_R16 / _Q5_0_R16,
  * which every matmul (decode and batches, every kernel table) reads in place
  * of the row-major blocks.  Why: in row-major blocks a SIMD register holds
  * codes of one row, so every (row, block) needs its own integer-to-float
@@ -103,11 +103,15 @@ void llm_mxfp4_from_hf(const uint8_t *blocks, const uint8_t *scales, size_t nblo
  * rows 16p .. 16p+15 (rows past the matrix: zero codes, d = 0) in
  * 16 * nb * block-bytes bytes, the same bytes per value as the blocks:
  *   codes[nb][groups][16][4]   block b, group g, row i: bytes 4g .. 4g+3 of
- *                              the row's block qs (groups = 8 for Q8_0, 4
- *                              for Q4_0), Q8_0 codes XOR 0x80 (unsigned,
- *                              value d * (u - 128)); Q4_0 bytes as in the
- *                              block (low nibble value 4g+c, high 16+4g+c,
- *                              value d * (u - 8))
+ *                              the row's block after d (groups = 8 for Q8_0,
+ *                              4 for Q4_0, 5 for Q5_0), Q8_0 codes XOR 0x80
+ *                              (unsigned, value d * (u - 128)); Q4_0 bytes as
+ *                              in the block (low nibble value 4g+c, high
+ *                              16+4g+c, value d * (u - 8)); Q5_0: group 0 its
+ *                              qh spread (bit 8c + k = qh bit 4k + c: shifted
+ *                              by k, bit 4 of byte c is the fifth bit of value
+ *                              4k + c), groups 1-4 its qs as Q4_0's, value
+ *                              d * (nibble + 16 * fifth bit - 16)
  *   d[nb][16]                  float16 scale of block b of row i
  * The scales are the blocks' own, so a panel matmul equals the row-major one
  * up to float summation order, and llm_panel_block gives back the block bytes.
@@ -116,7 +120,7 @@ void llm_mxfp4_from_hf(const uint8_t *blocks, const uint8_t *scales, size_t nblo
 
 /* the panel type a matrix of type t is repacked into, or -1 */
 int llm_panel_type(llm_wtype t);
-/* the block type a panel type holds (LLM_WT_Q8_0 or LLM_WT_Q4_0) */
+/* the block type a panel type holds (LLM_WT_Q8_0, LLM_WT_Q4_0 or LLM_WT_Q5_0) */
 llm_wtype llm_panel_source(llm_wtype pt);
 /* bytes of a rows x cols matrix of panel type pt (rows rounded up to whole panels) */
 size_t llm_panel_bytes(llm_wtype pt, int rows, int cols);

@@ -1,5 +1,5 @@
 /*
- * Repacking at load: Q8_0 / Q4_0 matrices into 16-row panels (the layout
+ * Repacking at load: Q8_0 / Q4_0 / Q5_0 matrices into 16-row panels (the layout
  * and why: kernels/cpu/llm_quant.h, "Panels"), so that decode and batches
  * read one layout that a SIMD register holds 4 codes of 16 rows of.
  */

@@ -355,7 +355,7 @@ test_panels(const llm_kernels *ref, const llm_kernels *k)
     static const int shapes[][3] = {      /* k, rows, tokens */
         { 32, 1, 1 }, { 64, 17, 1 }, { 96, 33, 3 }, { 896, 16, 9 }, { 1088, 37, 11 }, { 160, 5, 2 }, { 288, 40, 5 },
     };
-    static const llm_wtype types[] = { LLM_WT_Q8_0, LLM_WT_Q4_0 };
+    static const llm_wtype types[] = { LLM_WT_Q8_0, LLM_WT_Q4_0, LLM_WT_Q5_0 };
     size_t ti;
 
     for (ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++) {

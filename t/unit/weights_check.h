@@ -54,7 +54,7 @@ check_tensor(void *arg, const llm_tensor_spec *s)
             const llm_mat *m = s->part[i];
             size_t rb = llm_wtype_row_bytes(m->type, m->cols);
             for (r = 0; r < m->rows; r++) {
-                /* Q8_0 / Q4_0 matrices are repacked into panels at load: their rows read back from them */
+                /* Q8_0 / Q4_0 / Q5_0 matrices are repacked into panels at load: their rows read back from them */
                 if (llm_wtype_info(m->type)->panel_rows) llm_panel_dequant_row(m->type, m->data, m->cols, r, row);
                 else llm_dequant_row(m->type, (const char *) m->data + (size_t) r * rb, row, m->cols);
                 h = fnv(row, (size_t) m->cols, h);
