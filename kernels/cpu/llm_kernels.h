@@ -118,6 +118,8 @@ typedef struct {
                           size_t stride, int p0, int n, int hd, float cap, float *scratch);
     /* y = float16(x), round to nearest even */
     void  (*f32_to_f16)(uint16_t *y, const float *x, int n);
+    /* index of the first largest of n values; a NaN is never the largest (all NaN or n = 0: 0) */
+    int   (*argmax)(const float *x, int n);
 } llm_kernels;
 
 const llm_kernels *llm_kernels_scalar(void);

@@ -343,6 +343,28 @@ v_to_f32(float *y, const void *w, llm_wtype t, int n)
     for (; i < n; i++) y[i] = w1(w, t, (size_t) i);
 }
 
+/* the largest value (a NaN loses every max: the loaded value is the first operand), then its first index */
+AVX2 static int
+v_argmax(const float *x, int n)
+{
+    __m256 m = _mm256_set1_ps(-INFINITY), b;
+    float best, t[8];
+    int i, j;
+
+    for (i = 0; i + 8 <= n; i += 8) m = _mm256_max_ps(_mm256_loadu_ps(x + i), m);
+    _mm256_storeu_ps(t, m);
+    best = t[0];
+    for (j = 1; j < 8; j++) if (t[j] > best) best = t[j];
+    for (; i < n; i++) if (x[i] > best) best = x[i];
+    b = _mm256_set1_ps(best);
+    for (i = 0; i + 8 <= n; i += 8) {
+        int e = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), b, _CMP_EQ_OQ));
+        if (e) return i + __builtin_ctz((unsigned) e);
+    }
+    for (; i < n; i++) if (x[i] == best) return i;
+    return 0;
+}
+
 AVX2 static uint64_t
 v_read_stream(const void *p, size_t n)
 {
@@ -522,7 +544,7 @@ static const llm_kernels avx2_table = {
     .dot = v_dot, .axpy = v_axpy, .scale = v_scale, .rmsnorm = v_rmsnorm,
     .softmax = v_softmax, .silu_mul = v_silu_mul, .gelu_tanh_mul = v_gelu_tanh_mul,
     .softcap = v_softcap, .rope = v_rope, .rope_pairs = v_rope_pairs, .to_f32 = v_to_f32,
-    .read_stream = v_read_stream, .attend_block = v_attend_block,
+    .read_stream = v_read_stream, .attend_block = v_attend_block, .argmax = v_argmax,
     .f32_to_f16 = v_f32_to_f16,
 };
 

@@ -384,6 +384,26 @@ v_to_f32(float *y, const void *w, llm_wtype t, int n)
     }
 }
 
+/* the largest value (a NaN loses every max: the loaded value is the first operand), then its first index */
+AVX512 static int
+v_argmax(const float *x, int n)
+{
+    __m512 m = _mm512_set1_ps(-INFINITY), b;
+    float best;
+    int i;
+
+    for (i = 0; i + 16 <= n; i += 16) m = _mm512_max_ps(_mm512_loadu_ps(x + i), m);
+    best = _mm512_reduce_max_ps(m);
+    for (; i < n; i++) if (x[i] > best) best = x[i];
+    b = _mm512_set1_ps(best);
+    for (i = 0; i + 16 <= n; i += 16) {
+        __mmask16 e = _mm512_cmp_ps_mask(_mm512_loadu_ps(x + i), b, _CMP_EQ_OQ);
+        if (e) return i + __builtin_ctz((unsigned) e);
+    }
+    for (; i < n; i++) if (x[i] == best) return i;
+    return 0;
+}
+
 AVX512 static uint64_t
 v_read_stream(const void *p, size_t n)
 {
@@ -553,7 +573,7 @@ v_f32_to_f16(uint16_t *y, const float *x, int n)
         .dot = v_dot, .axpy = v_axpy, .scale = v_scale, .rmsnorm = v_rmsnorm,              \
         .softmax = v_softmax, .silu_mul = v_silu_mul, .gelu_tanh_mul = v_gelu_tanh_mul,    \
         .softcap = v_softcap, .rope = v_rope, .rope_pairs = v_rope_pairs, .to_f32 = v_to_f32, \
-        .read_stream = v_read_stream, .attend_block = v_attend_block,      \
+        .read_stream = v_read_stream, .attend_block = v_attend_block, .argmax = v_argmax, \
         .f32_to_f16 = v_f32_to_f16,                                                        \
     }
 

@@ -326,6 +326,21 @@ sc_rope(float *x, const float *c, const float *s, int half)
     }
 }
 
+static int
+sc_argmax(const float *x, int n)
+{
+    float bv = -INFINITY;
+    int i, best = -1;
+
+    for (i = 0; i < n; i++) {
+        if (x[i] > bv || (best < 0 && x[i] == bv)) {
+            bv = x[i];
+            best = i;
+        }
+    }
+    return best < 0 ? 0 : best;
+}
+
 static uint64_t
 sc_read_stream(const void *p, size_t n)
 {
@@ -402,7 +417,7 @@ static const llm_kernels scalar_table = {
     .dot = sc_dot, .axpy = sc_axpy, .scale = sc_scale, .rmsnorm = sc_rmsnorm,
     .softmax = sc_softmax, .silu_mul = sc_silu_mul, .gelu_tanh_mul = sc_gelu_tanh_mul,
     .softcap = sc_softcap, .rope = sc_rope, .rope_pairs = sc_rope_pairs, .to_f32 = sc_to_f32,
-    .read_stream = sc_read_stream, .attend_block = sc_attend_block,
+    .read_stream = sc_read_stream, .argmax = sc_argmax, .attend_block = sc_attend_block,
     .f32_to_f16 = sc_f32_to_f16,
 };
 

@@ -313,7 +313,7 @@ cpu_name(void)
     return name;
 }
 
-/* ms per decode step of each phase, the argmax pick, and the rest (the forward's bookkeeping) */
+/* ms per decode step of each phase, the greedy pick, and the rest (the forward's bookkeeping) */
 static void
 print_phases(const llm_phase_times *ph, double t_pick, double t_decode, int steps)
 {
@@ -345,6 +345,8 @@ llm_cmd_bench(int argc, char **argv)
     uint64_t rng = 12345;
     double t0, t_prefill, t_decode, t_fastest = 0, bw, bound, t_pick, tp;
     llm_phase_times ph;
+    llm_sampler_params greedy;
+    llm_sampler **pick;
     char err[512];
 
     if (parse_opts("bench", argc, argv, &o) != 0) return 2;
@@ -358,7 +360,14 @@ llm_cmd_bench(int argc, char **argv)
     next = malloc((size_t) B * sizeof(int32_t));
     items = calloc((size_t) B, sizeof(*items));
     slots = calloc((size_t) B, sizeof(int));
-    if (!prompt || !next || !items || !slots) return 1;
+    pick = calloc((size_t) B, sizeof(*pick));
+    if (!prompt || !next || !items || !slots || !pick) return 1;
+    /* each stream picks its next token as a server's greedy request does */
+    llm_sampler_params_default(&greedy);
+    greedy.temperature = 0;
+    for (b = 0; b < B; b++) {
+        if ((pick[b] = llm_sampler_create(&greedy, in->n_vocab)) == NULL) return 1;
+    }
     for (i = 0; i < B * P; i++) {
         rng = rng * 6364136223846793005ull + 1442695040888963407ull;
         prompt[i] = (int32_t) ((rng >> 33) % (uint64_t) in->n_vocab);
@@ -407,12 +416,7 @@ llm_cmd_bench(int argc, char **argv)
             return 1;
         }
         tp = now_s();
-        for (b = 0; b < B; b++) {
-            const float *lg = llm_forward_logits(rt, b);
-            int j, best = 0;
-            for (j = 1; j < in->n_vocab; j++) if (lg[j] > lg[best]) best = j;
-            next[b] = best;
-        }
+        for (b = 0; b < B; b++) next[b] = llm_sampler_sample(pick[b], llm_forward_logits(rt, b), NULL, 0);
         t_pick += now_s() - tp;
         ts = now_s() - ts;
         if (i == 0 || ts < t_fastest) t_fastest = ts;
@@ -433,7 +437,8 @@ llm_cmd_bench(int argc, char **argv)
                bw2 / 1e9, bw / 1e9, bound);
     }
     if (B == 1) printf("decode / bandwidth bound: %.0f%%\n", 100.0 * (G / t_decode) / bound);
-    free(prompt); free(next); free(items); free(slots);
+    for (b = 0; b < B; b++) llm_sampler_free(pick[b]);
+    free(prompt); free(next); free(items); free(slots); free(pick);
     llm_runtime_free(rt);
     llm_model_free(m);
     return 0;

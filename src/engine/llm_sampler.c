@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "engine/llm_engine.h"
+#include "kernels/cpu/llm_kernels.h"
 
 typedef struct {
     float   v;
@@ -35,6 +36,7 @@ struct llm_sampler {
     int32_t           *gen_ids;     /* distinct ids with count > 0 */
     int                n_gen;
     uint64_t           s[4];
+    const llm_kernels *k;           /* argmax */
 };
 
 static uint64_t
@@ -92,6 +94,7 @@ llm_sampler_create(const llm_sampler_params *p, int n_vocab)
     if (s == NULL) return NULL;
     s->p = *p;
     s->n_vocab = n_vocab;
+    s->k = llm_kernels_best();
     s->work = malloc((size_t) n_vocab * sizeof(float));
     s->cand = malloc((size_t) n_vocab * sizeof(llm_cand));
     s->count = calloc((size_t) n_vocab, sizeof(int));
@@ -257,12 +260,9 @@ process(llm_sampler *s, const float *logits, const uint64_t *allowed)
             if (w == ~0ull) continue;
             for (j = 0; j < e; j++) if (!((w >> j) & 1)) v[i + j] = -INFINITY;
         }
-        best = -1;
-        for (i = 0; i < V; i++) if (v[i] > -INFINITY && (best < 0 || v[i] > v[best])) best = i;
-    } else {
-        for (i = 1; i < V; i++) if (v[i] > v[best]) best = i;
     }
-    return best;
+    best = s->k->argmax(v, V);
+    return allowed != NULL && !(v[best] > -INFINITY) ? -1 : best;
 }
 
 int

@@ -305,6 +305,53 @@ test_reference_values(void)
     is_near(att[0], exp(tanh(10.0)) / (exp(tanh(10.0)) + 1.0), 1e-6, "attend_block applies the cap before softmax");
 }
 
+/*
+ * argmax: the first of equal largest values, NaN never the largest, -inf
+ * taken when nothing is larger; each table against the scalar one on
+ * lengths around the vector widths, ties, -inf runs and NaNs.
+ */
+static void
+check_argmax(const llm_kernels *sc, const llm_kernels *k)
+{
+    static const int lens[] = { 1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 100, 1000, 151936 };
+    float *x = malloc(151936 * sizeof(float));
+    int same = 1, li, trial, i;
+
+    for (li = 0; li < (int) (sizeof(lens) / sizeof(lens[0])); li++) {
+        int n = lens[li];
+        for (trial = 0; trial < 6; trial++) {
+            for (i = 0; i < n; i++) {
+                /* trial 0: distinct; 1: few values (ties); 2: -inf with a few finite; 3: NaNs among
+                 * values; 4: all -inf; 5: all NaN */
+                float r = (float) (rand() % 1000000) / 1000.0f - 500.0f;
+                x[i] = trial == 0 ? r : trial == 1 ? (float) (rand() % 3) : trial == 2 ? (rand() % 50 ? -INFINITY : r)
+                     : trial == 3 ? (rand() % 3 ? r : NAN) : trial == 4 ? -INFINITY : NAN;
+            }
+            if (k->argmax(x, n) != sc->argmax(x, n)) {
+                char msg[128];
+                snprintf(msg, sizeof(msg), "%s argmax n %d trial %d: %d, scalar %d", k->name, n, trial,
+                         k->argmax(x, n), sc->argmax(x, n));
+                diag(msg);
+                same = 0;
+            }
+        }
+    }
+    ok(same, "%s argmax equals scalar (ties, -inf, NaN; lengths 1 .. 151936)", k->name);
+    free(x);
+}
+
+static void
+test_argmax_values(const llm_kernels *sc)
+{
+    const float a[] = { 1, 3, 3, 2 }, b[] = { NAN, 1, 5, 5 }, c[] = { -INFINITY, -INFINITY }, d[] = { NAN, NAN };
+    const float e[] = { NAN, -INFINITY, 2 };
+
+    ok(sc->argmax(a, 4) == 1, "argmax: the first of equal largest values");
+    ok(sc->argmax(b, 4) == 2, "argmax: a NaN is never the largest");
+    ok(sc->argmax(c, 2) == 0 && sc->argmax(d, 2) == 0 && sc->argmax(a, 0) == 0, "argmax: all -inf, all NaN, none: 0");
+    ok(sc->argmax(e, 2) == 1, "argmax: -inf after a NaN");
+}
+
 int
 main(void)
 {
@@ -314,9 +361,10 @@ main(void)
     test_reference_values();
     ok(llm_kernels_best() != NULL, "best table: %s", llm_kernels_best()->name);
     check_attend(sc);
-    if ((k = llm_kernels_avx2()) != NULL) check_table(sc, k);
+    test_argmax_values(sc);
+    if ((k = llm_kernels_avx2()) != NULL) { check_table(sc, k); check_argmax(sc, k); }
     else diag("AVX2 not available on this CPU: skipped");
-    if ((k = llm_kernels_avx512()) != NULL) check_table(sc, k);
+    if ((k = llm_kernels_avx512()) != NULL) { check_table(sc, k); check_argmax(sc, k); }
     else diag("AVX-512 not available on this CPU: skipped");
     return done_testing();
 }
