@@ -64,7 +64,7 @@ typedef void (*llm_matmul_q_fn)(float *y, size_t ldy, const void *xq, size_t ldq
 #define LLM_ATT_KEYS 16
 
 /* Floats of scratch attend_block needs for a head size of hd. */
-#define LLM_ATT_SCRATCH(hd) ((size_t) 3 * LLM_ATT_KEYS * (size_t) (hd) + 2 * LLM_ATT_KEYS)
+#define LLM_ATT_SCRATCH(hd) ((size_t) 3 * LLM_ATT_KEYS * (size_t) (hd) + 5 * LLM_ATT_KEYS)
 
 typedef struct {
     const char   *name;                     /* "scalar", "avx2", "avx512", "avx512vnni" */
@@ -110,7 +110,7 @@ typedef struct {
      * l = sum e^(s_p - m) over everything seen, whatever m is.  A row that
      * sees none of the positions is left as it was.  Start with
      * m = -INFINITY, l = 0, acc = 0; the attention output is acc / l.
-     * The keys are read once for all rows, which is what makes a tile of
+     * The keys and values are read once for all rows, which is what makes a tile of
      * queries cheaper than one query at a time.  scratch: LLM_ATT_SCRATCH(hd).
      */
     void  (*attend_block)(float *acc, float *m, float *l, const float *q, int nq,

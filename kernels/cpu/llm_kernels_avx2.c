@@ -415,42 +415,75 @@ hmax(__m256 v)
 }
 
 /* online-softmax update of one row from the 8 scores of positions p .. p+7 (lanes), with the
- * AVX-512 kernel's lazy max (the max moves only when a score exceeds it by LAZY_MAX) */
+ * AVX-512 kernel's lazy max (the max moves only when a score exceeds it by LAZY_MAX): the
+ * weights by softmax_row, the values by attend_rows */
 #define LAZY_MAX 8.0f
 
 AVX2 static void
-attend_row(float *acc, float *m, float *l, __m256 s, __m256 vis, const float *v, size_t vs,
-    int n, int hd, float cap, float *pr)
+softmax_row(float *m, float *l, __m256 s, __m256 vis, float cap, float *pr, float *cs)
 {
-    float cs = 1.0f;
     __m256 p;
-    int j, d;
 
+    *cs = 1.0f;
     if (cap > 0) {
         s = _mm256_mul_ps(_mm256_set1_ps(cap), tanh8(_mm256_mul_ps(s, _mm256_set1_ps(1.0f / cap))));
     }
     if (_mm256_movemask_ps(_mm256_and_ps(vis, _mm256_cmp_ps(s, _mm256_set1_ps(*m + LAZY_MAX), _CMP_GT_OQ)))) {
         float mx = hmax(_mm256_blendv_ps(_mm256_set1_ps(-INFINITY), s, vis)), mn = *m > mx ? *m : mx;
-        cs = expf(*m - mn);
-        *l *= cs;
+        *cs = expf(*m - mn);
+        *l *= *cs;
         *m = mn;
     }
     p = _mm256_and_ps(exp8(_mm256_sub_ps(s, _mm256_set1_ps(*m))), vis);
     *l += hsum(p);
     _mm256_storeu_ps(pr, p);
+}
+
+/*
+ * The value part for NR rows at once (weights 8 apart in pr), each value
+ * vector loaded once for all of them; a row's sums are taken in the same
+ * order whatever NR is, as the AVX-512 kernel's.
+ */
+AVX2 INLINE void
+attend_rows(const int NR, float *const *acc, const float *pr, const float *cs, const float *v,
+    size_t vs, int n, int hd)
+{
+    __m256 a0[4], a1[4], v0, v1;
+    int i, j, d;
+
     for (d = 0; d + 8 <= hd; d += 8) {
-        __m256 a0 = _mm256_mul_ps(_mm256_loadu_ps(acc + d), _mm256_set1_ps(cs)), a1 = _mm256_setzero_ps();
-        for (j = 0; j + 1 < n; j += 2) {
-            a0 = _mm256_fmadd_ps(_mm256_set1_ps(pr[j]), _mm256_loadu_ps(v + (size_t) j * vs + d), a0);
-            a1 = _mm256_fmadd_ps(_mm256_set1_ps(pr[j + 1]), _mm256_loadu_ps(v + (size_t) (j + 1) * vs + d), a1);
+#pragma GCC unroll 4
+        for (i = 0; i < NR; i++) {
+            a0[i] = _mm256_mul_ps(_mm256_loadu_ps(acc[i] + d), _mm256_set1_ps(cs[i]));
+            a1[i] = _mm256_setzero_ps();
         }
-        if (j < n) a0 = _mm256_fmadd_ps(_mm256_set1_ps(pr[j]), _mm256_loadu_ps(v + (size_t) j * vs + d), a0);
-        _mm256_storeu_ps(acc + d, _mm256_add_ps(a0, a1));
+        for (j = 0; j + 1 < n; j += 2) {
+            v0 = _mm256_loadu_ps(v + (size_t) j * vs + d);
+            v1 = _mm256_loadu_ps(v + (size_t) (j + 1) * vs + d);
+#pragma GCC unroll 4
+            for (i = 0; i < NR; i++) {
+                a0[i] = _mm256_fmadd_ps(_mm256_set1_ps(pr[i * 8 + j]), v0, a0[i]);
+                a1[i] = _mm256_fmadd_ps(_mm256_set1_ps(pr[i * 8 + j + 1]), v1, a1[i]);
+            }
+        }
+        if (j < n) {
+            v0 = _mm256_loadu_ps(v + (size_t) j * vs + d);
+#pragma GCC unroll 4
+            for (i = 0; i < NR; i++) {
+                a0[i] = _mm256_fmadd_ps(_mm256_set1_ps(pr[i * 8 + j]), v0, a0[i]);
+            }
+        }
+#pragma GCC unroll 4
+        for (i = 0; i < NR; i++) {
+            _mm256_storeu_ps(acc[i] + d, _mm256_add_ps(a0[i], a1[i]));
+        }
     }
     for (; d < hd; d++) {
-        float a = acc[d] * cs;
-        for (j = 0; j < n; j++) a += pr[j] * v[(size_t) j * vs + d];
-        acc[d] = a;
+        for (i = 0; i < NR; i++) {
+            float a = acc[i][d] * cs[i];
+            for (j = 0; j < n; j++) a += pr[i * 8 + j] * v[(size_t) j * vs + d];
+            acc[i][d] = a;
+        }
     }
 }
 
@@ -494,8 +527,9 @@ v_attend_block(float *acc, float *m, float *l, const float *q, int nq, const int
 
         for (r = 0; r < nq; r += 4) {
             const float *qr[4];
+            float *ar[4], cs[4];
             __m256 s[4], vis[4];
-            int any = 0;
+            int any = 0, nl;
 
             for (i = 0; i < 4; i++) {
                 int row = r + i < nq ? r + i : r;
@@ -515,10 +549,18 @@ v_attend_block(float *acc, float *m, float *l, const float *q, int nq, const int
                 s[2] = _mm256_fmadd_ps(_mm256_set1_ps(qr[2][d]), kd, s[2]);
                 s[3] = _mm256_fmadd_ps(_mm256_set1_ps(qr[3][d]), kd, s[3]);
             }
+            /* the rows that see any of these positions, their weights side by side in pr */
+            nl = 0;
             for (i = 0; i < 4; i++) {
                 if (_mm256_movemask_ps(vis[i]) == 0) continue;
-                attend_row(acc + (size_t) (r + i) * hd, &m[r + i], &l[r + i], s[i], vis[i],
-                           vr + (size_t) 8 * h * vs, vs, nh, hd, cap, pr);
+                softmax_row(&m[r + i], &l[r + i], s[i], vis[i], cap, pr + nl * 8, &cs[nl]);
+                ar[nl++] = acc + (size_t) (r + i) * hd;
+            }
+            switch (nl) {
+            case 4: attend_rows(4, ar, pr, cs, vr + (size_t) 8 * h * vs, vs, nh, hd); break;
+            case 3: attend_rows(3, ar, pr, cs, vr + (size_t) 8 * h * vs, vs, nh, hd); break;
+            case 2: attend_rows(2, ar, pr, cs, vr + (size_t) 8 * h * vs, vs, nh, hd); break;
+            default: attend_rows(1, ar, pr, cs, vr + (size_t) 8 * h * vs, vs, nh, hd); break;
             }
         }
     }

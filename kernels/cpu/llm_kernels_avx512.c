@@ -453,38 +453,72 @@ widen_rows(float *y, const uint16_t *x, size_t stride, int n, int hd)
  */
 #define LAZY_MAX 8.0f
 
+/*
+ * The softmax part of that update for one row: the weights of the visible
+ * lanes into pr, the sum, and in *cs the factor acc is to be rescaled by
+ * (1 unless the max moved).
+ */
 AVX512 static void
-attend_row(float *acc, float *m, float *l, __m512 s, __mmask16 vis, const float *v, size_t vs,
-    int n, int hd, float cap, float *pr)
+softmax_row(float *m, float *l, __m512 s, __mmask16 vis, float cap, float *pr, float *cs)
 {
-    __m512 p, c = _mm512_set1_ps(1.0f);
-    int j, d, rescale = 0;
+    __m512 p;
 
+    *cs = 1.0f;
     if (cap > 0) {
         s = _mm512_mul_ps(_mm512_set1_ps(cap), tanh16(_mm512_mul_ps(s, _mm512_set1_ps(1.0f / cap))));
     }
     if (_mm512_mask_cmp_ps_mask(vis, s, _mm512_set1_ps(*m + LAZY_MAX), _CMP_GT_OQ)) {
         float mx = _mm512_mask_reduce_max_ps(vis, s), mn = *m > mx ? *m : mx;
-        float cs = expf(*m - mn);
-        c = _mm512_set1_ps(cs);
-        *l *= cs;
+        *cs = expf(*m - mn);
+        *l *= *cs;
         *m = mn;
-        rescale = 1;
     }
     p = _mm512_maskz_mov_ps(vis, exp16(_mm512_sub_ps(s, _mm512_set1_ps(*m))));
     *l += _mm512_reduce_add_ps(p);
     _mm512_storeu_ps(pr, p);
+}
+
+/*
+ * The value part for NR rows at once: acc_i = acc_i * cs_i + sum_j pr_i[j] v_j.
+ * Each value vector is loaded once for all the rows (a verification's query
+ * rows share the block), and each row's sum is taken in the same order
+ * whatever NR is (even j, odd j, then the two added), so a row's result does
+ * not depend on the rows beside it.  Multiplying by cs = 1 is exact.
+ */
+AVX512 INLINE void
+attend_rows(const int NR, float *const *acc, const float *pr, const float *cs, const float *v,
+    size_t vs, int n, int hd)
+{
+    __m512 a0[4], a1[4], v0, v1;
+    int i, j, d;
+
     for (d = 0; d < hd; d += 16) {
         __mmask16 dm = hd - d >= 16 ? 0xffff : (__mmask16) ((1u << (hd - d)) - 1);
-        __m512 a0 = _mm512_maskz_loadu_ps(dm, acc + d), a1 = _mm512_setzero_ps();
-        if (rescale) a0 = _mm512_mul_ps(a0, c);
-        for (j = 0; j + 1 < n; j += 2) {
-            a0 = _mm512_fmadd_ps(_mm512_set1_ps(pr[j]), _mm512_maskz_loadu_ps(dm, v + (size_t) j * vs + d), a0);
-            a1 = _mm512_fmadd_ps(_mm512_set1_ps(pr[j + 1]),
-                                 _mm512_maskz_loadu_ps(dm, v + (size_t) (j + 1) * vs + d), a1);
+#pragma GCC unroll 4
+        for (i = 0; i < NR; i++) {
+            a0[i] = _mm512_mul_ps(_mm512_maskz_loadu_ps(dm, acc[i] + d), _mm512_set1_ps(cs[i]));
+            a1[i] = _mm512_setzero_ps();
         }
-        if (j < n) a0 = _mm512_fmadd_ps(_mm512_set1_ps(pr[j]), _mm512_maskz_loadu_ps(dm, v + (size_t) j * vs + d), a0);
-        _mm512_mask_storeu_ps(acc + d, dm, _mm512_add_ps(a0, a1));
+        for (j = 0; j + 1 < n; j += 2) {
+            v0 = _mm512_maskz_loadu_ps(dm, v + (size_t) j * vs + d);
+            v1 = _mm512_maskz_loadu_ps(dm, v + (size_t) (j + 1) * vs + d);
+#pragma GCC unroll 4
+            for (i = 0; i < NR; i++) {
+                a0[i] = _mm512_fmadd_ps(_mm512_set1_ps(pr[i * LLM_ATT_KEYS + j]), v0, a0[i]);
+                a1[i] = _mm512_fmadd_ps(_mm512_set1_ps(pr[i * LLM_ATT_KEYS + j + 1]), v1, a1[i]);
+            }
+        }
+        if (j < n) {
+            v0 = _mm512_maskz_loadu_ps(dm, v + (size_t) j * vs + d);
+#pragma GCC unroll 4
+            for (i = 0; i < NR; i++) {
+                a0[i] = _mm512_fmadd_ps(_mm512_set1_ps(pr[i * LLM_ATT_KEYS + j]), v0, a0[i]);
+            }
+        }
+#pragma GCC unroll 4
+        for (i = 0; i < NR; i++) {
+            _mm512_mask_storeu_ps(acc[i] + d, dm, _mm512_add_ps(a0[i], a1[i]));
+        }
     }
 }
 
@@ -522,9 +556,10 @@ v_attend_block(float *acc, float *m, float *l, const float *q, int nq, const int
     }
     for (r = 0; r < nq; r += 4) {
         const float *qr[4];
+        float *ar[4], cs[4];
         __m512 s[4];
         __mmask16 vis[4];
-        int any = 0;
+        int any = 0, nl;
 
         for (i = 0; i < 4; i++) {
             int row = r + i < nq ? r + i : r;
@@ -544,10 +579,18 @@ v_attend_block(float *acc, float *m, float *l, const float *q, int nq, const int
             s[2] = _mm512_fmadd_ps(_mm512_set1_ps(qr[2][d]), kd, s[2]);
             s[3] = _mm512_fmadd_ps(_mm512_set1_ps(qr[3][d]), kd, s[3]);
         }
+        /* the rows that see any of the block, their weights side by side in pr */
+        nl = 0;
         for (i = 0; i < 4; i++) {
             if (vis[i] == 0) continue;
-            attend_row(acc + (size_t) (r + i) * hd, &m[r + i], &l[r + i], s[i], vis[i], vr, vs, n, hd,
-                       cap, pr);
+            softmax_row(&m[r + i], &l[r + i], s[i], vis[i], cap, pr + nl * LLM_ATT_KEYS, &cs[nl]);
+            ar[nl++] = acc + (size_t) (r + i) * hd;
+        }
+        switch (nl) {
+        case 4: attend_rows(4, ar, pr, cs, vr, vs, n, hd); break;
+        case 3: attend_rows(3, ar, pr, cs, vr, vs, n, hd); break;
+        case 2: attend_rows(2, ar, pr, cs, vr, vs, n, hd); break;
+        default: attend_rows(1, ar, pr, cs, vr, vs, n, hd); break;
         }
     }
 }

@@ -39,6 +39,42 @@ main(void)
     }
     llm_sampler_free(s);
 
+    /*
+     * greedy without logprobs takes the argmax of the raw logits (no copy); it must pick what
+     * the processed path (with logprobs) picks: ties to the lowest id across the lanes,
+     * NaN and -inf never chosen
+     */
+    {
+        enum { NV = 1003 };
+        static float big[NV];
+        llm_token_logprobs bl;
+        uint64_t x = 12345;
+        int r, same = 1, j;
+
+        llm_sampler_params_default(&p);
+        p.temperature = 0;
+        s = llm_sampler_create(&p, NV);
+        for (r = 0; r < 300; r++) {
+            for (j = 0; j < NV; j++) {
+                x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+                big[j] = (float) (x % 50) - 40.0f;      /* many equal values */
+            }
+            if (r % 3 == 1) big[(r * 7) % NV] = NAN;
+            if (r % 3 == 2) big[NV - 1] = 10.0f;       /* the maximum in the scalar tail */
+            if (r % 5 == 0) big[(r * 11) % NV] = -INFINITY;
+            if (llm_sampler_sample(s, big, NULL, 0) != llm_sampler_sample(s, big, &bl, 0)) {
+                same = 0;
+            }
+        }
+        ok(same, "greedy argmax without logprobs = with them, 300 vectors of %d with ties", NV);
+        for (j = 0; j < NV; j++) big[j] = 0;
+        big[13] = big[600] = 1.0f;
+        is_int(llm_sampler_sample(s, big, NULL, 0), 13, "tie across lanes: the lowest id");
+        big[13] = NAN;
+        is_int(llm_sampler_sample(s, big, NULL, 0), 600, "a NaN is never the argmax");
+        llm_sampler_free(s);
+    }
+
     /* logit_bias */
     llm_sampler_params_default(&p);
     p.temperature = 0;
