@@ -95,7 +95,7 @@ struct llm_seq {
     int                    drafted;         /* and has proposed */
     /*
      * A sampled draft (llm_seq_draft_pick): the first n_draft_q proposals
-     * were drawn from the distributions in draft_q (LLM_SPEC_K_MAX rows of
+     * were drawn from the distributions in draft_q (LLM_SPEC_DRAFT_K_MAX rows of
      * n_vocab, allocated on first use), with the sampler's penalties and a
      * copy of the grammar advanced over them tentatively.
      */
@@ -237,7 +237,7 @@ llm_sched_memory(const llm_model *m, const llm_sched_config *cfg,
              + llm_suffix_memory(LLM_SCHED_RECENT_TOKENS);
     if (cfg->draft) {
         /* llm_sched.dist and each sequence's draft_q */
-        bytes += nv * sizeof(float) + n_slots * LLM_SPEC_K_MAX * nv * sizeof(float);
+        bytes += nv * sizeof(float) + n_slots * LLM_SPEC_DRAFT_K_MAX * nv * sizeof(float);
     }
     return bytes;
 }
@@ -1595,7 +1595,7 @@ llm_seq_draft_pick(llm_seq *seq, const float *lg, int pos)
 
     if (pos == 0 && !llm_sampler_greedy(seq->sampler)) {
         if (seq->draft_q == NULL) {
-            seq->draft_q = malloc((size_t) LLM_SPEC_K_MAX * nv * sizeof(float));
+            seq->draft_q = malloc((size_t) LLM_SPEC_DRAFT_K_MAX * nv * sizeof(float));
         }
         if (seq->draft_q != NULL && seq->constraint != NULL) {
             seq->draft_c = llm_constraint_clone(seq->constraint);

@@ -21,8 +21,14 @@
 #include "engine/llm_tokenizer.h"
 #include "engine/llm_suffix.h"
 
-/* Most tokens proposed in one step. */
-#define LLM_SPEC_K_MAX      8
+/*
+ * Most tokens proposed in one step: by lookup or the suffix store (a long
+ * copied stretch is kept almost whole, so long proposals pay), and by a
+ * draft model (each of its tokens costs a draft pass and keeps a
+ * distribution over the vocabulary per position).
+ */
+#define LLM_SPEC_K_MAX        16
+#define LLM_SPEC_DRAFT_K_MAX  8
 
 /* the request's and the directive's values (llm_ir.h) */
 typedef enum {
@@ -42,11 +48,14 @@ typedef enum {
 typedef struct {
     llm_spec_mode  mode;
     float          acc[LLM_PROPOSERS];  /* moving average of the acceptance per proposed token */
+    float          acc_long[LLM_PROPOSERS];  /* the same for proposals from a long match
+                                                (LLM_SPEC_MATCH_LONG): copying a stretch */
     int            skip;                /* steps left without proposing (auto: it did not pay) */
     int            backoff;             /* the next skip */
     int            probe;               /* the skip just ended: propose at least one */
     int            proposer;            /* of the proposal in flight, -1 none */
     int            n_proposed;          /* its length */
+    int            long_match;          /* it came from a long match */
 } llm_spec_state;
 
 void llm_spec_init(llm_spec_state *st, llm_spec_mode mode);

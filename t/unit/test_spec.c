@@ -196,6 +196,41 @@ test_policy(void)
     }
     ok(llm_spec_propose(&st, &t, NULL, 0.3, -1, 8, out, &dk) >= 1, "on: proposes whatever the acceptance");
 
+    /* a long match (a copied stretch) is estimated apart, and may propose up to 16 */
+    {
+        int32_t      q[60];
+        llm_tokens2  c = { q, 40, q + 40, 20 };
+
+        for (i = 0; i < 40; i++) q[i] = 100 + i;
+        for (i = 40; i < 60; i++) q[i] = 100 + i - 40;
+        llm_spec_init(&st, LLM_SPEC_AUTO);
+        for (i = 0; i < 10; i++) {
+            n = llm_spec_propose(&st, &c, NULL, 0.05, -1, LLM_SPEC_K_MAX, out, &dk);
+            llm_spec_update(&st, n);
+        }
+        ok(st.acc_long[LLM_PROPOSER_LOOKUP] > 0.9 && st.acc[LLM_PROPOSER_LOOKUP] == 0.5f,
+           "a long match's acceptance is its own (long %.2f, short %.2f)",
+           st.acc_long[LLM_PROPOSER_LOOKUP], st.acc[LLM_PROPOSER_LOOKUP]);
+        n = llm_spec_propose(&st, &c, NULL, 0.05, -1, LLM_SPEC_K_MAX, out, &dk);
+        ok(n == LLM_SPEC_K_MAX && out[0] == 120 && out[n - 1] == 119 + LLM_SPEC_K_MAX,
+           "a stretch kept every time: %d proposed, %d .. %d", n, out[0], out[n > 0 ? n - 1 : 0]);
+        llm_spec_update(&st, 0);
+        n = llm_spec_propose(&st, &t, NULL, 0.05, -1, LLM_SPEC_K_MAX, out, &dk);
+        ok(n >= 1 && n < LLM_SPEC_K_MAX, "a short match keeps its own k (%d)", n);
+        llm_spec_update(&st, 0);
+
+        /* a draft model proposes at most LLM_SPEC_DRAFT_K_MAX, however cheap and right */
+        {
+            int32_t      r[] = { 1, 2, 3, 4, 5, 6 };
+            llm_tokens2  v = { r, 6, NULL, 0 };
+
+            llm_spec_init(&st, LLM_SPEC_AUTO);
+            st.acc[LLM_PROPOSER_DRAFT] = 0.99f;
+            llm_spec_propose(&st, &v, NULL, 0.01, 0.01, LLM_SPEC_K_MAX, out, &dk);
+            is_int(dk, LLM_SPEC_DRAFT_K_MAX, "a draft's proposal is capped");
+        }
+    }
+
     /* kept every time: k grows */
     llm_spec_init(&st, LLM_SPEC_AUTO);
     for (i = 0; i < 10; i++) {
