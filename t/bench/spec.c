@@ -17,7 +17,9 @@
  *
  *   build/bench/spec MODEL_DIR [threads] [repeats]
  *   BENCH_SPEC_SHOW=1: print the outputs; BENCH_SPEC_ONLY_COST=1: the search cost only;
- *   BENCH_SPEC_ONLY=tool (edit, quote, chat, chat/q8_0, chat/q4_0): that workload only
+ *   BENCH_SPEC_ONLY=tool (edit, quote, chat, chat/q8_0, chat/q4_0, chat/draft): that workload only
+ *   BENCH_SPEC_DRAFT=DIR: also free chat with the model folder DIR as the draft (chat/draft),
+ *   e.g. one distilled by models/recipe/distill_draft.py
  *   BENCH_SPEC_TEMP=0.8: sample at that temperature (request i seeded with
  *   BENCH_SPEC_SEED + i, default 0 + i) instead of greedy; a draft model then samples its
  *   proposals, kept by rejection sampling: the output keeps the distribution, not the
@@ -205,6 +207,14 @@ run(llm_sched *s, const int32_t *ids, size_t n, size_t max_gen, llm_spec_mode mo
     llm_seq_release(seq);
 }
 
+static int
+cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+
+    return x < y ? -1 : x > y;
+}
+
 /* one workload in one mode */
 typedef struct {
     size_t    prompt;          /* prompt tokens, all prompts */
@@ -286,6 +296,7 @@ main(int argc, char **argv)
         { "edit", NULL, 700, 1 }, { "tool", NULL, 300, 1 }, { "quote", NULL, 300, 1 },
         { "chat", NULL, 200, 4 },
         { "chat", "q8_0", 200, 4 }, { "chat", "q4_0", 200, 4 },
+        { "chat", "draft", 200, 4 },    /* the folder BENCH_SPEC_DRAFT names, if set */
     };
     const char      *mode_name[] = { "off", "auto", "on" };
     const char      *only = getenv("BENCH_SPEC_ONLY");
@@ -308,13 +319,17 @@ main(int argc, char **argv)
         return 1;
     }
 
-    printf("decode speed: best of %d runs (chat: %d); tokens per step: generated / sequence steps;"
-           " draft: proposed by the draft model, dkeep: of those kept; temperature %s\n",
+    printf("decode speed: best of %d runs (chat: %d); speedup: best against best; median: the"
+           " median of each run's ratio to the off run beside it; tokens per step: generated /"
+           " sequence steps; draft: proposed by the draft model, dkeep: of those kept;"
+           " temperature %s\n",
            reps, 4 * reps, getenv("BENCH_SPEC_TEMP") ? getenv("BENCH_SPEC_TEMP") : "0");
-    printf("%-9s %-4s %7s %7s %9s %8s %9s %7s %6s %6s %s\n", "work", "mode", "prompt", "tokens",
-           "decode/s", "speedup", "tok/step", "accept", "draft", "dkeep", "same");
+    printf("%-9s %-4s %7s %7s %9s %8s %8s %9s %6s %7s %6s %6s %s\n", "work", "mode", "prompt",
+           "tokens", "decode/s", "speedup", "median", "tok/step", "prop", "accept", "draft", "dkeep",
+           "same");
     for (k = 0; k < (int) (sizeof(work) / sizeof(work[0])); k++) {
-        double  best[3] = { 0, 0, 0 };
+        double  best[3] = { 0, 0, 0 }, rate[3], *ratio, med[3] = { 0, 0, 0 };
+        int     rounds = work[k].runs * reps;
 
         snprintf(label, sizeof(label), "%s%s%s", work[k].kind, work[k].draft_quant ? "/" : "",
                  work[k].draft_quant ? work[k].draft_quant : "");
@@ -322,7 +337,16 @@ main(int argc, char **argv)
             continue;
         }
         draft = NULL;
-        if (work[k].draft_quant) {
+        if (work[k].draft_quant && strcmp(work[k].draft_quant, "draft") == 0) {
+            if (getenv("BENCH_SPEC_DRAFT") == NULL) {
+                continue;
+            }
+            draft = llm_model_load(getenv("BENCH_SPEC_DRAFT"), err, sizeof(err));
+            if (draft == NULL) {
+                fprintf(stderr, "draft %s: %s\n", getenv("BENCH_SPEC_DRAFT"), err);
+                continue;
+            }
+        } else if (work[k].draft_quant) {
             mo.quant = work[k].draft_quant;
             draft = llm_model_load_opts(argv[1], &mo, err, sizeof(err));
             if (draft == NULL) {
@@ -330,24 +354,35 @@ main(int argc, char **argv)
                 continue;
             }
         }
+        ratio = calloc((size_t) rounds * 3, sizeof(double));
+        if (ratio == NULL) {
+            return 1;
+        }
         /* chat is short (about 20 tokens an answer): more runs for the same certainty */
-        for (r = 0; r < work[k].runs * reps; r++) {
+        for (r = 0; r < rounds; r++) {
             /* modes interleaved so that load drifts into all three alike */
             for (mode = 0; mode < 3; mode++) {
-                double rate;
                 run_workload(m, draft, tok, work[k].kind, work[k].max_gen, threads,
                              (llm_spec_mode) mode, &t[mode]);
-                rate = t[mode].ms > 0 ? t[mode].tokens / (t[mode].ms / 1e3) : 0;
-                if (rate > best[mode]) best[mode] = rate;
+                rate[mode] = t[mode].ms > 0 ? t[mode].tokens / (t[mode].ms / 1e3) : 0;
+                if (rate[mode] > best[mode]) best[mode] = rate[mode];
+                ratio[mode * rounds + r] = rate[0] > 0 ? rate[mode] / rate[0] : 0;
             }
         }
         for (mode = 0; mode < 3; mode++) {
+            qsort(ratio + mode * rounds, (size_t) rounds, sizeof(double), cmp_double);
+            med[mode] = rounds % 2 ? ratio[mode * rounds + rounds / 2]
+                        : (ratio[mode * rounds + rounds / 2 - 1] + ratio[mode * rounds + rounds / 2]) / 2;
+        }
+        free(ratio);
+        for (mode = 0; mode < 3; mode++) {
             int same = t[mode].n_out == t[0].n_out
                        && memcmp(t[mode].out, t[0].out, sizeof(int32_t) * t[0].n_out) == 0;
-            printf("%-9s %-4s %7zu %7d %9.1f %7.3fx %9.2f %6.1f%% %6llu %5.1f%% %s\n", label,
-                   mode_name[mode], t[mode].prompt, t[mode].n_out, best[mode],
-                   best[0] > 0 ? best[mode] / best[0] : 0,
+            printf("%-9s %-4s %7zu %7d %9.1f %7.3fx %7.3fx %9.2f %6llu %6.1f%% %6llu %5.1f%% %s\n",
+                   label, mode_name[mode], t[mode].prompt, t[mode].n_out, best[mode],
+                   best[0] > 0 ? best[mode] / best[0] : 0, med[mode],
                    t[mode].seq_steps ? (double) t[mode].n_out / t[mode].seq_steps : 0,
+                   (unsigned long long) t[mode].proposed,
                    t[mode].proposed ? 100.0 * t[mode].accepted / t[mode].proposed : 0,
                    (unsigned long long) t[mode].draft_proposed,
                    t[mode].draft_proposed
