@@ -329,29 +329,6 @@ truncate_cands(llm_sampler *s, int32_t best)
     return n;
 }
 
-/*
- * The first index of the largest of v[0..n) that is not NaN, as the scalar
- * scan of process() finds it (v[0] not NaN): the maximum taken in eight
- * independent lanes, then its first occurrence.  A greedy step runs this
- * once per position it verifies, so it is kept off a serial compare chain.
- */
-static int32_t
-argmax_first(const float *v, int n)
-{
-    float m[8], mx;
-    int i, j;
-
-    for (j = 0; j < 8; j++) m[j] = -INFINITY;
-    for (i = 0; i + 8 <= n; i += 8) {
-        for (j = 0; j < 8; j++) m[j] = v[i + j] > m[j] ? v[i + j] : m[j];
-    }
-    for (; i < n; i++) m[0] = v[i] > m[0] ? v[i] : m[0];
-    mx = m[0];
-    for (j = 1; j < 8; j++) mx = m[j] > mx ? m[j] : mx;
-    for (i = 0; i < n && !(v[i] == mx); i++) { /* void */ }
-    return i < n ? i : 0;
-}
-
 /* Greedy sampling that process() would not change: no bias, penalty or mask. */
 static int
 plain_greedy(const llm_sampler *s, const uint64_t *allowed)
@@ -371,9 +348,9 @@ sample(llm_sampler *s, const float *logits, const uint64_t *allowed,
     int i, n;
     double total, r, acc;
 
-    if (lp == NULL && plain_greedy(s, allowed) && logits[0] == logits[0]) {
-        /* nothing to process or report: the argmax of the logits as they are */
-        return argmax_first(logits, s->n_vocab);
+    if (lp == NULL && plain_greedy(s, allowed)) {
+        /* nothing to process or report: the argmax of the logits as they are, no copy */
+        return s->k->argmax(logits, s->n_vocab);
     }
     best = process(s, logits, allowed);
     if (best < 0) return -1;
