@@ -42,6 +42,14 @@ static ngx_conf_num_bounds_t  ngx_http_llm_embeddings_max_tokens_bounds = {
 };
 
 
+/*
+ * The random key that signs thinking blocks when no llm_thinking_key is
+ * set: made once, in the master, and kept across the configuration cycles
+ * of that master, so blocks signed before `nginx -s reload` still verify
+ * after it.  A restart (or binary upgrade) makes a new one.
+ */
+static llm_thinking_key  ngx_http_llm_random_thinking_key;
+
 static ngx_conf_enum_t  ngx_http_llm_speculation[] = {
     { ngx_string("off"), LLM_SPECULATION_OFF },
     { ngx_string("auto"), LLM_SPECULATION_AUTO },
@@ -260,7 +268,11 @@ ngx_http_llm_init_main_conf(ngx_conf_t *cf, void *conf)
                                    (char *) mcf->thinking_key_file.data, err,
                                    sizeof(err));
     } else {
-        rc = llm_thinking_key_random(&mcf->thinking_key, err, sizeof(err));
+        rc = ngx_http_llm_random_thinking_key.len
+             ? 0
+             : llm_thinking_key_random(&ngx_http_llm_random_thinking_key,
+                                       err, sizeof(err));
+        mcf->thinking_key = ngx_http_llm_random_thinking_key;
     }
     if (rc != 0) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "llm_thinking_key: %s", err);

@@ -77,7 +77,7 @@ my ($p) = ::golden(0);
 --- response_headers
 Content-Type: application/json
 --- response_body_like eval
-qr/^\{"id":"cmpl-[A-Za-z0-9]{24}","object":"text_completion","created":\d+,"model":"tiny","system_fingerprint":"fp_ngx_llm","choices":\[\{"text":".*","index":0,"logprobs":null,"finish_reason":"length"\}\],"usage":\{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12,"prompt_tokens_details":\{"cached_tokens":\d+\}\}\}$/s
+qr/^\{"id":"cmpl-[A-Za-z0-9]{24}","object":"text_completion","created":\d+,"model":"tiny","system_fingerprint":"fp_ngx_llm","choices":\[\{"text":".*","index":0,"logprobs":null,"finish_reason":"length"\}\],"usage":\{"prompt_tokens":5,"completion_tokens":7,"total_tokens":12,"prompt_tokens_details":\{"cached_tokens":\d+\},"completion_tokens_details":\{"reasoning_tokens":0\}\}\}$/s
 
 
 

@@ -33,7 +33,7 @@ POST /v1/chat/completions
 --- error_code: 200
 --- response_headers
 Content-Type: application/json
---- response_body_like: ^\{"id":"chatcmpl-[A-Za-z0-9]{24}","object":"chat.completion","created":\d+,"model":"tiny","system_fingerprint":"fp_ngx_llm","choices":\[\{"index":0,"message":\{"role":"assistant","content":".*","refusal":null\},"logprobs":null,"finish_reason":"length"\}\],"usage":\{"prompt_tokens":20,"completion_tokens":4,"total_tokens":24,"prompt_tokens_details":\{"cached_tokens":\d+\}\}\}$
+--- response_body_like: ^\{"id":"chatcmpl-[A-Za-z0-9]{24}","object":"chat.completion","created":\d+,"model":"tiny","system_fingerprint":"fp_ngx_llm","choices":\[\{"index":0,"message":\{"role":"assistant","content":".*","refusal":null\},"logprobs":null,"finish_reason":"length"\}\],"usage":\{"prompt_tokens":20,"completion_tokens":4,"total_tokens":24,"prompt_tokens_details":\{"cached_tokens":\d+\},"completion_tokens_details":\{"reasoning_tokens":0\}\}\}$
 
 
 
@@ -73,7 +73,7 @@ X-Accel-Buffering: no
 POST /v1/chat/completions
 {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2, "temperature": 0, "stream": true, "stream_options": {"include_usage": true}}
 --- error_code: 200
---- response_body_like: "choices":\[\],"usage":\{"prompt_tokens":20,"completion_tokens":2,"total_tokens":22,"prompt_tokens_details":\{"cached_tokens":\d+\}\}\}\n\ndata: \[DONE\]\n\n$
+--- response_body_like: "choices":\[\],"usage":\{"prompt_tokens":20,"completion_tokens":2,"total_tokens":22,"prompt_tokens_details":\{"cached_tokens":\d+\},"completion_tokens_details":\{"reasoning_tokens":0\}\}\}\n\ndata: \[DONE\]\n\n$
 
 
 

@@ -15,7 +15,7 @@
 # here, streamed (signature_delta before content_block_stop) and not, and a
 # block sent back verifies; a changed text or signature, or none, is a 400 in
 # Anthropic's shape.  A server without llm_thinking_key signs with a random
-# key that its own round trip verifies.
+# key that its own round trip verifies, before and after a reload.
 use strict;
 use warnings;
 use Test::More;
@@ -33,6 +33,7 @@ my $srv = start_nginx(
                    . "llm_thread_pool llm;\n"
                    . 'llm_thinking_key $TEST_NGINX_SERVER_ROOT/html/thinking.key;',
     config => 'location = /v1/chat/completions { llm_api chat; }
+               location = /v1/responses { llm_api responses; }
                location = /v1/messages { llm_api messages; }
                location = /tokenize { llm_api tokenize; }',
     files => { 'thinking.key' => $KEY },
@@ -54,13 +55,22 @@ my %chat = (messages => [{ role => 'user', content => 'What is 2+2?' }],
             max_tokens => 40, temperature => 0,
             logit_bias => { 8187 => -100, 8185 => -100 });
 
-my ($st, $free) = post('/v1/chat/completions', \%chat);
+my ($st, $free) = post('/v1/chat/completions', { %chat, return_token_ids => JSON::PP::true });
 is($st, 200, 'chat without a budget: 200');
 my $m = $free->{choices}[0]{message} // {};
 my $all = $m->{reasoning_content} // '';
 ok(length($all) > 0 && ($m->{content} // '') eq '',
    'without a budget the reasoning never closes: no answer')
     or diag explain $m;
+
+# usage.completion_tokens_details.reasoning_tokens: the tokens inside the
+# block, every one after <think> (8186; the open marker does not count, as
+# a thinking budget counts), from the response's own token ids
+my @ids = @{ $free->{choices}[0]{token_ids} // [] };
+my ($open) = grep { $ids[$_] == 8186 } 0 .. $#ids;
+is($free->{usage}{completion_tokens_details}{reasoning_tokens},
+   @ids - (defined $open ? $open + 1 : 0),
+   'reasoning_tokens: every token after the open marker (' . scalar(@ids) . ' generated)');
 
 my %got;
 for my $effort (qw(low medium)) {
@@ -76,9 +86,20 @@ for my $effort (qw(low medium)) {
     ok(length($msg->{content} // '') > 0,
        "reasoning_effort $effort: and an answer follows")
         or diag explain $msg;
+    is($r->{usage}{completion_tokens_details}{reasoning_tokens},
+       { low => 10, medium => 20 }->{$effort},
+       "reasoning_effort $effort: reasoning_tokens is the budget, close included");
 }
 ok(length($got{low}) < length($got{medium}),
    'low (10 of 40 tokens) thinks less than medium (20)');
+
+# the Responses API: output_tokens_details.reasoning_tokens, the same count
+my ($rs, $resp) = post('/v1/responses', { input => 'What is 2+2?', max_output_tokens => 40,
+                                          temperature => 0, reasoning => { effort => 'low' } });
+is($rs, 200, 'responses, reasoning.effort low: 200');
+is($resp->{usage}{output_tokens_details}{reasoning_tokens}, 10,
+   'responses: reasoning_tokens is the budget (10 of 40), close included')
+    or diag explain $resp->{usage};
 
 # ---- Anthropic: budget_tokens spans the turn's thinking blocks ----
 my $earlier = join ' ', map { "Step $_: the weather tool answered, so check the city again." } 1 .. 70;
@@ -198,5 +219,27 @@ for (1 .. 4) {    # either worker may answer: they share the key
     $verified++ if $st4 == 200;
 }
 is($verified, 4, 'and every worker verifies what it signed');
+
+# A reload keeps the random key (the master made it and keeps it): once the
+# old workers are gone, the new ones verify what the old ones signed.
+my ($before) = $rnd->error_log_lines(0);
+my @old = map { /start worker process (\d+)/ ? $1 : () } @$before;
+my $pos = $rnd->error_log_size;
+kill 'HUP', $rnd->pid;
+ok(Test::LLM::Client::wait_until(sub {
+       my ($l) = $rnd->error_log_lines($pos);
+       2 == grep { /start worker process \d+/ } @$l }, 60)
+   && Test::LLM::Client::wait_until(sub { !grep { kill 0, $_ } @old }, 60),
+   'reload: new workers started, the old ones (' . "@old" . ') exited');
+$verified = 0;
+for (1 .. 4) {
+    my ($st5) = back({ %$rt }, $rnd->port);
+    $verified++ if $st5 == 200;
+}
+is($verified, 4, 'after the reload the new workers verify a block signed before it');
+my (undef, $r2) = post('/v1/messages', { %hi, max_tokens => 2000 }, undef, $rnd->port);
+my ($rt2) = grep { $_->{type} eq 'thinking' } @{ $r2->{content} // [] };
+ok($rt2 && $rt2->{thinking} eq $rt->{thinking} && $rt2->{signature} eq $rt->{signature},
+   'and sign the same text with the same signature');
 $rnd->stop;
 done_testing();

@@ -6,7 +6,7 @@
 json_t *
 llm_openai_usage_json(const llm_usage *u)
 {
-    json_t *o = json_object(), *d = json_object();
+    json_t *o = json_object(), *d = json_object(), *c = json_object();
 
     json_object_set_new(o, "prompt_tokens", json_integer(u->prompt_tokens));
     json_object_set_new(o, "completion_tokens",
@@ -15,6 +15,10 @@ llm_openai_usage_json(const llm_usage *u)
                         json_integer(u->prompt_tokens + u->completion_tokens));
     json_object_set_new(d, "cached_tokens", json_integer(u->cached_tokens));
     json_object_set_new(o, "prompt_tokens_details", d);
+    /* of completion_tokens, those written inside reasoning blocks */
+    json_object_set_new(c, "reasoning_tokens",
+                        json_integer(u->reasoning_tokens));
+    json_object_set_new(o, "completion_tokens_details", c);
     return o;
 }
 
@@ -47,6 +51,7 @@ llm_openai_total_usage(const llm_result *choices, size_t n)
     }
     for (i = 0; i < n; i++) {
         u.completion_tokens += choices[i].usage.completion_tokens;
+        u.reasoning_tokens += choices[i].usage.reasoning_tokens;
     }
     return u;
 }

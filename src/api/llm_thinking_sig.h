@@ -5,10 +5,10 @@
  * server wrote that text, so what a model is told it thought earlier is
  * what it did think.
  *
- * The key is the file of llm_thinking_key, or made at random once per
- * configuration (in the master before the workers fork, so every worker
- * signs and verifies alike; a restart or reload makes a new one and old
- * signatures no longer verify).  No nginx.
+ * The key is the file of llm_thinking_key, or made at random once by the
+ * master (before the workers fork, so every worker signs and verifies
+ * alike; the glue keeps it across reloads, a restart makes a new one and
+ * old signatures no longer verify).  No nginx.
  */
 #ifndef LLM_THINKING_SIG_H
 #define LLM_THINKING_SIG_H

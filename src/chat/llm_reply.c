@@ -7,6 +7,7 @@
 #include "api/llm_response_budget.h"
 #include "chat/llm_reply.h"
 #include "engine/llm_detok.h"
+#include "engine/llm_reasoning_budget.h"
 #include "parsers/llm_stream.h"
 
 /* Response ids: the protocol's prefix and this many random characters. */
@@ -31,13 +32,11 @@ typedef struct {
     const int32_t       *generated;    /* borrowed at choice_done */
     size_t               n_generated;
     int                  done;
-    /* reasoning tokens: a token counts when its text came out as
-     * reasoning, or came out as nothing (markup, held text) while the
-     * last text of the choice was reasoning */
-    int                  reasoning_last;
-    int                  emitted;      /* events of the token being fed: */
-    int                  emitted_reasoning;   /* any, and reasoning ones */
-    long                 n_reasoning;
+    /* usage's reasoning_tokens, counted as a thinking budget counts
+     * (a budget that never closes): the tokens written inside reasoning
+     * blocks, the close marker's included, the open marker's not; NULL
+     * without a reasoning format */
+    llm_reasoning_budget *reasoning;
 } llm_reply_choice;
 
 struct llm_reply {
@@ -91,6 +90,7 @@ llm_reply_create(const llm_reply_config *cfg)
     llm_reply                *r;
     llm_reply_choice         *ch;
     llm_stream_config         sc;
+    llm_reasoning_marks       marks;
     llm_formatter_config      fc;
     const llm_request        *req = cfg->req;
     const llm_formatter_def  *def;
@@ -150,7 +150,17 @@ llm_reply_create(const llm_reply_config *cfg)
         ch = &r->choices[i];
         ch->reply = r;
         ch->index = i;
-        ch->reasoning_last = sc.starts_in_reasoning;
+        if (cfg->reasoning
+            && llm_reasoning_markers(cfg->reasoning->id, &marks) == 0)
+        {
+            ch->reasoning = llm_reasoning_budget_create(cfg->tok, marks.open,
+                                marks.close, marks.forced_close, SIZE_MAX,
+                                sc.starts_in_reasoning);
+            if (ch->reasoning == NULL) {
+                llm_reply_free(r);
+                return NULL;
+            }
+        }
 
         /* chat keeps special tokens: parsers need markers like <tool_call> */
         llm_detok_init(&ch->detok, cfg->tok,
@@ -184,6 +194,7 @@ llm_reply_free(llm_reply *r)
             llm_stream_destroy(ch->stream);
         }
         llm_detok_free(&ch->detok);
+        llm_reasoning_budget_free(ch->reasoning);
         llm_result_free(&ch->result);
         free(ch->lps);
     }
@@ -239,14 +250,6 @@ llm_reply_emit(void *data, const llm_event *ev)
 
     llm_reply          *r = ch->reply;
     llm_logprobs_list   lpl, *lp;
-
-    ch->emitted = 1;
-    if (ev->type == LLM_EV_REASONING) {
-        ch->emitted_reasoning = 1;
-        ch->reasoning_last = 1;
-    } else {
-        ch->reasoning_last = 0;
-    }
 
     /*
      * logprobs describe the content: the tokens behind reasoning and tool
@@ -344,6 +347,10 @@ llm_reply_token(llm_reply *r, size_t choice, int32_t token,
         return LLM_REPLY_MORE;
     }
 
+    if (ch->reasoning) {
+        llm_reasoning_budget_accept(ch->reasoning, token);
+    }
+
     if (lp && llm_reply_keep_logprobs(ch, lp) != 0) {
         return LLM_REPLY_NO_MEMORY;
     }
@@ -357,16 +364,10 @@ llm_reply_token(llm_reply *r, size_t choice, int32_t token,
         return LLM_REPLY_FULL;
     }
 
-    ch->emitted = 0;
-    ch->emitted_reasoning = 0;
     if (len && llm_stream_feed(ch->stream, text, len, llm_reply_emit, ch)) {
         /* a stop sequence matched: it is never emitted */
         return r->no_memory ? LLM_REPLY_NO_MEMORY : LLM_REPLY_STOP;
     }
-    if (ch->emitted ? ch->emitted_reasoning : ch->reasoning_last) {
-        ch->n_reasoning++;
-    }
-
     return r->no_memory ? LLM_REPLY_NO_MEMORY : LLM_REPLY_MORE;
 }
 
@@ -398,8 +399,8 @@ llm_reply_choice_done(llm_reply *r, size_t choice, llm_finish reason,
     ch->generated = generated;
     ch->n_generated = n_generated;
     ch->result.usage.completion_tokens = (long) n_generated;
-    ch->result.usage.reasoning_tokens = ch->n_reasoning < (long) n_generated
-                                        ? ch->n_reasoning : (long) n_generated;
+    ch->result.usage.reasoning_tokens = ch->reasoning
+        ? (long) llm_reasoning_budget_used(ch->reasoning) : 0;
 
     if (r->req->stream && reason != LLM_FINISH_ERROR
         && llm_formatter_finish_choice(r->fmt, &r->out, ch->index,

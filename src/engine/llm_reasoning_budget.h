@@ -10,9 +10,13 @@
  * and the answer follows.  A block that opens after the budget is spent is
  * closed at once.
  *
+ * With a budget of SIZE_MAX it never closes anything and only counts: the
+ * reply counts a response's usage reasoning_tokens so (chat/llm_reply.c),
+ * the same tokens a budget counts.
+ *
  * The markers come from the model's reasoning format (parsers/llm_parser.h
  * llm_reasoning_markers), tokenized as the model's tokenizer reads them.
- * Used by the step thread of the sequence's scheduler only.
+ * One object is used by one thread at a time.
  */
 #ifndef LLM_REASONING_BUDGET_H
 #define LLM_REASONING_BUDGET_H

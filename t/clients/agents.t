@@ -14,7 +14,7 @@ system('bash', 't/node/install.sh', 't/clients') == 0
 
 my @scripts = $ENV{LLM_CLIENTS}
     ? map { "t/clients/$_.test.js" } split /[\s,]+/, $ENV{LLM_CLIENTS}
-    : map { "t/clients/$_.test.js" } qw(sdk);
+    : map { "t/clients/$_.test.js" } qw(sdk codex);
 
 run_node_tests(
     scripts     => \@scripts,
@@ -24,6 +24,7 @@ run_node_tests(
                     llm_tool_parser auto;
                     llm_reasoning_parser auto;
                     llm_any_model on;
+                    client_body_buffer_size 1m;
                     log_format clients escape=json \'$status $request_method $request_uri $request_length $request_body\';',
     config      => 'access_log logs/clients.log clients;
                     location = /v1/chat/completions { llm_api chat; }

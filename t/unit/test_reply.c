@@ -248,6 +248,118 @@ n_tokens(const char *text)
     return n;
 }
 
+/*
+ * The reasoning tokens of text, counted independently of the reply: a token
+ * counts when it starts after the end of open and before the end of close
+ * (the close marker's tokens count, the open marker's do not).
+ */
+static size_t
+n_reasoning(const char *text, const char *open, const char *close)
+{
+    int32_t  *ids;
+    size_t    n, i, at = 0, from, to, count = 0;
+    char      piece[256];
+    int       len;
+
+    from = (size_t) (strstr(text, open) - text) + strlen(open);
+    to = (size_t) (strstr(text, close) - text) + strlen(close);
+    if (llm_tokenizer_encode(tok, text, strlen(text), 0, &ids, &n) != 0) {
+        return 0;
+    }
+    for (i = 0; i < n; i++) {
+        count += at >= from && at < to;
+        len = llm_tokenizer_is_added(tok, ids[i])
+              ? (int) strlen(llm_tokenizer_piece(tok, ids[i]))
+              : llm_tokenizer_token_bytes(tok, ids[i], piece, sizeof(piece));
+        at += len > 0 ? (size_t) len : 0;
+    }
+    free(ids);
+    return count;
+}
+
+/* reasoning_tokens of a chat reply whose choices write t0 and t1. */
+static long
+chat_reasoning_tokens(const char *body, int starts_in_reasoning,
+    const char *t0, const char *t1)
+{
+    long               rt;
+    char              *usage;
+    json_t            *o;
+    llm_buf           *out;
+    llm_reply         *r;
+    llm_request        req;
+    llm_reply_config   cfg;
+
+    parse(LLM_API_CHAT, body, &req);
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.req = &req;
+    cfg.tok = tok;
+    cfg.reasoning = llm_reasoning_parser_find("think");
+    cfg.starts_in_reasoning = starts_in_reasoning;
+    cfg.model = "tiny";
+    cfg.n_prompt = 5;
+    cfg.max_held = 1 << 20;
+    r = llm_reply_create(&cfg);
+    if (r == NULL) {
+        llm_request_free(&req);
+        return -1;
+    }
+    out = llm_reply_out(r);
+    llm_reply_start(r);
+    feed(r, 0, t0);
+    llm_reply_choice_done(r, 0, LLM_FINISH_STOP, NULL, n_tokens(t0));
+    feed(r, 1, t1);
+    llm_reply_choice_done(r, 1, LLM_FINISH_STOP, NULL, n_tokens(t1));
+    llm_reply_finish(r, 0, NULL);
+
+    /* the body, or the stream's last chunk: the usage one */
+    usage = strstr(out->data, "{\"id\"");
+    while (req.stream && usage && strstr(usage + 1, "data: {\"id\"")) {
+        usage = strstr(usage + 1, "data: {\"id\"") + 6;
+    }
+    o = usage ? json_loadb(usage, strcspn(usage, "\n"), 0, NULL) : NULL;
+    rt = (long) json_integer_value(json_object_get(json_object_get(
+             json_object_get(o, "usage"), "completion_tokens_details"),
+             "reasoning_tokens"));
+    if (json_object_get(json_object_get(o, "usage"),
+                        "completion_tokens_details") == NULL)
+    {
+        rt = -1;
+    }
+    json_decref(o);
+    llm_reply_free(r);
+    llm_request_free(&req);
+    return rt;
+}
+
+/* Chat usage: completion_tokens_details.reasoning_tokens, every choice's,
+ * exactly the tokens inside their reasoning blocks. */
+static void
+test_chat_reasoning_usage(void)
+{
+    const char  *a = "<think>hm, let me see</think>Hi there",
+                *b = "<think>x</think>\n\nHello",
+                *open = "So the answer is 4.</think>Four.";
+    size_t       want = n_reasoning(a, "<think>", "</think>")
+                        + n_reasoning(b, "<think>", "</think>");
+
+    ok(want >= 4, "the two think blocks hold %zu tokens", want);
+    is_int(chat_reasoning_tokens("{\"messages\":[{\"role\":\"user\","
+               "\"content\":\"x\"}],\"n\":2}", 0, a, b), (long) want,
+           "chat: reasoning_tokens of both choices, exactly");
+    is_int(chat_reasoning_tokens("{\"messages\":[{\"role\":\"user\","
+               "\"content\":\"x\"}],\"n\":2,\"stream\":true,"
+               "\"stream_options\":{\"include_usage\":true}}", 0, a, b),
+           (long) want, "chat stream: the usage chunk says the same");
+    is_int(chat_reasoning_tokens("{\"messages\":[{\"role\":\"user\","
+               "\"content\":\"x\"}],\"n\":2}", 1, open, open),
+           (long) (2 * n_reasoning(open, "", "</think>")),
+           "a prompt that opened the block: from the first token to the close");
+    is_int(chat_reasoning_tokens("{\"messages\":[{\"role\":\"user\","
+               "\"content\":\"x\"}],\"n\":2}", 0, "Hi", "Hello there"),
+           0, "no reasoning: 0");
+}
+
 /* The Responses API through the same pipeline; usage counts the tokens
  * that reasoned. */
 static void
@@ -256,7 +368,8 @@ test_responses_body(void)
     llm_request  req;
     llm_reply   *r;
     llm_buf     *out;
-    size_t       n_all = n_tokens(OUTPUT), n_think = n_tokens("<think>hm</think>");
+    size_t       n_all = n_tokens(OUTPUT),
+                 n_think = n_reasoning(OUTPUT, "<think>", "</think>");
     json_t      *o, *u;
     long         rt;
 
@@ -278,8 +391,8 @@ test_responses_body(void)
              "output_tokens_details"), "reasoning_tokens"));
     is_int(json_integer_value(json_object_get(u, "output_tokens")), n_all,
            "output_tokens: every generated token");
-    ok(rt >= 1 && (size_t) rt <= n_think && (size_t) rt < n_all,
-       "reasoning_tokens: %ld of the %zu tokens of the think block", rt,
+    ok(n_think >= 2 && (size_t) rt == n_think,
+       "reasoning_tokens: %ld, the %zu tokens inside the think block", rt,
        n_think);
     ok(strstr(out->data, "\"type\":\"function_call\"") != NULL
        && strstr(out->data, "\"name\":\"get\"") != NULL,
@@ -385,6 +498,7 @@ main(void)
     test_openai_stream();
     test_anthropic_body();
     test_responses_body();
+    test_chat_reasoning_usage();
     test_stop_and_limits();
     llm_tokenizer_free(tok);
     return done_testing();
