@@ -1,0 +1,85 @@
+'use strict';
+// A coding-agent CLI over /v1/messages: Claude Code (@anthropic-ai/claude-code,
+// headless `claude -p --output-format stream-json`) with ANTHROPIC_BASE_URL at
+// the server, thinking on (Claude Code sends thinking: adaptive with
+// output_config.effort).
+//
+// Claude Code's default prompt is about 77 KB (24 tools, ~30k tokens of the
+// tiny model: several minutes of prefill on a 2-core machine), so the run
+// keeps two of its tools (--tools Read Bash) and a one-line system prompt;
+// every other field is what it sends by default.  The tiny model does not end
+// its answer, so each response stops at max_tokens (CLAUDE_CODE_MAX_OUTPUT_TOKENS)
+// and Claude Code asks it to resume, sending the turn back with the signed
+// thinking block: those requests must verify (200), and the run ends with
+// Claude Code's own "exceeded the output token maximum" result, not an API
+// error.  The assertions are on the protocol, not on the answer.
+const t = require('../node/lib/harness');
+const log = require('./lib/log');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
+
+function run(cmd, args, opts) {
+  return new Promise((resolve) => {
+    const p = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '', err = '';
+    p.stdout.on('data', (d) => { out += d; });
+    p.stderr.on('data', (d) => { err += d; });
+    p.on('close', (code, signal) => resolve({ code, signal, out, err }));
+  });
+}
+
+t.run(async () => {
+  const base = t.baseUrl();
+  const since = log.mark();
+  const model = process.env.LLM_MODEL || 'ngxllm-tiny';
+  const bin = path.join(__dirname, 'node_modules', '.bin', 'claude');
+  const dir = fs.mkdtempSync(path.join(path.dirname(process.env.LLM_ERROR_LOG || os.tmpdir()), 'claude-'));
+  const home = path.join(dir, 'home'), work = path.join(dir, 'work');
+  fs.mkdirSync(home); fs.mkdirSync(work);
+
+  const r = await run(bin, ['-p', 'Say hello.', '--model', model,
+                            '--tools', 'Read', 'Bash',
+                            '--system-prompt', 'You are a coding agent. Answer briefly.',
+                            '--effort', 'low', '--max-turns', '3',
+                            '--output-format', 'stream-json', '--verbose'], {
+    cwd: work,
+    env: { ...process.env, HOME: home, ANTHROPIC_BASE_URL: base,
+           ANTHROPIC_API_KEY: 'sk-unused', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+           CLAUDE_CODE_MAX_OUTPUT_TOKENS: '600' },
+  });
+  const events = r.out.split('\n').filter(Boolean).map((l) => {
+    try { return JSON.parse(l); } catch (e) { return { type: 'unparsed', line: l }; }
+  });
+  t.note('claude events: ' + [...new Set(events.map((e) => e.type + (e.subtype ? '/' + e.subtype : '')))].join(' '));
+
+  const result = events.find((e) => e.type === 'result');
+  t.ok(result && result.api_error_status == null,
+       'a result, and no API error status: ' + (result ? String(result.result).slice(0, 120) : r.err.slice(-400)));
+  t.ok(result && (!result.is_error || /output token maximum/.test(result.result)),
+       'the turn ended, or stopped at Claude Code\'s own output-token limit (the tiny model does not end its answer)');
+
+  const blocks = events.filter((e) => e.type === 'assistant')
+    .flatMap((e) => e.message.content || []);
+  const thinking = blocks.find((b) => b.type === 'thinking');
+  t.ok(thinking && thinking.thinking.length > 0 && /^[A-Za-z0-9+/]{43}=$/.test(thinking.signature || ''),
+       'a streamed thinking block with its signature');
+
+  const posts = log.requests(since).filter((q) => q.method === 'POST');
+  t.ok(posts.length >= 1 && posts.every((q) => q.uri.startsWith('/v1/messages')),
+       `${posts.length} POST /v1/messages (${[...new Set(posts.map((q) => q.uri))].join(', ')})`);
+  const first = posts.length ? posts[0].body : {};
+  t.ok(first.stream === true && first.thinking && first.thinking.type === 'adaptive'
+       && first.output_config && first.output_config.effort === 'low'
+       && Array.isArray(first.tools) && first.tools.length >= 2 && first.max_tokens === 600,
+       'the request: streamed, thinking adaptive with effort low, its tools, max_tokens 600');
+  // a resumed turn sends the signed thinking block back: the server verified it
+  const back = posts.slice(1).find((q) => (q.body.messages || []).some((m) =>
+    m.role === 'assistant' && Array.isArray(m.content)
+    && m.content.some((c) => c.type === 'thinking' && c.signature)));
+  t.ok(!result || !result.is_error || back,
+       'a turn sent back with its signed thinking block' + (back ? ' (answered ' + back.status + ')' : ''));
+  log.check(t, since, 'claude');
+  fs.rmSync(dir, { recursive: true, force: true });
+});
