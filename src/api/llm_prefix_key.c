@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "api/llm_api.h"
+#include "core/llm_fnv.h"
 #include "api/llm_volatile.h"
 
 
@@ -25,13 +26,7 @@ typedef struct {
 static void
 hash_bytes(llm_prefix_hash *ph, const void *data, size_t n)
 {
-    const unsigned char  *p = data;
-    size_t                i;
-
-    for (i = 0; i < n; i++) {
-        ph->h ^= p[i];
-        ph->h *= 0x100000001b3ULL;
-    }
+    ph->h = llm_fnv1a(ph->h, data, n);
 }
 
 static void
@@ -637,7 +632,7 @@ llm_prefix_key(const char *body, size_t len, const llm_prefix_opts *opts,
     const char      *name;
     llm_json_scan    s;
     llm_body_fields  f;
-    llm_prefix_hash  ph = { 0xcbf29ce484222325ULL, 0 };
+    llm_prefix_hash  ph = { LLM_FNV_BASIS, 0 };
 
     info->key[0] = '\0';
     info->prompt_tokens_estimate = -1;

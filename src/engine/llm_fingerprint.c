@@ -14,35 +14,24 @@
  */
 #include <string.h>
 
+#include "core/llm_fnv.h"
 #include "engine/llm_model_impl.h"
 
 #define HEAD_BYTES  65536
 #define SAMPLES     64
 #define SAMPLE_LEN  64
 
-static uint64_t
-fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *c = p;
-    size_t i;
-
-    for (i = 0; i < n; i++) {
-        h ^= c[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
 
 uint64_t
 llm_model_fingerprint(const llm_model *m)
 {
     const llm_model_info *in = &m->info;
-    uint64_t h = 0xcbf29ce484222325ULL, size;
+    uint64_t h = LLM_FNV_BASIS, size;
     int32_t shape[8];
     int f, i;
 
-    h = fnv(h, m->architecture, strlen(m->architecture));
-    h = fnv(h, m->dtype, strlen(m->dtype));
+    h = llm_fnv1a(h, m->architecture, strlen(m->architecture));
+    h = llm_fnv1a(h, m->dtype, strlen(m->dtype));
     shape[0] = in->n_layers;
     shape[1] = in->hidden;
     shape[2] = in->n_heads;
@@ -51,18 +40,18 @@ llm_model_fingerprint(const llm_model *m)
     shape[5] = in->intermediate;
     shape[6] = in->n_vocab;
     shape[7] = m->n_files;
-    h = fnv(h, shape, sizeof(shape));
+    h = llm_fnv1a(h, shape, sizeof(shape));
     for (f = 0; f < m->n_files; f++) {
         const unsigned char *map = m->files[f].map;
 
         size = m->files[f].size;
-        h = fnv(h, &size, sizeof(size));
+        h = llm_fnv1a(h, &size, sizeof(size));
         if (map == NULL || size == 0) continue;
-        h = fnv(h, map, size < HEAD_BYTES ? size : HEAD_BYTES);
+        h = llm_fnv1a(h, map, size < HEAD_BYTES ? size : HEAD_BYTES);
         if (size <= HEAD_BYTES + SAMPLE_LEN) continue;
         for (i = 0; i < SAMPLES; i++) {
             uint64_t at = HEAD_BYTES + (size - HEAD_BYTES - SAMPLE_LEN) / (SAMPLES - 1) * (uint64_t) i;
-            h = fnv(h, map + at, SAMPLE_LEN);
+            h = llm_fnv1a(h, map + at, SAMPLE_LEN);
         }
     }
     return h;

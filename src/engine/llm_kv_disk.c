@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/llm_fnv.h"
 #include "engine/llm_kv.h"
 #include "engine/llm_kv_disk.h"
 
@@ -44,18 +45,6 @@ struct llm_kv_disk {
     llm_kv_disk_stats  st;
 };
 
-static uint64_t
-fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *c = p;
-    size_t i;
-    for (i = 0; i < n; i++) {
-        h ^= c[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
-#define FNV_BASIS 0xcbf29ce484222325ULL
 
 static int
 mkdir_p(const char *path)
@@ -275,7 +264,8 @@ llm_kv_disk_write(llm_kv_disk *d, uint64_t parent, const int32_t *tokens, const 
         snprintf(err, errlen, "cannot create \"%s\": %s", tmp, strerror(errno));
         return -1;
     }
-    sum = fnv(fnv(fnv(FNV_BASIS, &h, sizeof(h)), k, d->half), v, d->half);
+    sum = llm_fnv1a(LLM_FNV_BASIS, &h, sizeof(h));
+    sum = llm_fnv1a(llm_fnv1a(sum, k, d->half), v, d->half);
     if (write_all(fd, &h, sizeof(h)) != 0 || write_all(fd, k, d->half) != 0
         || write_all(fd, v, d->half) != 0 || write_all(fd, &sum, sizeof(sum)) != 0)
     {
@@ -340,7 +330,8 @@ llm_kv_disk_read(llm_kv_disk *d, uint64_t parent, const int32_t *tokens, void *k
         snprintf(why, whylen, "\"%s\": truncated", path);
         goto reject;
     }
-    sum = fnv(fnv(fnv(FNV_BASIS, &h, sizeof(h)), k, d->half), v, d->half);
+    sum = llm_fnv1a(LLM_FNV_BASIS, &h, sizeof(h));
+    sum = llm_fnv1a(llm_fnv1a(sum, k, d->half), v, d->half);
     if (sum != stored) {
         snprintf(why, whylen, "\"%s\": checksum mismatch", path);
         goto reject;

@@ -440,6 +440,31 @@ set_or(uint8_t *dst, const uint8_t *src)
     return changed;
 }
 
+/* "FOLLOW(to) includes FOLLOW(from)" edges, gathered before propagation. */
+typedef struct {
+    int32_t  *from, *to;
+    size_t    n, cap;
+} follow_edges;
+
+static int
+follow_edge_add(follow_edges *ed, int32_t from, int32_t to)
+{
+    if (ed->n == ed->cap) {
+        size_t   c = ed->cap ? ed->cap * 2 : 256;
+        int32_t *f = realloc(ed->from, c * sizeof(int32_t)), *t;
+
+        if (f == NULL) return -1;
+        ed->from = f;
+        t = realloc(ed->to, c * sizeof(int32_t));
+        if (t == NULL) return -1;
+        ed->to = t;
+        ed->cap = c;
+    }
+    ed->from[ed->n] = from;
+    ed->to[ed->n++] = to;
+    return 0;
+}
+
 /*
  * FOLLOW sets (LL(1)): the bytes that may come right after a rule ends, in
  * any context.  A cut walk that crossed the cut (the rules above it ended)
@@ -453,9 +478,10 @@ compute_follow(llm_gindex *x)
     const llm_grammar *g = x->g;
     size_t n_all = 0, r, it, k;
     uint8_t (*first)[32] = NULL, *nullable = NULL, suf[32];
-    int32_t *edge_from = NULL, *edge_to = NULL, *work = NULL;
+    follow_edges ed = { NULL, NULL, 0, 0 };
+    int32_t *work = NULL;
     uint8_t *queued = NULL;
-    size_t n_edges = 0, cap_edges = 0, n_work = 0;
+    size_t n_work = 0;
     int changed = 1, rc = -1;
 
     for (r = 0; r < g->n_rules; r++) if (g->rep_twin[r] >= 0 && (size_t) g->rep_twin[r] + 1 > n_all) n_all = (size_t) g->rep_twin[r] + 1;
@@ -502,18 +528,7 @@ compute_follow(llm_gindex *x)
                 }
                 set_or(x->follow[e->val], suf);
                 if (suf_null) {
-                    if (n_edges == cap_edges) {
-                        size_t c = cap_edges ? cap_edges * 2 : 256;
-                        int32_t *f = realloc(edge_from, c * sizeof(int32_t)), *t2;
-                        if (f == NULL) goto out;
-                        edge_from = f;
-                        t2 = realloc(edge_to, c * sizeof(int32_t));
-                        if (t2 == NULL) goto out;
-                        edge_to = t2;
-                        cap_edges = c;
-                    }
-                    edge_from[n_edges] = (int32_t) r;
-                    edge_to[n_edges++] = e->val;
+                    if (follow_edge_add(&ed, (int32_t) r, e->val) != 0) goto out;
                 }
                 if (nullable[e->val]) set_or(suf, first[e->val]);
                 else { memcpy(suf, first[e->val], 32); suf_null = 0; }
@@ -522,18 +537,7 @@ compute_follow(llm_gindex *x)
             a = end + 1;
         }
         if (r < g->n_rules && g->rep_twin[r] >= 0) {
-            if (n_edges == cap_edges) {
-                size_t c = cap_edges ? cap_edges * 2 : 256;
-                int32_t *f = realloc(edge_from, c * sizeof(int32_t)), *t2;
-                if (f == NULL) goto out;
-                edge_from = f;
-                t2 = realloc(edge_to, c * sizeof(int32_t));
-                if (t2 == NULL) goto out;
-                edge_to = t2;
-                cap_edges = c;
-            }
-            edge_from[n_edges] = (int32_t) r;
-            edge_to[n_edges++] = g->rep_twin[r];
+            if (follow_edge_add(&ed, (int32_t) r, g->rep_twin[r]) != 0) goto out;
         }
     }
     /* propagate along the edges until stable (a worklist; the edges are
@@ -542,15 +546,15 @@ compute_follow(llm_gindex *x)
      * are visited once each in rule order) */
     {
         size_t *start = calloc(n_all + 2, sizeof(size_t));
-        int32_t *adj = malloc((n_edges + 1) * sizeof(int32_t));
+        int32_t *adj = malloc((ed.n + 1) * sizeof(int32_t));
         if (start == NULL || adj == NULL) { free(start); free(adj); goto out; }
-        for (k = 0; k < n_edges; k++) start[edge_from[k] + 1]++;
+        for (k = 0; k < ed.n; k++) start[ed.from[k] + 1]++;
         for (r = 0; r < n_all; r++) start[r + 1] += start[r];
         {
             size_t *fill = malloc((n_all + 1) * sizeof(size_t));
             if (fill == NULL) { free(start); free(adj); goto out; }
             memcpy(fill, start, (n_all + 1) * sizeof(size_t));
-            for (k = 0; k < n_edges; k++) adj[fill[edge_from[k]]++] = edge_to[k];
+            for (k = 0; k < ed.n; k++) adj[fill[ed.from[k]]++] = ed.to[k];
             free(fill);
         }
         for (r = 0; r < n_all; r++) { work[n_work++] = (int32_t) r; queued[r] = 1; }
@@ -567,7 +571,7 @@ compute_follow(llm_gindex *x)
     }
     rc = 0;
 out:
-    free(first); free(nullable); free(queued); free(work); free(edge_from); free(edge_to);
+    free(first); free(nullable); free(queued); free(work); free(ed.from); free(ed.to);
     return rc;
 }
 

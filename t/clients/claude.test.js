@@ -16,30 +16,19 @@
 const t = require('../node/lib/harness');
 const log = require('./lib/log');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
-
-function run(cmd, args, opts) {
-  return new Promise((resolve) => {
-    const p = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '', err = '';
-    p.stdout.on('data', (d) => { out += d; });
-    p.stderr.on('data', (d) => { err += d; });
-    p.on('close', (code, signal) => resolve({ code, signal, out, err }));
-  });
-}
+const cli = require('./lib/cli');
 
 t.run(async () => {
   const base = t.baseUrl();
   const since = log.mark();
   const model = process.env.LLM_MODEL || 'ngxllm-tiny';
-  const bin = path.join(__dirname, 'node_modules', '.bin', 'claude');
-  const dir = fs.mkdtempSync(path.join(path.dirname(process.env.LLM_ERROR_LOG || os.tmpdir()), 'claude-'));
+  const bin = cli.bin('claude');
+  const dir = cli.home('claude');
   const home = path.join(dir, 'home'), work = path.join(dir, 'work');
   fs.mkdirSync(home); fs.mkdirSync(work);
 
-  const r = await run(bin, ['-p', 'Say hello.', '--model', model,
+  const r = await cli.run(bin, ['-p', 'Say hello.', '--model', model,
                             '--tools', 'Read', 'Bash',
                             '--system-prompt', 'You are a coding agent. Answer briefly.',
                             '--effort', 'low', '--max-turns', '3',

@@ -15,29 +15,18 @@
 const t = require('../node/lib/harness');
 const log = require('./lib/log');
 const fs = require('node:fs');
-const os = require('node:os');
 const path = require('node:path');
-const { spawn } = require('node:child_process');
-
-function run(cmd, args, opts) {
-  return new Promise((resolve) => {
-    const p = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '', err = '';
-    p.stdout.on('data', (d) => { out += d; });
-    p.stderr.on('data', (d) => { err += d; });
-    p.on('close', (code, signal) => resolve({ code, signal, out, err }));
-  });
-}
+const cli = require('./lib/cli');
 
 t.run(async () => {
   const base = t.baseUrl();
   const since = log.mark();
   const model = process.env.LLM_MODEL || 'ngxllm-tiny';
-  const bin = path.join(__dirname, 'node_modules', '.bin', 'codex');
+  const bin = cli.bin('codex');
 
   // Codex refuses to make its helper links under /tmp: its home lives in
   // the test's servroot (next to the error log).
-  const dir = fs.mkdtempSync(path.join(path.dirname(process.env.LLM_ERROR_LOG || os.tmpdir()), 'codex-'));
+  const dir = cli.home('codex');
   const home = path.join(dir, 'home'), work = path.join(dir, 'work');
   fs.mkdirSync(home); fs.mkdirSync(work);
   fs.writeFileSync(path.join(home, 'config.toml'), [
@@ -61,7 +50,7 @@ t.run(async () => {
     required: ['answer'], additionalProperties: false,
   }));
 
-  const r = await run(bin, ['exec', '--json', '--skip-git-repo-check',
+  const r = await cli.run(bin, ['exec', '--json', '--skip-git-repo-check',
                             '--output-schema', schema, 'Say hello.'],
                       { cwd: work, env: { ...process.env, CODEX_HOME: home } });
   const events = r.out.split('\n').filter(Boolean).map((l) => {
