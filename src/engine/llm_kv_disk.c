@@ -127,7 +127,7 @@ sweep(llm_kv_disk *d, uint64_t goal)
 
     collect(d->root, 0, &v, &n, &cap);
     for (i = 0; i < n; i++) total += (uint64_t) v[i].size;
-    qsort(v, n, sizeof(*v), older_first);
+    if (n > 1) qsort(v, n, sizeof(*v), older_first);    /* qsort(NULL, 0) is undefined */
     for (i = 0; goal > 0 && i < n && total > goal; i++) {
         if (unlink(v[i].path) == 0) {
             total -= (uint64_t) v[i].size;
