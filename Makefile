@@ -178,7 +178,7 @@ test-nginx-real: deps-test-real
 GUARANTEE_RUNS ?= 10
 guarantee: unit
 	@bash t/fetch-tokenizers.sh >/dev/null
-	@echo "hermes llama3_json mistral deepseek_v3 harmony json_schema" | tr ' ' '\n' | \
+	@echo "hermes llama3_json mistral deepseek_v3 harmony qwen3_coder glm4 pythonic glm4_0414 json_schema" | tr ' ' '\n' | \
 	  xargs -P$(JOBS) -I{} sh -c 'LLM_GUARANTEE_RUNS=$(GUARANTEE_RUNS) LLM_GUARANTEE_ONLY={} \
 	    $(BUILD)/unit/test_guarantee > $(BUILD)/guarantee-{}.tap 2>&1; grep -h "^# \|^not ok" $(BUILD)/guarantee-{}.tap'
 
