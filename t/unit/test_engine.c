@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "logits_check.h"
 #include "engine/llm_engine.h"
 #include "engine/llm_model_impl.h"
 #include "kernels/cpu/llm_quant.h"
@@ -70,26 +71,6 @@ read_f32(const char *path, size_t *n)
     fclose(f);
     *n = (size_t) sz / 4;
     return v;
-}
-
-static double
-max_abs(const float *a, const float *b, int n)
-{
-    double m = 0;
-    int i;
-    for (i = 0; i < n; i++) {
-        double d = fabs((double) a[i] - b[i]);
-        if (!(d <= m)) m = d;
-    }
-    return m;
-}
-
-static int
-argmax(const float *v, int n)
-{
-    int i, b = 0;
-    for (i = 1; i < n; i++) if (v[i] > v[b]) b = i;
-    return b;
 }
 
 typedef struct {

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "tap.h"
+#include "logits_check.h"
 #include "engine/llm_engine.h"
 #include "engine/llm_kv.h"
 #include "engine/llm_model_impl.h"
@@ -20,26 +21,6 @@
 
 #define MODEL "t/fixtures/models/lfm2_f32"
 #define GEN 12
-
-static double
-max_abs(const float *a, const float *b, int n)
-{
-    double m = 0;
-    int i;
-    for (i = 0; i < n; i++) {
-        double d = fabs((double) a[i] - b[i]);
-        if (!(d <= m)) m = d;
-    }
-    return m;
-}
-
-static int
-argmax(const float *v, int n)
-{
-    int i, b = 0;
-    for (i = 1; i < n; i++) if (v[i] > v[b]) b = i;
-    return b;
-}
 
 static void
 test_store(void)

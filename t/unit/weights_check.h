@@ -15,18 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/llm_fnv.h"
 #include "engine/llm_engine.h"
 #include "engine/llm_model_impl.h"
 #include "kernels/cpu/llm_quant.h"
-
-static uint64_t
-fnv(const float *v, size_t n, uint64_t h)
-{
-    const unsigned char *p = (const unsigned char *) v;
-    size_t i;
-    for (i = 0; i < n * 4; i++) h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
-}
 
 typedef struct {
     json_t *want;                    /* {tensor name: hash} of one fixture */
@@ -40,14 +32,14 @@ check_tensor(void *arg, const llm_tensor_spec *s)
 {
     hash_ctx *c = arg;
     const char *w = json_string_value(json_object_get(c->want, s->name));
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = LLM_FNV_BASIS;
     char got[17];
     int i, r;
 
     if (w == NULL) return 0;         /* optional tensors the file does not have */
     if (s->cols == 0) {
         if (*s->vec == NULL) return 0;
-        h = fnv(*s->vec, (size_t) s->rows, h);
+        h = llm_fnv1a(h, *s->vec, (size_t) s->rows * sizeof(float));
     } else {
         float *row = malloc((size_t) s->cols * sizeof(float));
         for (i = 0; i < s->n_parts; i++) {
@@ -57,7 +49,7 @@ check_tensor(void *arg, const llm_tensor_spec *s)
                 /* Q8_0 / Q4_0 / Q5_0 matrices are repacked into panels at load: their rows read back from them */
                 if (llm_wtype_info(m->type)->panel_rows) llm_panel_dequant_row(m->type, m->data, m->cols, r, row);
                 else llm_dequant_row(m->type, (const char *) m->data + (size_t) r * rb, row, m->cols);
-                h = fnv(row, (size_t) m->cols, h);
+                h = llm_fnv1a(h, row, (size_t) m->cols * sizeof(float));
             }
         }
         free(row);
