@@ -100,7 +100,7 @@ ngx_http_llm_memory_init_conf(ngx_cycle_t *cycle, void *conf)
                       "models need %uL MiB (weights "
                       "%uL MiB, shared, plus %uL worker%s x %uL MiB), more "
                       "than the %uL MiB of %s; lower kv_memory= or ctx=, use "
-                      "kv=f16, or fewer worker_processes in %s:%ui",
+                      "kv=f16 or kv=q8_0, or fewer worker_processes in %s:%ui",
                       &m[i].alias, per_worker >> 20, (uint64_t) kv >> 20,
                       m[i].opts.parallel, m[i].served.n_ctx, total >> 20, need.shared >> 20,
                       workers, workers == 1 ? "" : "s",

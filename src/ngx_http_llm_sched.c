@@ -287,7 +287,7 @@ ngx_http_llm_sched_config(ngx_http_llm_main_conf_t *mcf,
     cfg->n_ctx = m->served.n_ctx;
     cfg->kv_memory = m->served.kv_memory;
     cfg->threads = m->opts.threads;
-    cfg->kv = m->opts.kv_f16 ? LLM_KV_F16 : LLM_KV_F32;
+    cfg->kv = m->opts.kv;
     cfg->draft = m->served.draft;
     cfg->kv_disk = mcf->kv_cache_dir;
     cfg->kv_disk_max = (uint64_t) mcf->kv_cache_max;

@@ -208,23 +208,24 @@ qr/llm_model "tiny": tokenizer: .*tokenizer\.json.* in .*nginx\.conf:\d+/
 
 
 
-=== TEST 18: kv=f16 halves the KV cache
+=== TEST 18: kv=f16 halves the KV cache, kv=q8_0 takes 34 bytes per 32 values
 --- main_config
 thread_pool llm threads=1;
 --- http_config
 llm_model a $TEST_NGINX_FIXTURES/models/qwen3_f32 ctx=128 parallel=2;
 llm_model b $TEST_NGINX_FIXTURES/models/qwen3_f32 ctx=128 parallel=2 kv=f16;
+llm_model c $TEST_NGINX_FIXTURES/models/qwen3_f32 ctx=128 parallel=2 kv=q8_0;
 llm_thread_pool llm;
 --- config
 location = /health { llm_api health; }
 --- request
 GET /health
 --- error_code: 200
---- response_body_like: "id":"a",.*"kv_cache_bytes":262144,.*"id":"b",.*"kv_cache_bytes":131072,
+--- response_body_like: "id":"a",.*"kv_cache_bytes":262144,"kv_type":"f32",.*"id":"b",.*"kv_cache_bytes":131072,"kv_type":"f16",.*"id":"c",.*"kv_cache_bytes":69632,"kv_type":"q8_0",
 
 
 
-=== TEST 19: kv accepts only f32 and f16
+=== TEST 19: kv accepts only f32, f16 and q8_0
 --- http_config
 llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 kv=q4;
 --- config
@@ -286,3 +287,14 @@ GET /health
 --- response_body_like: "kv_disk":\{"blocks_read":0,"blocks_written":0,"files_rejected":0,"files_removed":0,"bytes":\d+,"tokens_read":0\}
 --- no_error_log
 [warn]
+
+
+
+=== TEST 24: kv=q8_0 is refused, with the reason, for heads that are not a multiple of 32
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/llama_f32 kv=q8_0;
+--- config
+location = /health { llm_api health; }
+--- must_die
+--- error_log eval
+qr/kv=q8_0 needs a head size that is a multiple of 32 \(this model's is 16\)/

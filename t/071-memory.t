@@ -55,7 +55,7 @@ llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 ctx=1048576 parallel=256 kv
 llm_thread_pool llm;
 --- must_die
 --- error_log eval
-qr/\[emerg\] .*llm_model "tiny": each worker needs \d+ MiB for it \(KV memory of 262144 MiB, kv_memory=, for parallel=256 sequences of up to ctx=1048576, and scratch\), so the models need \d+ MiB \(weights \d+ MiB, shared, plus 2 workers x \d+ MiB\), more than the \d+ MiB of this machine's memory; lower kv_memory= or ctx=, use kv=f16, or fewer worker_processes in .*nginx\.conf:\d+/
+qr/\[emerg\] .*llm_model "tiny": each worker needs \d+ MiB for it \(KV memory of 262144 MiB, kv_memory=, for parallel=256 sequences of up to ctx=1048576, and scratch\), so the models need \d+ MiB \(weights \d+ MiB, shared, plus 2 workers x \d+ MiB\), more than the \d+ MiB of this machine's memory; lower kv_memory= or ctx=, use kv=f16 or kv=q8_0, or fewer worker_processes in .*nginx\.conf:\d+/
 
 
 

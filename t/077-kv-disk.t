@@ -4,7 +4,8 @@
 # (cached_tokens says how many) and answers token for token as the cold run
 # did.  A file written for other weights (here the same weights with f16 KV)
 # or a corrupted one is not trusted: it is logged, the prompt is computed,
-# the answer is unchanged.  Nothing here measures time: the waits are for
+# the answer is unchanged.  Q8_0 KV blocks (kv=q8_0) go to disk and come back
+# the same way, in a directory of their own.  Nothing here measures time: the waits are for
 # states the server reports.
 use strict;
 use warnings;
@@ -18,6 +19,7 @@ my $srv = start_nginx(
     http_config => <<'EOC',
 llm_model f32 $TEST_NGINX_FIXTURES/models/qwen3_f32 parallel=2 ctx=1024;
 llm_model f16 $TEST_NGINX_FIXTURES/models/qwen3_f32 parallel=2 ctx=1024 kv=f16;
+llm_model q8 $TEST_NGINX_FIXTURES/models/qwen3_f32 parallel=2 ctx=1024 kv=q8_0;
 llm_kv_cache_path kvcache max_size=64m;
 llm_thread_pool llm;
 EOC
@@ -69,16 +71,17 @@ ok(-d $dir, 'nginx made the llm_kv_cache_path directory');
 unlink glob("$dir/*/*/*.kv");    # an earlier run's
 
 # ---- cold runs ----
-my %cold = map { $_ => chat($_) } qw(f32 f16);
-is($cold{$_}{cached}, 0, "$_: the first request computes its whole prompt") for qw(f32 f16);
+my %cold = map { $_ => chat($_) } qw(f32 f16 q8);
+is($cold{$_}{cached}, 0, "$_: the first request computes its whole prompt") for qw(f32 f16 q8);
+is(health('q8')->{kv_type}, 'q8_0', '/health: kv_type q8_0');
 my $full = int(($cold{f32}{prompt} - 1) / 16) * 16;   # one token is always computed
 cmp_ok($full, '>=', 64, "the prompt has $full tokens in whole blocks");
-for my $m (qw(f32 f16)) {
+for my $m (qw(f32 f16 q8)) {
     ok(wait_until(sub { (disk($m)->{blocks_written} // 0) >= $full / 16 }, 60),
        "$m: its blocks are written once the request ended (" . (disk($m)->{blocks_written} // 0) . ')');
 }
 my @dirs = grep { -d } glob("$dir/*");
-is(scalar @dirs, 2, 'a directory per model fingerprint and KV type');
+is(scalar @dirs, 3, 'a directory per model fingerprint and KV type');
 
 # ---- reload: read back ----
 reload('reload');
@@ -90,16 +93,20 @@ is($d->{tokens_read}, $full, '/health: kv_disk.tokens_read');
 is($d->{blocks_read}, $full / 16, '/health: kv_disk.blocks_read');
 is($d->{files_rejected}, 0, '/health: no file rejected');
 cmp_ok($d->{bytes}, '>', 0, "/health: kv_disk.bytes $d->{bytes}");
+my $q8 = chat('q8');
+is($q8->{cached}, $full, "q8_0 KV: $full prompt tokens read back from disk");
+is($q8->{text}, $cold{q8}{text}, 'q8_0 KV: the answer equals its cold run token for token');
+is(disk('q8')->{blocks_read}, $full / 16, 'q8_0 KV: /health kv_disk.blocks_read');
 
 # ---- foreign and corrupted files ----
-# the two directories hold the same block names (the names hash the tokens);
-# the f16 ones are the smaller files
+# the three directories hold the same block names (the names hash the tokens);
+# by size: the q8_0 files, the f16 ones, the f32 ones
 my %files;
 for my $sub (@dirs) {
     my @f = sort glob("$sub/*/*.kv");
     $files{-s $f[0]} = { map { my $n = $_; $n =~ s{.*/([^/]+/[^/]+)$}{$1}; ($n => $_) } @f };
 }
-my ($small, $big) = sort { $a <=> $b } keys %files;
+my (undef, $small, $big) = sort { $a <=> $b } keys %files;
 my ($f16, $f32) = @files{$small, $big};
 my $copied = 0;
 for my $name (keys %$f32) {

@@ -99,7 +99,9 @@ typedef struct {
      * One step of online-softmax attention (flash-attention style): nq query
      * rows q[r*hd ..] (already multiplied by the attention scale) over the
      * n <= LLM_ATT_KEYS keys and values of positions p0 .. p0+n-1, whose rows
-     * lie `stride` elements apart from k and v (float, or float16 when f16).
+     * lie `stride` elements apart from k and v, of type kt: LLM_WT_F32,
+     * LLM_WT_F16 or LLM_WT_Q8_0 (rows of 32-value blocks, a scale each: hd and
+     * stride multiples of 32; values widened exactly, d * q, before any math).
      * Row r sees position p only when lo[r] <= p <= hi[r]; for the positions
      * it sees, s_p = q_r.k_p (cap * tanh(s_p / cap) when cap > 0) and
      *   c = e^(m[r] - m'),  l[r] = c l[r] + sum e^(s_p - m'),
@@ -114,7 +116,7 @@ typedef struct {
      * queries cheaper than one query at a time.  scratch: LLM_ATT_SCRATCH(hd).
      */
     void  (*attend_block)(float *acc, float *m, float *l, const float *q, int nq,
-                          const int *lo, const int *hi, const void *k, const void *v, int f16,
+                          const int *lo, const int *hi, const void *k, const void *v, llm_wtype kt,
                           size_t stride, int p0, int n, int hd, float cap, float *scratch);
     /* y = float16(x), round to nearest even */
     void  (*f32_to_f16)(uint16_t *y, const float *x, int n);

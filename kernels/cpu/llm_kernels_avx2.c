@@ -405,6 +405,25 @@ widen_rows(float *y, const uint16_t *x, size_t stride, int n, int hd)
     }
 }
 
+/* n rows of Q8_0 blocks, stride elements apart (hd, stride multiples of 32), widened: d * q */
+AVX2 static void
+widen_rows_q8_0(float *y, const void *x, size_t stride, int n, int hd)
+{
+    int j, b, i;
+
+    for (j = 0; j < n; j++) {
+        const llm_block_q8_0 *xb = (const llm_block_q8_0 *) x + (size_t) j * (stride / 32);
+        float *yr = y + (size_t) j * hd;
+        for (b = 0; b < hd / 32; b++) {
+            __m256 d = _mm256_set1_ps(llm_f16_to_f32(xb[b].d));
+            for (i = 0; i < 4; i++) {
+                __m128i q = _mm_loadl_epi64((const __m128i *) (xb[b].qs + 8 * i));
+                _mm256_storeu_ps(yr + 32 * b + 8 * i, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q))));
+            }
+        }
+    }
+}
+
 AVX2 INLINE float
 hmax(__m256 v)
 {
@@ -494,7 +513,7 @@ attend_rows(const int NR, float *const *acc, const float *pr, const float *cs, c
  */
 AVX2 static void
 v_attend_block(float *acc, float *m, float *l, const float *q, int nq, const int *lo,
-    const int *hi, const void *k, const void *v, int f16, size_t stride, int p0, int n, int hd,
+    const int *hi, const void *k, const void *v, llm_wtype kvt, size_t stride, int p0, int n, int hd,
     float cap, float *scratch)
 {
     float *kt = scratch, *kf = scratch + (size_t) LLM_ATT_KEYS * hd;
@@ -504,9 +523,14 @@ v_attend_block(float *acc, float *m, float *l, const float *q, int nq, const int
     size_t ks = stride, vs = stride;
     int r, i, d, h;
 
-    if (f16) {
-        widen_rows(kf, k, stride, n, hd);
-        widen_rows(vf, v, stride, n, hd);
+    if (kvt != LLM_WT_F32) {
+        if (kvt == LLM_WT_Q8_0) {
+            widen_rows_q8_0(kf, k, stride, n, hd);
+            widen_rows_q8_0(vf, v, stride, n, hd);
+        } else {
+            widen_rows(kf, k, stride, n, hd);
+            widen_rows(vf, v, stride, n, hd);
+        }
         kr = kf;
         vr = vf;
         ks = vs = (size_t) hd;

@@ -428,7 +428,7 @@ v_read_stream(const void *p, size_t n)
     return r;
 }
 
-/* n rows of float16, stride apart, widened into rows of hd floats */
+/* n rows of float16, stride elements apart, widened into rows of hd floats */
 AVX512 static void
 widen_rows(float *y, const uint16_t *x, size_t stride, int n, int hd)
 {
@@ -439,6 +439,25 @@ widen_rows(float *y, const uint16_t *x, size_t stride, int n, int hd)
             __mmask16 m = hd - d >= 16 ? 0xffff : (__mmask16) ((1u << (hd - d)) - 1);
             _mm512_mask_storeu_ps(y + (size_t) j * hd + d, m,
                                   _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, x + (size_t) j * stride + d)));
+        }
+    }
+}
+
+/* n rows of Q8_0 blocks, stride elements apart (hd, stride multiples of 32), widened: d * q */
+AVX512 static void
+widen_rows_q8_0(float *y, const void *x, size_t stride, int n, int hd)
+{
+    int j, b;
+
+    for (j = 0; j < n; j++) {
+        const llm_block_q8_0 *xb = (const llm_block_q8_0 *) x + (size_t) j * (stride / 32);
+        float *yr = y + (size_t) j * hd;
+        for (b = 0; b < hd / 32; b++) {
+            __m512 d = _mm512_set1_ps(llm_f16_to_f32(xb[b].d));
+            __m128i lo = _mm_loadu_si128((const __m128i *) xb[b].qs);
+            __m128i hi = _mm_loadu_si128((const __m128i *) (xb[b].qs + 16));
+            _mm512_storeu_ps(yr + 32 * b, _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(lo))));
+            _mm512_storeu_ps(yr + 32 * b + 16, _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(hi))));
         }
     }
 }
@@ -529,7 +548,7 @@ attend_rows(const int NR, float *const *acc, const float *pr, const float *cs, c
  */
 AVX512 static void
 v_attend_block(float *acc, float *m, float *l, const float *q, int nq, const int *lo,
-    const int *hi, const void *k, const void *v, int f16, size_t stride, int p0, int n, int hd,
+    const int *hi, const void *k, const void *v, llm_wtype kvt, size_t stride, int p0, int n, int hd,
     float cap, float *scratch)
 {
     float *kt = scratch, *kf = scratch + (size_t) LLM_ATT_KEYS * hd;
@@ -542,9 +561,14 @@ v_attend_block(float *acc, float *m, float *l, const float *q, int nq, const int
     __m512i idx;
     int r, i, d;
 
-    if (f16) {
-        widen_rows(kf, k, stride, n, hd);
-        widen_rows(vf, v, stride, n, hd);
+    if (kvt != LLM_WT_F32) {
+        if (kvt == LLM_WT_Q8_0) {
+            widen_rows_q8_0(kf, k, stride, n, hd);
+            widen_rows_q8_0(vf, v, stride, n, hd);
+        } else {
+            widen_rows(kf, k, stride, n, hd);
+            widen_rows(vf, v, stride, n, hd);
+        }
         kr = kf;
         vr = vf;
         ks = vs = (size_t) hd;

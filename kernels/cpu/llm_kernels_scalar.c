@@ -351,16 +351,21 @@ sc_read_stream(const void *p, size_t n)
     return acc;
 }
 
-/* row j of a float or float16 key/value block, widened */
+/* element i of a float, float16 or Q8_0 key/value block, widened */
 static float
-sc_kv(const void *x, int f16, size_t i)
+sc_kv(const void *x, llm_wtype t, size_t i)
 {
-    return f16 ? llm_f16_to_f32(((const uint16_t *) x)[i]) : ((const float *) x)[i];
+    const llm_block_q8_0 *b;
+
+    if (t == LLM_WT_F32) return ((const float *) x)[i];
+    if (t == LLM_WT_F16) return llm_f16_to_f32(((const uint16_t *) x)[i]);
+    b = (const llm_block_q8_0 *) x + i / 32;
+    return llm_f16_to_f32(b->d) * (float) b->qs[i % 32];
 }
 
 static void
 sc_attend_block(float *acc, float *m, float *l, const float *q, int nq, const int *lo,
-    const int *hi, const void *k, const void *v, int f16, size_t stride, int p0, int n, int hd,
+    const int *hi, const void *k, const void *v, llm_wtype kvt, size_t stride, int p0, int n, int hd,
     float cap, float *scratch)
 {
     float *s = scratch;
@@ -374,7 +379,7 @@ sc_attend_block(float *acc, float *m, float *l, const float *q, int nq, const in
             float t = 0;
             s[j] = -INFINITY;
             if (p0 + j < lo[r] || p0 + j > hi[r]) continue;
-            for (d = 0; d < hd; d++) t += qr[d] * sc_kv(k, f16, (size_t) j * stride + (size_t) d);
+            for (d = 0; d < hd; d++) t += qr[d] * sc_kv(k, kvt, (size_t) j * stride + (size_t) d);
             s[j] = cap > 0 ? cap * tanhf(t / cap) : t;
             if (s[j] > mx) mx = s[j];
         }
@@ -387,7 +392,7 @@ sc_attend_block(float *acc, float *m, float *l, const float *q, int nq, const in
             if (s[j] == -INFINITY) continue;
             p = expf(s[j] - mn);
             sum += p;
-            for (d = 0; d < hd; d++) ar[d] += p * sc_kv(v, f16, (size_t) j * stride + (size_t) d);
+            for (d = 0; d < hd; d++) ar[d] += p * sc_kv(v, kvt, (size_t) j * stride + (size_t) d);
         }
         l[r] = l[r] * c + sum;
         m[r] = mn;

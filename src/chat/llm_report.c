@@ -81,6 +81,7 @@ llm_report_sched(const llm_sched *s, json_t *out)
     json_object_set_new(out, "speculation", llm_report_speculation(&st));
     json_object_set_new(out, "kv_cache_bytes",
                         json_integer(st.kv_cache_bytes));
+    json_object_set_new(out, "kv_type", json_string(llm_kv_type_name(st.kv_type)));
     json_object_set_new(out, "kv_block_tokens", json_integer(LLM_KV_BLOCK));
     json_object_set_new(out, "kv_blocks", json_integer(st.kv.blocks));
     json_object_set_new(out, "kv_blocks_used", json_integer(st.kv.used));

@@ -77,9 +77,7 @@ llm_served_load(const llm_served_opts *o, llm_served *s, char *err,
     s->kv_memory = o->kv_memory;
     if (s->kv_memory == 0) {
         s->kv_memory = llm_runtime_kv_default(s->model,
-                                              o->kv_f16 ? LLM_KV_F16
-                                                        : LLM_KV_F32,
-                                              o->parallel, o->ctx,
+                                              o->kv, o->parallel, o->ctx,
                                               llm_memory_available());
     }
 
@@ -87,7 +85,7 @@ llm_served_load(const llm_served_opts *o, llm_served *s, char *err,
     ro.n_threads = o->threads;
     ro.n_ctx = o->ctx;
     ro.n_seq_max = o->parallel;
-    ro.kv = o->kv_f16 ? LLM_KV_F16 : LLM_KV_F32;
+    ro.kv = o->kv;
     ro.kv_memory = s->kv_memory;
 
     if (llm_runtime_resolve(s->model, &ro, err, errlen) != 0) {
@@ -256,10 +254,15 @@ llm_served_option(llm_served_opts *o, const char *arg, char *err,
         o->queue = (int) n;
 
     } else if (llm_served_is(arg, n_name, "kv")) {
-        if (!llm_served_is(val, n_val, "f16") && !llm_served_is(val, n_val, "f32")) {
+        if (llm_served_is(val, n_val, "f32")) {
+            o->kv = LLM_KV_F32;
+        } else if (llm_served_is(val, n_val, "f16")) {
+            o->kv = LLM_KV_F16;
+        } else if (llm_served_is(val, n_val, "q8_0")) {
+            o->kv = LLM_KV_Q8_0;
+        } else {
             goto invalid;
         }
-        o->kv_f16 = llm_served_is(val, n_val, "f16");
 
     } else if (llm_served_is(arg, n_name, "kv_memory")) {
         n = llm_served_size(val, n_val);

@@ -28,7 +28,7 @@ typedef struct {
     int          threads;
     int          queue;        /* queue=: waiting sequences beyond parallel;
                                   -1: not given (the server's default) */
-    int          kv_f16;       /* kv=f16 */
+    llm_kv_type  kv;           /* kv=f32|f16|q8_0 */
     size_t       kv_memory;    /* kv_memory=; 0: the default budget */
 } llm_served_opts;
 

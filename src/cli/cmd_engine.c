@@ -22,12 +22,12 @@ usage(const char *cmd, const char *msg)
     if (msg) fprintf(stderr, "llm %s: %s\n", cmd, msg);
     fprintf(stderr,
         "usage:\n"
-        "  llm logits   --model DIR (--ids 1,2,3 | --text T) [--threads N] [--kv f32|f16]\n"
+        "  llm logits   --model DIR (--ids 1,2,3 | --text T) [--threads N] [--kv f32|f16|q8_0]\n"
         "               [--quant q8_0|q4_0|q4_k|q6_k]  (logits, generate, bench: on-load quantization)\n"
         "  llm generate --model DIR (--ids ... | --text T) --max-tokens N [--temperature T] [--top-k K]\n"
         "               [--top-p P] [--min-p P] [--repetition-penalty R] [--presence-penalty P]\n"
         "               [--frequency-penalty F] [--seed S] [--logprobs N] [--ignore-eos] [--threads N]\n"
-        "  llm bench    --model DIR --prompt-len P --gen N --batch B [--threads N] [--kv f32|f16]\n"
+        "  llm bench    --model DIR --prompt-len P --gen N --batch B [--threads N] [--kv f32|f16|q8_0]\n"
         "  llm synth    --config config.json --out DIR [--dtype bf16|f16|f32] [--seed S]\n");
     return 2;
 }
@@ -152,13 +152,14 @@ open_runtime(const char *cmd, const opts_t *o, int ctx, int n_seq, llm_model **m
         fprintf(stderr, "llm %s: %s\n", cmd, err);
         return NULL;
     }
-    if (o->kv && strcmp(o->kv, "f16") != 0 && strcmp(o->kv, "f32") != 0) {
-        fprintf(stderr, "llm %s: --kv must be f32 or f16\n", cmd);
+    if (o->kv && strcmp(o->kv, "f16") != 0 && strcmp(o->kv, "f32") != 0 && strcmp(o->kv, "q8_0") != 0) {
+        fprintf(stderr, "llm %s: --kv must be f32, f16 or q8_0\n", cmd);
         llm_model_free(*m);
         return NULL;
     }
     rt = llm_runtime_create_kv(*m, o->threads, ctx, n_seq,
-                               o->kv && strcmp(o->kv, "f16") == 0 ? LLM_KV_F16 : LLM_KV_F32, err, sizeof(err));
+                               !o->kv || strcmp(o->kv, "f32") == 0 ? LLM_KV_F32
+                               : strcmp(o->kv, "f16") == 0 ? LLM_KV_F16 : LLM_KV_Q8_0, err, sizeof(err));
     if (rt == NULL) {
         fprintf(stderr, "llm %s: %s\n", cmd, err);
         llm_model_free(*m);

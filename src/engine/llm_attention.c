@@ -234,7 +234,6 @@ task_item(void *arg, int ith, int nth, int thread)
     float *acc = q + (size_t) LLM_ATT_ROWS * hd, *mx = acc + (size_t) LLM_ATT_ROWS * hd;
     float *sum = mx + LLM_ATT_ROWS, *ks = sum + 3 * LLM_ATT_ROWS;
     int *lo = (int *) (sum + LLM_ATT_ROWS), *hi = lo + LLM_ATT_ROWS;
-    size_t es = rt->kv_f16 ? 2 : sizeof(float);
     size_t layer_off = (size_t) L->kv * LLM_KV_BLOCK * rt->kv_dim;
 
     /* the longest items (latest tiles) first: they are last in the list */
@@ -260,8 +259,8 @@ task_item(void *arg, int ith, int nth, int thread)
                         + (size_t) (p & (LLM_KV_BLOCK - 1)) * rt->kv_dim + (size_t) ti->g * hd;
             if (end > it->hi + 1) end = it->hi + 1;
             n = end - p;
-            rt->k->attend_block(acc, mx, sum, q, nq, lo, hi, (const char *) rt->k_cache + at * es,
-                                (const char *) rt->v_cache + at * es, rt->kv_f16, (size_t) rt->kv_dim,
+            rt->k->attend_block(acc, mx, sum, q, nq, lo, hi, (const char *) rt->k_cache + llm_kv_bytes(rt, at),
+                                (const char *) rt->v_cache + llm_kv_bytes(rt, at), rt->kv_wt, (size_t) rt->kv_dim,
                                 p, n, hd, m->attn_softcap, ks);
             p = end;
         }

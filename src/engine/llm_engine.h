@@ -122,8 +122,13 @@ typedef struct llm_runtime llm_runtime;
 
 typedef enum {
     LLM_KV_F32 = 0,      /* exact; the default */
-    LLM_KV_F16           /* half the memory and half the attention reads */
+    LLM_KV_F16,          /* half the memory and half the attention reads */
+    LLM_KV_Q8_0          /* ggml's Q8_0: blocks of 32 int8 and a float16 scale, 34 bytes per
+                            32 values (53% of f16); needs a head size that is a multiple of 32 */
 } llm_kv_type;
+
+/* "f32", "f16", "q8_0" */
+const char *llm_kv_type_name(llm_kv_type kv);
 
 typedef struct {
     int          n_threads;  /* compute threads including the caller of llm_forward

@@ -203,7 +203,11 @@ rope_and_store(llm_runtime *rt, const llm_layer *L, int kv, int t0, int t1)
         {
             size_t at = llm_kv_index(rt, kv, rt->tslot[t], pos);
             const float *vv = rt->vn + (size_t) t * rt->kv_dim;
-            if (rt->kv_f16) {
+            if (rt->kv_wt == LLM_WT_Q8_0) {
+                /* ggml's rounding: d = max|x| / 127 per 32 values, q = round(x / d) */
+                llm_quant_row(LLM_WT_Q8_0, kk, (char *) rt->k_cache + llm_kv_bytes(rt, at), rt->kv_dim);
+                llm_quant_row(LLM_WT_Q8_0, vv, (char *) rt->v_cache + llm_kv_bytes(rt, at), rt->kv_dim);
+            } else if (rt->kv_wt == LLM_WT_F16) {
                 k->f32_to_f16((uint16_t *) rt->k_cache + at, kk, rt->kv_dim);
                 k->f32_to_f16((uint16_t *) rt->v_cache + at, vv, rt->kv_dim);
             } else {

@@ -17,13 +17,13 @@
 #include "engine/llm_kv_disk.h"
 
 #define MAGIC   "NGXLLMKV"
-#define VERSION 1
+#define VERSION 2       /* 2: row_bytes (any KV type) where 1 had elem_bytes */
 
 /* on disk, little-endian as the host (a file from another byte order fails the magic/version) */
 typedef struct {
     char     magic[8];
     uint32_t version;
-    uint32_t elem_bytes;
+    uint32_t row_bytes;
     uint64_t fingerprint;
     uint32_t n_layers;
     uint32_t kv_dim;
@@ -159,7 +159,7 @@ llm_kv_disk_open(const char *dir, uint64_t max_size, const llm_kv_disk_shape *sh
     }
     d->max_size = max_size;
     d->shape = *shape;
-    d->half = (size_t) shape->n_layers * LLM_KV_BLOCK * (size_t) shape->kv_dim * (size_t) shape->elem_bytes;
+    d->half = (size_t) shape->n_layers * LLM_KV_BLOCK * (size_t) shape->row_bytes;
     sweep(d, 0);
     return d;
 }
@@ -201,7 +201,7 @@ fill_header(const llm_kv_disk *d, disk_header *h, uint64_t parent, const int32_t
     memset(h, 0, sizeof(*h));
     memcpy(h->magic, MAGIC, 8);
     h->version = VERSION;
-    h->elem_bytes = (uint32_t) d->shape.elem_bytes;
+    h->row_bytes = (uint32_t) d->shape.row_bytes;
     h->fingerprint = d->shape.fingerprint;
     h->n_layers = (uint32_t) d->shape.n_layers;
     h->kv_dim = (uint32_t) d->shape.kv_dim;
@@ -311,7 +311,7 @@ llm_kv_disk_read(llm_kv_disk *d, uint64_t parent, const int32_t *tokens, void *k
         snprintf(why, whylen, "\"%s\": not a KV block file of this version", path);
         goto reject;
     }
-    if (h.fingerprint != want.fingerprint || h.elem_bytes != want.elem_bytes
+    if (h.fingerprint != want.fingerprint || h.row_bytes != want.row_bytes
         || h.n_layers != want.n_layers || h.kv_dim != want.kv_dim || h.block_tokens != LLM_KV_BLOCK)
     {
         snprintf(why, whylen, "\"%s\": written by another model (fingerprint %016llx)", path,

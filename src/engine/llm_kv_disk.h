@@ -36,7 +36,7 @@ typedef struct llm_kv_disk llm_kv_disk;
 /* What a file must match to be read: the model (weights, quantization, KV type) and its shape. */
 typedef struct {
     uint64_t fingerprint;
-    int      elem_bytes;     /* 4 (f32) or 2 (f16) */
+    int      row_bytes;      /* bytes of one position's kv_dim keys (f32, f16 or Q8_0 blocks) */
     int      n_layers;
     int      kv_dim;
 } llm_kv_disk_shape;
@@ -54,7 +54,7 @@ llm_kv_disk *llm_kv_disk_open(const char *dir, uint64_t max_size, const llm_kv_d
     char *err, size_t errlen);
 void llm_kv_disk_close(llm_kv_disk *d);
 
-/* Bytes of one of k, v of a block (n_layers x LLM_KV_BLOCK x kv_dim elements). */
+/* Bytes of one of k, v of a block (n_layers x LLM_KV_BLOCK rows of row_bytes). */
 size_t llm_kv_disk_half_bytes(const llm_kv_disk *d);
 
 /*

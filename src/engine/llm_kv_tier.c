@@ -43,9 +43,10 @@ llm_runtime_kv_disk_open(llm_runtime *rt, const char *dir, uint64_t max_size, ch
         snprintf(err, errlen, "the model has recurrent state, whose snapshots are not kept on disk");
         return -1;
     }
-    /* the weights and the KV element type: f32 and f16 blocks are different files */
-    shape.fingerprint = llm_model_fingerprint(rt->m) ^ (rt->kv_f16 ? 0x6631366b76ULL : 0);
-    shape.elem_bytes = rt->kv_f16 ? 2 : (int) sizeof(float);
+    /* the weights and the KV element type: f32, f16 and q8_0 blocks are different files */
+    shape.fingerprint = llm_model_fingerprint(rt->m)
+                        ^ (rt->kv_wt == LLM_WT_F16 ? 0x6631366b76ULL : rt->kv_wt == LLM_WT_Q8_0 ? 0x71385f306b76ULL : 0);
+    shape.row_bytes = (int) llm_kv_bytes(rt, (size_t) rt->kv_dim);
     shape.n_layers = in->n_layers;
     shape.kv_dim = rt->kv_dim;
     rt->on_disk = calloc((size_t) n_blocks, 1);

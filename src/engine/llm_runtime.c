@@ -33,8 +33,16 @@ llm_runtime_kv_block_bytes(const llm_model *m, llm_kv_type kv)
 {
     const llm_model_info *in = &m->info;
 
-    return 2 * (size_t) m->n_kv_layers * LLM_KV_BLOCK * (size_t) in->n_kv_heads * in->head_dim
-           * (kv == LLM_KV_F16 ? 2 : sizeof(float));
+    size_t n = (size_t) m->n_kv_layers * LLM_KV_BLOCK * (size_t) in->n_kv_heads * in->head_dim;
+
+    if (kv == LLM_KV_Q8_0) return in->head_dim % 32 ? 0 : 2 * (n / 32) * sizeof(llm_block_q8_0);
+    return 2 * n * (kv == LLM_KV_F16 ? 2 : sizeof(float));
+}
+
+const char *
+llm_kv_type_name(llm_kv_type kv)
+{
+    return kv == LLM_KV_Q8_0 ? "q8_0" : kv == LLM_KV_F16 ? "f16" : "f32";
 }
 
 /* Recurrent state of n_seq_max slots and their snapshots: 0 for attention-only models. */
@@ -59,6 +67,12 @@ resolve_shape(const llm_model *m, llm_runtime_opts *o, int *n_blocks, char *err,
         o->n_threads = n > 0 ? (int) n : 1;
     }
     if (o->n_threads > 256) o->n_threads = 256;
+    if (o->kv == LLM_KV_Q8_0 && in->head_dim % 32 != 0) {
+        /* a Q8_0 block of 32 values must not straddle two heads */
+        snprintf(err, errlen, "kv=q8_0 needs a head size that is a multiple of 32 (this model's is %d); "
+                 "use kv=f16 or kv=f32", in->head_dim);
+        return -1;
+    }
     if (o->n_seq_max <= 0 || o->n_seq_max > 4096) {
         snprintf(err, errlen, "bad number of sequences %d", o->n_seq_max);
         return -1;
@@ -214,7 +228,6 @@ llm_runtime_create_opts(const llm_model *m, const llm_runtime_opts *opts, char *
     float *inv;
     float mscale;
     int fail = 0, half = m->rot_dim / 2, p, i, r, C = LLM_CHUNK, n_threads, n_ctx, n_seq_max, n_blocks;
-    size_t es;
 
     if (resolve_shape(m, &o, &n_blocks, err, errlen) != 0) {
         return NULL;
@@ -235,12 +248,11 @@ llm_runtime_create_opts(const llm_model *m, const llm_runtime_opts *opts, char *
     rt->kv_dim = in->n_kv_heads * in->head_dim;
     rt->q_dim = in->n_heads * in->head_dim;
 
-    rt->kv_f16 = o.kv == LLM_KV_F16;
-    es = rt->kv_f16 ? 2 : sizeof(float);
+    rt->kv_wt = o.kv == LLM_KV_Q8_0 ? LLM_WT_Q8_0 : o.kv == LLM_KV_F16 ? LLM_WT_F16 : LLM_WT_F32;
     rt->block_elems = (size_t) m->n_kv_layers * LLM_KV_BLOCK * rt->kv_dim;
     rt->kv_bytes = (size_t) n_blocks * llm_runtime_kv_block_bytes(m, o.kv);
-    rt->k_cache = alloc_f((size_t) n_blocks * rt->block_elems, es, &fail);
-    if (!fail) rt->v_cache = alloc_f((size_t) n_blocks * rt->block_elems, es, &fail);
+    rt->k_cache = alloc_f(rt->kv_bytes / 2, 1, &fail);
+    if (!fail) rt->v_cache = alloc_f(rt->kv_bytes / 2, 1, &fail);
     if (!fail) rt->kv = llm_kv_pool_create(n_blocks);
     if (fail || rt->kv == NULL) {
         snprintf(err, errlen, "cannot allocate %zu MiB of KV memory (%d blocks of %d tokens)",
@@ -535,13 +547,13 @@ llm_seq_truncate(llm_runtime *rt, int slot, int n)
 static int
 copy_block(llm_runtime *rt, int from, int n)
 {
-    size_t es = rt->kv_f16 ? 2 : sizeof(float), row = (size_t) rt->kv_dim * es;
+    size_t row = llm_kv_bytes(rt, (size_t) rt->kv_dim);
     int b = llm_kv_take(rt), l;
 
     if (b < 0) return -1;
     for (l = 0; l < rt->m->n_kv_layers; l++) {
-        size_t src = ((size_t) from * rt->block_elems + (size_t) l * LLM_KV_BLOCK * rt->kv_dim) * es;
-        size_t dst = ((size_t) b * rt->block_elems + (size_t) l * LLM_KV_BLOCK * rt->kv_dim) * es;
+        size_t src = llm_kv_bytes(rt, (size_t) from * rt->block_elems + (size_t) l * LLM_KV_BLOCK * rt->kv_dim);
+        size_t dst = llm_kv_bytes(rt, (size_t) b * rt->block_elems + (size_t) l * LLM_KV_BLOCK * rt->kv_dim);
         memcpy((char *) rt->k_cache + dst, (char *) rt->k_cache + src, (size_t) n * row);
         memcpy((char *) rt->v_cache + dst, (char *) rt->v_cache + src, (size_t) n * row);
     }

@@ -11,6 +11,7 @@
 #include "engine/llm_pool.h"
 #include "engine/llm_state.h"
 #include "kernels/cpu/llm_kernels.h"
+#include "kernels/cpu/llm_quant.h"
 
 /* Tokens per internal pass of the forward: bounds the scratch buffers. */
 #define LLM_CHUNK 256
@@ -50,10 +51,12 @@ struct llm_runtime {
     int                q_dim;
 
     /* KV memory: blocks of LLM_KV_BLOCK positions, [block][layer][position][kv_dim]
-     * of float or float16; sequences read and write them through their tables */
+     * of float, float16 or Q8_0 blocks of 32; sequences read and write them through
+     * their tables.  Positions are addressed as element indexes (llm_kv_index),
+     * turned into bytes by llm_kv_bytes. */
     void              *k_cache;
     void              *v_cache;
-    int                kv_f16;
+    llm_wtype          kv_wt;        /* LLM_WT_F32, LLM_WT_F16 or LLM_WT_Q8_0 */
     size_t             kv_bytes;
     size_t             block_elems;  /* elements of one block: n_layers * LLM_KV_BLOCK * kv_dim */
     llm_kv_pool       *kv;
@@ -109,6 +112,15 @@ llm_kv_index(const llm_runtime *rt, int kv, int slot, int pos)
            + ((size_t) kv * LLM_KV_BLOCK + (pos & (LLM_KV_BLOCK - 1))) * rt->kv_dim;
 }
 
+/* Bytes of n elements of the cache from an element index on: n and the index are
+ * multiples of 32 for Q8_0 (every index llm_kv_index and the head offsets give is). */
+static inline size_t
+llm_kv_bytes(const llm_runtime *rt, size_t n)
+{
+    return rt->kv_wt == LLM_WT_Q8_0 ? n / 32 * sizeof(llm_block_q8_0)
+           : n * (rt->kv_wt == LLM_WT_F16 ? 2 : sizeof(float));
+}
+
 /* A block for new content (llm_kv_alloc), not on disk as far as anyone knows. */
 static inline int
 llm_kv_take(llm_runtime *rt)
@@ -123,7 +135,7 @@ llm_kv_take(llm_runtime *rt)
 static inline void *
 llm_kv_block_data(const llm_runtime *rt, void *cache, int b)
 {
-    return (char *) cache + (size_t) b * rt->block_elems * (rt->kv_f16 ? 2 : sizeof(float));
+    return (char *) cache + llm_kv_bytes(rt, (size_t) b * rt->block_elems);
 }
 
 /* Parent key of a slot's block i: the chain hash of the block before it. */

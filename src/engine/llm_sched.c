@@ -500,6 +500,7 @@ llm_sched_get_stats(const llm_sched *s, llm_sched_stats *st)
     st->prefill_token_ms = s->prefill_token_ms;
     st->prefill_gflops = s->flop_ms > 0 ? 1e-6 / s->flop_ms : 0;
     st->kv_cache_bytes = llm_runtime_kv_bytes(s->rt);
+    st->kv_type = s->cfg.kv;
     llm_runtime_kv_stats(s->rt, &st->kv);
     st->kv_disk = s->disk_on;
     llm_runtime_kv_disk_stats(s->rt, &st->disk);

@@ -107,6 +107,7 @@ typedef struct {
     double   prefill_token_ms;/* moving average per prompt token */
     double   prefill_gflops;  /* measured prompt throughput that sizes the chunks */
     size_t   kv_cache_bytes;
+    llm_kv_type kv_type;      /* what a KV value is stored as (kv=) */
     llm_kv_stats kv;          /* KV blocks: used, cached, free, evicted */
     uint64_t preempted;       /* sequences that gave their KV blocks back for others to
                                  grow, and read their tokens again when readmitted */

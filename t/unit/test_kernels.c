@@ -7,6 +7,7 @@
 
 #include "tap.h"
 #include "kernels/cpu/llm_kernels.h"
+#include "kernels/cpu/llm_quant.h"
 
 static uint64_t rng = 88172645463325252ull;
 
@@ -60,7 +61,9 @@ test_conversions(void)
  * an unaligned position fed in pieces of <= 16, query rows of odd counts
  * and head sizes, each row with its own causal end and sliding-window
  * start (some rows see nothing of a piece, some nothing at all of the
- * first ones), without and with soft-capping, f32 and f16 caches.
+ * first ones), without and with soft-capping, f32, f16 and Q8_0 caches
+ * (Q8_0 for heads of a multiple of 32; the reference reads its dequantized
+ * values).
  */
 static void
 check_attend(const llm_kernels *k)
@@ -79,7 +82,16 @@ check_attend(const llm_kernels *k)
         float *scr = malloc(LLM_ATT_SCRATCH(hd) * 4);
         uint16_t *k16 = malloc(stride * n * 2), *v16 = malloc(stride * n * 2), *r16 = malloc(stride * n * 2);
         int *lo = malloc(nq * 4), *hi = malloc(nq * 4), f16, r, p, j, d;
+        llm_block_q8_0 *kq = malloc(stride * n / 32 * sizeof(llm_block_q8_0));
+        llm_block_q8_0 *vq = malloc(stride * n / 32 * sizeof(llm_block_q8_0));
+        float *kd = malloc(stride * n * 4), *vd = malloc(stride * n * 4);
         fill(q, (size_t) nq * hd, qs); fill(kc, stride * n, 1.0f); fill(vc, stride * n, 1.0f);
+        if (hd % 32 == 0) {
+            llm_quant_row(LLM_WT_Q8_0, kc, kq, (int64_t) (stride * n));
+            llm_quant_row(LLM_WT_Q8_0, vc, vq, (int64_t) (stride * n));
+            llm_dequant_row(LLM_WT_Q8_0, kq, kd, (int64_t) (stride * n));
+            llm_dequant_row(LLM_WT_Q8_0, vq, vd, (int64_t) (stride * n));
+        }
         llm_kernels_scalar()->f32_to_f16(r16, kc, (int) (stride * n));
         k->f32_to_f16(k16, kc, (int) (stride * n));
         k->f32_to_f16(v16, vc, (int) (stride * n));
@@ -88,19 +100,25 @@ check_attend(const llm_kernels *k)
             hi[r] = base + n - 1 - (r * 5) % n;            /* causal end of the row */
             lo[r] = r % 3 == 2 ? hi[r] - 9 : 0;            /* a window of 10 positions */
         }
-        for (f16 = 0; f16 < 2; f16++) {
+        /* f16: 0 f32, 1 f16, 2 Q8_0 */
+        for (f16 = 0; f16 < 3; f16++) {
+            if (f16 == 2 && hd % 32 != 0) continue;
             for (r = 0; r < nq; r++) { m[r] = -INFINITY; l[r] = 0; }
             memset(acc, 0, (size_t) nq * hd * 4);
             /* pieces: up to a block boundary (base is not a multiple of 16), then blocks */
             for (p = 0; p < n;) {
                 int e = ((base + p) | 15) + 1 - base;
                 if (e > n) e = n;
-                if (f16) {
+                if (f16 == 2) {
+                    k->attend_block(acc, m, l, q, nq, lo, hi, kq + ((size_t) p * stride + hd) / 32,
+                                    vq + ((size_t) p * stride + hd) / 32, LLM_WT_Q8_0, stride, base + p, e - p,
+                                    hd, cap, scr);
+                } else if (f16) {
                     k->attend_block(acc, m, l, q, nq, lo, hi, k16 + (size_t) p * stride + hd,
-                                    v16 + (size_t) p * stride + hd, 1, stride, base + p, e - p, hd, cap, scr);
+                                    v16 + (size_t) p * stride + hd, LLM_WT_F16, stride, base + p, e - p, hd, cap, scr);
                 } else {
                     k->attend_block(acc, m, l, q, nq, lo, hi, kc + (size_t) p * stride + hd,
-                                    vc + (size_t) p * stride + hd, 0, stride, base + p, e - p, hd, cap, scr);
+                                    vc + (size_t) p * stride + hd, LLM_WT_F32, stride, base + p, e - p, hd, cap, scr);
                 }
                 p = e;
             }
@@ -110,7 +128,8 @@ check_attend(const llm_kernels *k)
                     double t = 0;
                     for (d = 0; d < hd; d++) {
                         size_t at = (size_t) j * stride + hd + d;
-                        t += (double) q[(size_t) r * hd + d] * (f16 ? llm_f16_to_f32(k16[at]) : kc[at]);
+                        t += (double) q[(size_t) r * hd + d]
+                             * (f16 == 2 ? kd[at] : f16 ? llm_f16_to_f32(k16[at]) : kc[at]);
                     }
                     if (cap > 0) t = cap * tanh(t / cap);
                     sc[j] = base + j < lo[r] || base + j > hi[r] ? -1e300 : t;
@@ -122,7 +141,9 @@ check_attend(const llm_kernels *k)
                     o = 0;
                     for (j = 0; j < n; j++) {
                         size_t at = (size_t) j * stride + hd + d;
-                        if (sc[j] > -1e300) o += exp(sc[j] - mx) / sum * (f16 ? llm_f16_to_f32(v16[at]) : vc[at]);
+                        if (sc[j] > -1e300) {
+                            o += exp(sc[j] - mx) / sum * (f16 == 2 ? vd[at] : f16 ? llm_f16_to_f32(v16[at]) : vc[at]);
+                        }
                     }
                     e = fabsf((float) (acc[(size_t) r * hd + d] / l[r] - o)) / (1.0f + fabsf((float) o));
                     if (!(e <= worst)) worst = e;
@@ -130,11 +151,11 @@ check_attend(const llm_kernels *k)
             }
         }
         free(q); free(kc); free(vc); free(acc); free(m); free(l); free(scr); free(k16); free(v16);
-        free(r16); free(lo); free(hi);
+        free(r16); free(lo); free(hi); free(kq); free(vq); free(kd); free(vd);
     }
     ok(same16, "%s f32_to_f16 equals the scalar conversion", k->name);
     ok(worst < 1e-5f, "%s attend_block (online softmax in pieces, per-row causal end and window) "
-       "equals softmax attention, with and without soft-capping, f32 and f16 caches (%.2g)", k->name, worst);
+       "equals softmax attention, with and without soft-capping, f32, f16 and Q8_0 caches (%.2g)", k->name, worst);
 }
 
 static void
@@ -299,7 +320,7 @@ test_reference_values(void)
         float m = -INFINITY, l = 0;
         int lo = 0, hi = 1;
         att[0] = att[1] = 0;
-        r->attend_block(att, &m, &l, q, 1, &lo, &hi, kk, vv, 0, 2, 0, 2, 2, 1.0f, scr);
+        r->attend_block(att, &m, &l, q, 1, &lo, &hi, kk, vv, LLM_WT_F32, 2, 0, 2, 2, 1.0f, scr);
         att[0] /= l;
     }
     is_near(att[0], exp(tanh(10.0)) / (exp(tanh(10.0)) + 1.0), 1e-6, "attend_block applies the cap before softmax");

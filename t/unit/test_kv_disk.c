@@ -77,7 +77,7 @@ int
 main(void)
 {
     char dir[] = "/tmp/llm-test-kv-disk-XXXXXX", err[512] = "", why[512] = "", path[4096], other[4096];
-    llm_kv_disk_shape shape = { 0x1234abcd5678ef01ULL, 2, 3, 40 }, foreign = shape;
+    llm_kv_disk_shape shape = { 0x1234abcd5678ef01ULL, 2 * 40, 3, 40 }, foreign = shape;
     llm_kv_disk *d, *f;
     llm_kv_disk_stats st;
     int32_t t1[LLM_KV_BLOCK], t2[LLM_KV_BLOCK];
@@ -91,7 +91,7 @@ main(void)
     ok(d != NULL, "opened (%s)", err);
     if (d == NULL) return done_testing();
     half = llm_kv_disk_half_bytes(d);
-    ok(half == 3 * LLM_KV_BLOCK * 40 * 2, "a block's keys: layers x 16 x kv_dim x 2 bytes (%zu)", half);
+    ok(half == 3 * LLM_KV_BLOCK * 40 * 2, "a block's keys: layers x 16 rows of kv_dim x 2 bytes (%zu)", half);
     k = malloc(half); v = malloc(half); k2 = malloc(half); v2 = malloc(half);
     fill(k, half, 1);
     fill(v, half, 2);

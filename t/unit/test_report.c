@@ -125,6 +125,7 @@ main(void)
        && GETI(o, "waiting") == 0 && GETI(o, "steps") >= 3,
        "one request, none running or waiting, a step per token");
     is_int(GETI(o, "kv_block_tokens"), LLM_KV_BLOCK, "kv_block_tokens");
+    is_str(json_string_value(json_object_get(o, "kv_type")), "f32", "kv_type");
     is_int(GETI(o, "kv_blocks"), (long long) st.kv.blocks, "kv_blocks");
     is_int(GETI(o, "kv_cache_bytes"), (long long) st.kv_cache_bytes,
            "kv_cache_bytes");

@@ -50,10 +50,13 @@ test_options(void)
     ok(line(&o, "ctx=2048", "parallel=8", "queue=0", err) == 0, "ctx, parallel, queue");
     ok(o.ctx == 2048 && o.parallel == 8 && o.queue == 0, "their values");
     ok(line(&o, "threads=3", "kv=f16", "kv_memory=512m", err) == 0
-       && o.threads == 3 && o.kv_f16 && o.kv_memory == 512u << 20,
+       && o.threads == 3 && o.kv == LLM_KV_F16 && o.kv_memory == 512u << 20,
        "threads, kv=f16, kv_memory=512m");
     ok(line(&o, "kv_memory=64k", "kv=f32", NULL, err) == 0
-       && o.kv_memory == 64u << 10 && !o.kv_f16, "kv_memory=64k, kv=f32");
+       && o.kv_memory == 64u << 10 && o.kv == LLM_KV_F32, "kv_memory=64k, kv=f32");
+    ok(line(&o, "kv=q8_0", NULL, NULL, err) == 0 && o.kv == LLM_KV_Q8_0, "kv=q8_0");
+    ok(line(&o, "kv=q4_0", NULL, NULL, err) == -1, "kv=q4_0: not a KV type");
+    is_str(err, "invalid llm_model option \"kv=q4_0\"", "kv=q4_0: invalid, named");
     ok(line(&o, "quant=q8_0", "draft=/d", "chat=off", err) == 0
        && strcmp(o.quant, "q8_0") == 0 && strcmp(o.draft_path, "/d") == 0
        && o.chat_off, "quant, draft, chat=off (strings point into the line)");
