@@ -4,20 +4,26 @@
  *   edit  the model is asked to return a ~500-token text with a few fixes
  *   tool  a tool call whose argument copies a text from the user message
  *   quote the same with the text in quotes (the default model copies those further)
- *   chat  free chat, nothing to copy
- * and free chat again with a draft model (the default model quantized on
- * load to q8_0 and to q4_0: draft=, proposing where the draft-free
+ *   chat  free chat (24 questions), served in a row: the suffix store
+ *         proposes what the model's answers to earlier questions said
+ *   chat/fresh  the same questions, each in a scheduler of its own: nothing
+ *         from earlier requests, little to copy; what speculation costs
+ *         where it does not pay
+ * and free chat again with a draft model, each request fresh as in
+ * chat/fresh (the default model quantized on load to q8_0 and to q4_0, and
+ * the folder BENCH_SPEC_DRAFT names: draft=, proposing where the draft-free
  * proposers have nothing), each run with llm_speculation off, auto and on
- * in a fresh scheduler that serves the workload's requests in a row (the
- * suffix store holds the earlier requests of the run, never a replay of
- * the same one; off runs without the draft), printing decode speed,
- * tokens per step, acceptance and whether the outputs are identical; then
- * what searching for a proposal costs a step that finds none.
+ * (chat: 4 times the repeats, modes interleaved; `median` is the median of
+ * the runs' ratios to the off run beside them), printing decode speed,
+ * tokens per step, acceptance and whether the outputs are identical; for
+ * each workload the oracle bounds of draft-free speculation on the off
+ * outputs (oracle() below); then what searching for a proposal costs a
+ * step that finds none.
  * Not a test: nothing here asserts on time.
  *
  *   build/bench/spec MODEL_DIR [threads] [repeats]
  *   BENCH_SPEC_SHOW=1: print the outputs; BENCH_SPEC_ONLY_COST=1: the search cost only;
- *   BENCH_SPEC_ONLY=tool (edit, quote, chat, chat/q8_0, chat/q4_0, chat/draft): that workload only
+ *   BENCH_SPEC_ONLY=tool (edit, quote, chat, chat/fresh, chat/q8_0, chat/q4_0, chat/draft): that workload only
  *   BENCH_SPEC_DRAFT=DIR: also free chat with the model folder DIR as the draft (chat/draft),
  *   e.g. one distilled by models/recipe/distill_draft.py
  *   BENCH_SPEC_TEMP=0.8: sample at that temperature (request i seeded with
@@ -123,6 +129,24 @@ static const char *chat_questions[] = {
     "How do I make a simple tomato soup?",
     "What should I pack for a weekend hiking trip?",
     "Why is the sky blue?",
+    "What is the difference between weather and climate?",
+    "Give me three tips for writing a good cover letter.",
+    "How does a refrigerator keep food cold?",
+    "Can you suggest a name for a small bakery?",
+    "What is a good way to learn a new language?",
+    "Explain recursion to a beginner programmer.",
+    "How often should I water a cactus?",
+    "What are the benefits of regular exercise?",
+    "Write a short story about a lost cat who finds its way home.",
+    "How do vaccines work?",
+    "What is the capital of Australia, and why is it not Sydney?",
+    "How can I save money on groceries?",
+    "Describe the water cycle in simple terms.",
+    "What is the best way to prepare for a job interview?",
+    "Why do leaves change color in autumn?",
+    "How do I start running if I have never run before?",
+    "Explain what an API is.",
+    "What makes a good team leader?",
     NULL
 };
 
@@ -157,6 +181,17 @@ prompt_text(const char *kind, int i)
     }
     return p;
 }
+
+/* whether the i-th prompt is a workload's last */
+static int
+prompt_text_last(const char *kind, int i)
+{
+    char  *next = prompt_text(kind, i + 1);
+
+    free(next);
+    return next == NULL;
+}
+
 
 static llm_sched *
 make_sched(const llm_model *m, const llm_model *draft, int threads)
@@ -218,12 +253,73 @@ cmp_double(const void *a, const void *b)
 /* one workload in one mode */
 typedef struct {
     size_t    prompt;          /* prompt tokens, all prompts */
-    int       tokens;          /* generated */
+    int       oracle_steps[4]; /* decode steps of the oracles (off runs) */
+    int       oracle_tokens;   /* the tokens those steps produce */
+    int       tokens;          /* generated, decode speed counts (not the first of each) */
     double    ms;              /* decode time: first to last token of each */
     int32_t   out[8192];       /* all outputs, for the comparison */
     int       n_out;
     uint64_t  seq_steps, proposed, accepted, draft_proposed, draft_accepted;
 } total_t;
+
+/*
+ * Upper bounds of draft-free speculation on an output that is already known
+ * (verification free, every proposal drawn from what the sequence can see:
+ * ctx = the earlier requests of the run and the prompt, then the output so
+ * far): decode steps to produce out[1..n) when each step keeps the longest
+ * run of the coming tokens that
+ *   [0] occurs anywhere in the context (any proposer, any tree of candidates),
+ *   [1] follows an occurrence of the last token (a match of one token, every
+ *       candidate verified at once, as a tree would),
+ * and, as a proposer could:
+ *   [2] the tokens prompt lookup proposes from a match of at least 2 tokens
+ *       (LLM_SPEC_MATCH_MIN; up to LLM_SPEC_K_MAX of them), as many as are right,
+ *   [3] the same from a match of 1 token,
+ * plus the token the step samples itself.  The first token comes with the
+ * prompt.  [1] bounds every tree of candidates after a partial match;
+ * [2] against [3] says what trusting one-token matches could add.
+ */
+static const char *oracle_name[4] = { "any-stretch", "after-last-token", "lookup-2",
+                                      "lookup-1" };
+
+static void
+oracle(const int32_t *ctx, size_t n_ctx, const int32_t *out, size_t n, int steps[4])
+{
+    int32_t  *all = malloc(sizeof(int32_t) * (n_ctx + n + 1)), guess[LLM_SPEC_K_MAX];
+    size_t    i, j, l, best[2];
+    int       b, g, match;
+
+    if (all == NULL) {
+        return;
+    }
+    memcpy(all, ctx, sizeof(int32_t) * n_ctx);
+    memcpy(all + n_ctx, out, sizeof(int32_t) * n);
+    for (b = 2; b < 4; b++) {
+        for (i = 1; i < n; steps[b]++) {
+            llm_tokens2  tt = { all, n_ctx + i, NULL, 0 };
+            g = llm_lookup_propose(&tt, b == 2 ? 2 : 1, 32, guess, LLM_SPEC_K_MAX, &match);
+            for (l = 0; (int) l < g && i + l < n && guess[l] == out[i + l]; l++) {
+            }
+            i += l + 1;
+        }
+    }
+    for (b = 0; b < 2; b++) {
+        for (i = 1; i < n; steps[b]++) {
+            /* visible: all[0 .. n_ctx + i); the coming tokens: out[i ..) */
+            best[b] = 0;
+            for (j = 0; j < n_ctx + i; j++) {
+                if (b == 1 && (j == 0 || all[j - 1] != out[i - 1])) {
+                    continue;
+                }
+                for (l = 0; i + l < n && j + l < n_ctx + i + l && all[j + l] == out[i + l]; l++) {
+                }
+                if (l > best[b]) best[b] = l;
+            }
+            i += best[b] + 1;
+        }
+    }
+    free(all);
+}
 
 /*
  * A workload's prompts one after the other in one fresh scheduler, as one
@@ -233,8 +329,10 @@ typedef struct {
  */
 static void
 run_workload(const llm_model *m, const llm_model *draft, const llm_tokenizer *tok,
-    const char *kind, size_t max_gen, int threads, llm_spec_mode mode, total_t *t)
+    const char *kind, size_t max_gen, int threads, llm_spec_mode mode, int fresh, total_t *t)
 {
+    static int32_t   seen[65536];    /* the run's prompts and outputs so far (oracle) */
+    size_t           n_seen = 0;
     char            *text;
     int32_t         *ids;
     size_t           n_ids;
@@ -244,13 +342,30 @@ run_workload(const llm_model *m, const llm_model *draft, const llm_tokenizer *to
     llm_sched_stats  st;
 
     memset(t, 0, sizeof(*t));
-    s = make_sched(m, mode == LLM_SPEC_OFF ? NULL : draft, threads);
-    if (s == NULL) {
-        return;
-    }
+    s = NULL;
     for (i = 0; (text = prompt_text(kind, i)) != NULL; i++) {
+        if (s == NULL) {
+            s = make_sched(m, mode == LLM_SPEC_OFF ? NULL : draft, threads);
+            if (s == NULL) {
+                free(text);
+                return;
+            }
+        }
         llm_tokenizer_encode(tok, text, strlen(text), 0, &ids, &n_ids);
         run(s, ids, n_ids, max_gen, mode, i, &o);
+        if (mode == LLM_SPEC_OFF && o.n <= BENCH_OUT_MAX) {
+            if (fresh) n_seen = 0;
+            if (n_seen + n_ids <= sizeof(seen) / sizeof(seen[0])) {
+                memcpy(seen + n_seen, ids, sizeof(int32_t) * n_ids);
+                n_seen += n_ids;
+            }
+            oracle(seen, n_seen, o.toks, (size_t) o.n, t->oracle_steps);
+            t->oracle_tokens += o.n > 0 ? o.n - 1 : 0;
+            if (n_seen + o.n <= sizeof(seen) / sizeof(seen[0])) {
+                memcpy(seen + n_seen, o.toks, sizeof(int32_t) * o.n);
+                n_seen += o.n;
+            }
+        }
         t->prompt += n_ids;
         t->tokens += o.n;
         t->ms += o.n > 1 ? o.t_last - o.t_first : 0;
@@ -269,14 +384,17 @@ run_workload(const llm_model *m, const llm_model *draft, const llm_tokenizer *to
         }
         free(ids);
         free(text);
+        if (fresh || prompt_text_last(kind, i)) {
+            llm_sched_get_stats(s, &st);
+            t->seq_steps += st.seq_steps;
+            t->proposed += st.spec_proposed;
+            t->accepted += st.spec_accepted;
+            t->draft_proposed += st.draft_proposed;
+            t->draft_accepted += st.draft_accepted;
+            llm_sched_free(s);
+            s = NULL;
+        }
     }
-    llm_sched_get_stats(s, &st);
-    t->seq_steps = st.seq_steps;
-    t->proposed = st.spec_proposed;
-    t->accepted = st.spec_accepted;
-    t->draft_proposed = st.draft_proposed;
-    t->draft_accepted = st.draft_accepted;
-    llm_sched_free(s);
 }
 
 int
@@ -289,14 +407,15 @@ main(int argc, char **argv)
      * nothing
      */
     static const struct {
-        const char *kind, *draft_quant;
+        const char *kind, *variant;  /* variant: "fresh", or the draft */
         size_t      max_gen;
         int         runs;            /* times the repeats */
+        int         fresh;           /* each request in a scheduler of its own */
     } work[] = {
-        { "edit", NULL, 700, 1 }, { "tool", NULL, 300, 1 }, { "quote", NULL, 300, 1 },
-        { "chat", NULL, 200, 4 },
-        { "chat", "q8_0", 200, 4 }, { "chat", "q4_0", 200, 4 },
-        { "chat", "draft", 200, 4 },    /* the folder BENCH_SPEC_DRAFT names, if set */
+        { "edit", NULL, 700, 1, 0 }, { "tool", NULL, 300, 1, 0 }, { "quote", NULL, 300, 1, 0 },
+        { "chat", NULL, 200, 4, 0 }, { "chat", "fresh", 200, 4, 1 },
+        { "chat", "q8_0", 200, 4, 1 }, { "chat", "q4_0", 200, 4, 1 },
+        { "chat", "draft", 200, 4, 1 },    /* the folder BENCH_SPEC_DRAFT names, if set */
     };
     const char      *mode_name[] = { "off", "auto", "on" };
     const char      *only = getenv("BENCH_SPEC_ONLY");
@@ -331,13 +450,15 @@ main(int argc, char **argv)
         double  best[3] = { 0, 0, 0 }, rate[3], *ratio, med[3] = { 0, 0, 0 };
         int     rounds = work[k].runs * reps;
 
-        snprintf(label, sizeof(label), "%s%s%s", work[k].kind, work[k].draft_quant ? "/" : "",
-                 work[k].draft_quant ? work[k].draft_quant : "");
+        snprintf(label, sizeof(label), "%s%s%s", work[k].kind, work[k].variant ? "/" : "",
+                 work[k].variant ? work[k].variant : "");
         if (getenv("BENCH_SPEC_ONLY_COST") || (only && strcmp(only, label) != 0)) {
             continue;
         }
         draft = NULL;
-        if (work[k].draft_quant && strcmp(work[k].draft_quant, "draft") == 0) {
+        if (work[k].variant && strcmp(work[k].variant, "fresh") == 0) {
+            /* no draft */
+        } else if (work[k].variant && strcmp(work[k].variant, "draft") == 0) {
             if (getenv("BENCH_SPEC_DRAFT") == NULL) {
                 continue;
             }
@@ -346,8 +467,8 @@ main(int argc, char **argv)
                 fprintf(stderr, "draft %s: %s\n", getenv("BENCH_SPEC_DRAFT"), err);
                 continue;
             }
-        } else if (work[k].draft_quant) {
-            mo.quant = work[k].draft_quant;
+        } else if (work[k].variant) {
+            mo.quant = work[k].variant;
             draft = llm_model_load_opts(argv[1], &mo, err, sizeof(err));
             if (draft == NULL) {
                 fprintf(stderr, "draft %s: %s\n", label, err);
@@ -363,7 +484,7 @@ main(int argc, char **argv)
             /* modes interleaved so that load drifts into all three alike */
             for (mode = 0; mode < 3; mode++) {
                 run_workload(m, draft, tok, work[k].kind, work[k].max_gen, threads,
-                             (llm_spec_mode) mode, &t[mode]);
+                             (llm_spec_mode) mode, work[k].fresh, &t[mode]);
                 rate[mode] = t[mode].ms > 0 ? t[mode].tokens / (t[mode].ms / 1e3) : 0;
                 if (rate[mode] > best[mode]) best[mode] = rate[mode];
                 ratio[mode * rounds + r] = rate[0] > 0 ? rate[mode] / rate[0] : 0;
@@ -388,6 +509,22 @@ main(int argc, char **argv)
                    t[mode].draft_proposed
                    ? 100.0 * t[mode].draft_accepted / t[mode].draft_proposed : 0,
                    same ? "yes" : "NO");
+        }
+        if (t[0].oracle_tokens > 0) {
+            /*
+             * tokens per step, and the speed-up if each step proposed just
+             * the tokens it keeps, each costing vcost of a step to verify
+             */
+            const char *vc = getenv("BENCH_SPEC_VCOST");
+            double      c = vc ? atof(vc) : 0.17, tk = t[0].oracle_tokens;
+            int         o;
+
+            printf("%-9s oracle (tok/step, speed-up at %.2f a verified token):", label, c);
+            for (o = 0; o < 4; o++) {
+                double  st = t[0].oracle_steps[o];
+                printf(" %s %.2f %.2fx", oracle_name[o], tk / st, tk / (st + c * (tk - st)));
+            }
+            printf("\n");
         }
         fflush(stdout);
         llm_model_free(draft);

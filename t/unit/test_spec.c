@@ -149,6 +149,31 @@ test_policy(void)
     ok(skipped >= 15, "after rejections auto mostly stays off (%d of 20 steps)", skipped);
     ok(skipped < 20, "but probes again");
 
+    /*
+     * What auto costs where speculation never pays, bounded: a guess every
+     * step, every proposed token rejected.  Once the wait has grown to its
+     * longest, one token is verified per LLM_SPEC_BACKOFF_MAX + 1 steps (a
+     * probe of one), so verification adds at most 1/65 of a token's cost a
+     * step: under 0.3% at 0.17 of a step a token (make bench: chat/fresh).
+     */
+    {
+        int  proposed = 0, steps_proposing = 0;
+
+        llm_spec_init(&st, LLM_SPEC_AUTO);
+        for (i = 0; i < 1300; i++) {
+            n = llm_spec_propose(&st, &t, NULL, 0.17, -1, 16, out, &dk);
+            if (i >= 300) {
+                proposed += n;
+                steps_proposing += n > 0;
+            }
+            llm_spec_update(&st, 0);
+        }
+        ok(proposed <= 1000 / 65 + 1 && proposed == steps_proposing,
+           "never accepted: %d tokens proposed in 1000 steps, one at a time (<= %d)",
+           proposed, 1000 / 65 + 1);
+        ok(proposed >= 1, "and it still probes (%d)", proposed);
+    }
+
     /* nothing to look up: the draft model's turn, if it can pay */
     {
         int32_t      r[] = { 1, 2, 3, 4, 5, 6 };
