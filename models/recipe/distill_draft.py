@@ -88,20 +88,23 @@ def main():
     ap.add_argument("--teacher", default=os.path.join(HERE, "..", "ngxllm-tiny"))
     ap.add_argument("--out", required=True)
     ap.add_argument("--layers", type=int, default=2)
-    ap.add_argument("--hidden", type=int, default=128)
-    ap.add_argument("--heads", type=int, default=2)
+    ap.add_argument("--hidden", type=int, default=192)
+    ap.add_argument("--heads", type=int, default=3)
     ap.add_argument("--kv-heads", type=int, default=1)
-    ap.add_argument("--ffn", type=int, default=384)
-    ap.add_argument("--prompts", type=int, default=4000)
+    ap.add_argument("--ffn", type=int, default=576)
+    ap.add_argument("--prompts", type=int, default=6000)
     ap.add_argument("--held-out", type=int, default=200)
     ap.add_argument("--gen", type=int, default=160, help="answer tokens the teacher writes at most")
     ap.add_argument("--temperature", type=float, default=0.7)
     ap.add_argument("--max-prompt", type=int, default=1024)
     ap.add_argument("--batch", type=int, default=64)
-    ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--epochs", type=int, default=4)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--max-seconds", type=float, default=90, help="safety stop of training")
     ap.add_argument("--seed", type=int, default=9001)
+    ap.add_argument("--data", help="file of the teacher's answers: read if it exists (same "
+                    "prompts, held-out and gen settings), else written, so that several students "
+                    "train on one generation")
     a = ap.parse_args()
 
     from tokenizers import Tokenizer
@@ -116,10 +119,15 @@ def main():
     eos = tc.eos_token_id if isinstance(tc.eos_token_id, int) else tc.eos_token_id[0]
     pad = tc.pad_token_id if tc.pad_token_id is not None else eos
 
-    ps = prompts(tok, a.prompts + a.held_out, a.seed, a.max_prompt)
-    data = []
-    for i in range(0, len(ps), 512):
-        data.extend(teacher_answers(teacher, ps[i:i + 512], a.gen, pad, eos, a.temperature))
+    if a.data and os.path.exists(a.data):
+        data = torch.load(a.data)
+    else:
+        ps = prompts(tok, a.prompts + a.held_out, a.seed, a.max_prompt)
+        data = []
+        for i in range(0, len(ps), 512):
+            data.extend(teacher_answers(teacher, ps[i:i + 512], a.gen, pad, eos, a.temperature))
+        if a.data:
+            torch.save(data, a.data)
     held, train = data[:a.held_out], data[a.held_out:]
     n_tok = sum(len(s) for s, _ in train)
     print(f"data: {len(train)} sequences, {n_tok} tokens, {len(held)} held out; "
