@@ -22,11 +22,25 @@
 static void ngx_http_llm_body_handler(ngx_http_request_t *r);
 
 
-/* 405 with Allow; the body, if any, is discarded. */
+/* A refusal before the body is read: the body, if any, is discarded. */
+static ngx_int_t
+ngx_http_llm_refuse(ngx_http_request_t *r, const llm_api_error *err)
+{
+    ngx_int_t  rc;
+
+    rc = ngx_http_discard_request_body(r);
+    if (rc != NGX_OK) {
+        return rc;
+    }
+
+    return ngx_http_llm_send_api_error(r, err);
+}
+
+
+/* 405 with Allow. */
 static ngx_int_t
 ngx_http_llm_not_allowed(ngx_http_request_t *r, char *allowed)
 {
-    ngx_int_t      rc;
     ngx_str_t      value;
     llm_api_error  err;
 
@@ -37,69 +51,9 @@ ngx_http_llm_not_allowed(ngx_http_request_t *r, char *allowed)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_discard_request_body(r);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
     llm_api_error_method(&err, (char *) r->method_name.data,
                          r->method_name.len, allowed);
-    return ngx_http_llm_send_api_error(r, &err);
-}
-
-
-/* 404 in the protocol's shape for a path the location does not answer. */
-static ngx_int_t
-ngx_http_llm_unknown_path(ngx_http_request_t *r)
-{
-    ngx_int_t      rc;
-    llm_api_error  err;
-
-    rc = ngx_http_discard_request_body(r);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    llm_api_error_unknown_url(&err, (char *) r->method_name.data,
-                              r->method_name.len, (char *) r->uri.data,
-                              r->uri.len);
-    return ngx_http_llm_send_api_error(r, &err);
-}
-
-
-/* NGX_OK when the request says its body is JSON (llm_api_content_type_is_json). */
-static ngx_int_t
-ngx_http_llm_json_body_declared(ngx_http_request_t *r)
-{
-    ngx_table_elt_t  *ct = r->headers_in.content_type;
-
-    if (ct && llm_api_content_type_is_json((char *) ct->value.data,
-                                           ct->value.len))
-    {
-        return NGX_OK;
-    }
-
-    return NGX_DECLINED;
-}
-
-
-/* 415 in the protocol's shape; the body is discarded unread. */
-static ngx_int_t
-ngx_http_llm_unsupported_media_type(ngx_http_request_t *r)
-{
-    ngx_int_t         rc;
-    llm_api_error     err;
-    ngx_table_elt_t  *ct = r->headers_in.content_type;
-
-    rc = ngx_http_discard_request_body(r);
-    if (rc != NGX_OK) {
-        return rc;
-    }
-
-    llm_api_error_content_type(&err, ct ? (char *) ct->value.data : NULL,
-                               ct ? ct->value.len : 0);
-
-    return ngx_http_llm_send_api_error(r, &err);
+    return ngx_http_llm_refuse(r, &err);
 }
 
 
@@ -152,7 +106,9 @@ ngx_http_llm_handler(ngx_http_request_t *r)
 {
     ngx_int_t                 rc;
     ngx_uint_t                info;
+    llm_api_error             err;
     llm_api_route             route;
+    ngx_table_elt_t          *ct;
     ngx_http_llm_ctx_t       *ctx;
     ngx_http_llm_loc_conf_t  *lcf;
 
@@ -163,10 +119,14 @@ ngx_http_llm_handler(ngx_http_request_t *r)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
+    /* 404 in the protocol's shape for a path the location does not answer */
     if (llm_api_route_uri(lcf->api, (char *) r->uri.data, r->uri.len, &route)
         != 0)
     {
-        return ngx_http_llm_unknown_path(r);
+        llm_api_error_unknown_url(&err, (char *) r->method_name.data,
+                                  r->method_name.len, (char *) r->uri.data,
+                                  r->uri.len);
+        return ngx_http_llm_refuse(r, &err);
     }
 
     info = llm_api_route_reads(lcf->api);
@@ -189,8 +149,15 @@ ngx_http_llm_handler(ngx_http_request_t *r)
                : ngx_http_llm_metrics_handler(r);
     }
 
-    if (ngx_http_llm_json_body_declared(r) != NGX_OK) {
-        return ngx_http_llm_unsupported_media_type(r);
+    /* 415 in the protocol's shape unless the body says it is JSON */
+    ct = r->headers_in.content_type;
+    if (ct == NULL
+        || !llm_api_content_type_is_json((char *) ct->value.data,
+                                         ct->value.len))
+    {
+        llm_api_error_content_type(&err, ct ? (char *) ct->value.data : NULL,
+                                   ct ? ct->value.len : 0);
+        return ngx_http_llm_refuse(r, &err);
     }
 
     if (ngx_http_llm_hold_worker(r) != NGX_OK) {

@@ -49,11 +49,13 @@ ngx_module_t  ngx_http_llm_memory_module = {
 static char *
 ngx_http_llm_memory_init_conf(ngx_cycle_t *cycle, void *conf)
 {
+    char                       msg[NGX_MAX_ERROR_STR];
     size_t                     kv;
-    uint64_t                   limit, total, workers, per_worker;
+    uint64_t                   limit, workers;
     ngx_uint_t                 i;
-    llm_memory_need            need;
+    llm_model                 *draft;
     llm_sched_config           cfg;
+    llm_memory_model          *list;
     ngx_core_conf_t           *ccf;
     ngx_http_llm_model_t      *m;
     ngx_http_llm_main_conf_t  *mcf;
@@ -76,47 +78,36 @@ ngx_http_llm_memory_init_conf(ngx_cycle_t *cycle, void *conf)
         return NGX_CONF_OK;
     }
 
-    ngx_memzero(&need, sizeof(need));
+    list = ngx_palloc(cycle->pool, mcf->models.nelts * sizeof(*list));
+    if (list == NULL) {
+        return NGX_CONF_ERROR;
+    }
 
     m = mcf->models.elts;
     for (i = 0; i < mcf->models.nelts; i++) {
         ngx_http_llm_sched_config(mcf, &m[i], &cfg);
-        per_worker = llm_sched_memory(m[i].served.model, &cfg, &kv);
-        llm_memory_add(&need, llm_model_get_info(m[i].served.model)->weight_bytes
-                              + (m[i].served.draft
-                                 ? llm_model_get_info(m[i].served.draft)
-                                                  ->weight_bytes : 0),
-                       per_worker);
+        draft = m[i].served.draft;
+        list[i].alias = (char *) m[i].alias.data;
+        list[i].per_worker = llm_sched_memory(m[i].served.model, &cfg, &kv);
+        list[i].kv = kv;
+        list[i].weights = llm_model_get_info(m[i].served.model)->weight_bytes
+                          + (draft ? llm_model_get_info(draft)->weight_bytes
+                                   : 0);
+        list[i].parallel = m[i].opts.parallel;
+        list[i].n_ctx = m[i].served.n_ctx;
+        list[i].conf_file = m[i].conf_file;
+        list[i].conf_line = m[i].conf_line;
+    }
 
-        total = llm_memory_total(&need, workers);
-        if (total <= limit) {
-            continue;
-        }
-
-        ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
-                      "llm_model \"%V\": each worker needs %uL MiB for it "
-                      "(KV memory of %uL MiB, kv_memory=, for parallel=%d "
-                      "sequences of up to ctx=%d, and scratch), so the "
-                      "models need %uL MiB (weights "
-                      "%uL MiB, shared, plus %uL worker%s x %uL MiB), more "
-                      "than the %uL MiB of %s; lower kv_memory= or ctx=, use "
-                      "kv=f16 or kv=q8_0, or fewer worker_processes in %s:%ui",
-                      &m[i].alias, per_worker >> 20, (uint64_t) kv >> 20,
-                      m[i].opts.parallel, m[i].served.n_ctx, total >> 20, need.shared >> 20,
-                      workers, workers == 1 ? "" : "s",
-                      need.per_worker >> 20, limit >> 20,
-                      mcf->memory_limit != NGX_CONF_UNSET
-                      ? "llm_memory_limit" : "this machine's memory",
-                      m[i].conf_file, m[i].conf_line);
+    if (llm_memory_check(list, mcf->models.nelts, workers, limit,
+                         mcf->memory_limit != NGX_CONF_UNSET, msg, sizeof(msg))
+        != 0)
+    {
+        ngx_log_error(NGX_LOG_EMERG, cycle->log, 0, "%s", msg);
         return NGX_CONF_ERROR;
     }
 
-    ngx_log_error(NGX_LOG_NOTICE, cycle->log, 0,
-                  "llm: the models need %uL MiB (weights %uL MiB, shared, "
-                  "plus %uL worker%s x %uL MiB) of %uL MiB",
-                  llm_memory_total(&need, workers) >> 20, need.shared >> 20,
-                  workers, workers == 1 ? "" : "s", need.per_worker >> 20,
-                  limit >> 20);
+    ngx_log_error(NGX_LOG_NOTICE, cycle->log, 0, "%s", msg);
 
     return NGX_CONF_OK;
 }

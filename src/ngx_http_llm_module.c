@@ -250,8 +250,10 @@ ngx_http_llm_init_main_conf(ngx_conf_t *cf, void *conf)
 {
     ngx_http_llm_main_conf_t *mcf = conf;
 
-    char  err[512];
-    int   rc;
+    char         err[512];
+    int          rc;
+    ngx_str_t   *pool[2] = { &mcf->thread_pool_name, &mcf->prepare_pool_name };
+    ngx_uint_t   i;
 
     if (mcf->models.nelts == 0) {
         return NGX_CONF_OK;
@@ -279,24 +281,19 @@ ngx_http_llm_init_main_conf(ngx_conf_t *cf, void *conf)
         return NGX_CONF_ERROR;
     }
 
-    if (mcf->thread_pool_name.len == 0) {
-        ngx_str_set(&mcf->thread_pool_name, "default");
-
-        if (ngx_thread_pool_add(cf, &mcf->thread_pool_name) == NULL) {
-            return NGX_CONF_ERROR;
-        }
-    }
-
     /*
-     * Requests are prepared (parsed, rendered, tokenized) in their own pool
-     * by default: nginx's "default" one, so that a long preparation never
-     * waits behind, or delays, a step in a single-thread llm_thread_pool.
+     * Steps run in llm_thread_pool, requests are prepared (parsed, rendered,
+     * tokenized) in llm_prepare_thread_pool: both nginx's "default" pool
+     * unless named, so that a long preparation never waits behind, or
+     * delays, a step in a single-thread llm_thread_pool.
      */
-    if (mcf->prepare_pool_name.len == 0) {
-        ngx_str_set(&mcf->prepare_pool_name, "default");
+    for (i = 0; i < 2; i++) {
+        if (pool[i]->len == 0) {
+            ngx_str_set(pool[i], "default");
 
-        if (ngx_thread_pool_add(cf, &mcf->prepare_pool_name) == NULL) {
-            return NGX_CONF_ERROR;
+            if (ngx_thread_pool_add(cf, pool[i]) == NULL) {
+                return NGX_CONF_ERROR;
+            }
         }
     }
 

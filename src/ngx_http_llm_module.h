@@ -126,6 +126,10 @@ ngx_int_t ngx_http_llm_send_json(ngx_http_request_t *r, ngx_uint_t status,
     const char *body, size_t len);
 ngx_int_t ngx_http_llm_send_body(ngx_http_request_t *r, ngx_uint_t status,
     const char *content_type, const char *body, size_t len);
+/* The same; copy = 0: body outlives the request (sent from where it is). */
+ngx_int_t ngx_http_llm_send_bytes(ngx_http_request_t *r, ngx_uint_t status,
+    const char *content_type, const u_char *body, size_t len,
+    ngx_uint_t copy);
 /* err (the layers' only error type) in the location's protocol shape. */
 ngx_int_t ngx_http_llm_send_api_error(ngx_http_request_t *r,
     const llm_api_error *err);
@@ -175,6 +179,9 @@ u_char *ngx_http_llm_collect_body(ngx_http_request_t *r, size_t *len);
 ngx_int_t ngx_http_llm_add_variables(ngx_conf_t *cf);
 ngx_int_t ngx_http_llm_register_variables(ngx_conf_t *cf,
     ngx_http_variable_t *vars);
+/* n as the variable's value, not found when n < 0 (not known yet). */
+ngx_int_t ngx_http_llm_var_number(ngx_http_request_t *r,
+    ngx_http_variable_value_t *v, long n);
 
 /* Per-worker schedulers (ngx_http_llm_sched.c). */
 ngx_int_t ngx_http_llm_workers_init(ngx_cycle_t *cycle);

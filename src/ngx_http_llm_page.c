@@ -32,13 +32,9 @@ ngx_int_t
 ngx_http_llm_page_handler(ngx_http_request_t *r)
 {
     size_t            len;
-    ngx_int_t         rc;
-    ngx_buf_t        *b;
     ngx_str_t         v;
-    ngx_chain_t       out;
     ngx_table_elt_t  *etag;
 
-    static ngx_str_t  type = ngx_string("text/html; charset=utf-8");
     static ngx_str_t  cache = ngx_string("no-cache");
     static ngx_str_t  nosniff = ngx_string("nosniff");
     /* inline script and style only; fetch to this origin only */
@@ -49,12 +45,6 @@ ngx_http_llm_page_handler(ngx_http_request_t *r)
                                        "base-uri 'none'; form-action 'none'");
 
     len = ngx_http_llm_page_end - ngx_http_llm_page_start;
-
-    r->headers_out.status = NGX_HTTP_OK;
-    r->headers_out.content_length_n = len;
-    r->headers_out.content_type = type;
-    r->headers_out.content_type_len = type.len;
-    r->headers_out.content_type_lowcase = NULL;
 
     if (ngx_http_llm_add_header(r, "Cache-Control", &cache) != NGX_OK
         || ngx_http_llm_add_header(r, "X-Content-Type-Options", &nosniff)
@@ -81,27 +71,7 @@ ngx_http_llm_page_handler(ngx_http_request_t *r)
     etag = r->headers_out.headers.last->elts;
     r->headers_out.etag = &etag[r->headers_out.headers.last->nelts - 1];
 
-    if (r->method == NGX_HTTP_HEAD) {
-        r->header_only = 1;
-    }
-
-    rc = ngx_http_send_header(r);
-    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
-        return rc;
-    }
-
-    b = ngx_calloc_buf(r->pool);
-    if (b == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    b->pos = (u_char *) ngx_http_llm_page_start;
-    b->last = b->pos + len;
-    b->memory = 1;
-    b->last_buf = (r == r->main) ? 1 : 0;
-    b->last_in_chain = 1;
-
-    out.buf = b;
-    out.next = NULL;
-
-    return ngx_http_output_filter(r, &out);
+    /* the page is in the module's image: sent from there, not copied */
+    return ngx_http_llm_send_bytes(r, NGX_HTTP_OK, "text/html; charset=utf-8",
+                                   ngx_http_llm_page_start, len, 0);
 }

@@ -15,7 +15,6 @@
  */
 #include "ngx_http_llm_generate.h"
 
-#include "api/llm_anthropic.h"
 #include "api/llm_api_route.h"
 
 
@@ -180,25 +179,6 @@ ngx_http_llm_prepare_thread(void *data, ngx_log_t *log)
 
 /* ---- back on the event loop ---- */
 
-static ngx_int_t
-ngx_http_llm_count_tokens(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
-{
-    llm_buf    b;
-    ngx_int_t  status;
-
-    llm_buf_init(&b);
-    if (llm_anthropic_count_tokens_json(&b, (long) p->pr.prompt.n_ids) != 0) {
-        llm_buf_free(&b);
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-
-    status = ngx_http_llm_send_json(r, NGX_HTTP_OK, b.data, b.len);
-    llm_buf_free(&b);
-
-    return status;
-}
-
-
 static void
 ngx_http_llm_prepared(ngx_http_request_t *r)
 {
@@ -217,12 +197,7 @@ ngx_http_llm_prepared(ngx_http_request_t *r)
 
     err = &p->pr.err;
 
-    if (p->pr.internal) {
-        llm_api_error_internal(err, "Preparing the request failed: %s.",
-                               p->pr.internal);
-        rc = ngx_http_llm_send_api_error(r, err);
-
-    } else if (err->status) {
+    if (err->status) {
         if (p->pr.prompt.template_error[0]) {
             ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
                           "llm: chat template of \"%V\": %s",
@@ -230,12 +205,7 @@ ngx_http_llm_prepared(ngx_http_request_t *r)
         }
         rc = ngx_http_llm_send_api_error(r, err);
 
-    } else if (p->cfg.api == LLM_API_COUNT_TOKENS) {
-        rc = ngx_http_llm_count_tokens(r, p);
-
-    } else if (p->cfg.api == LLM_API_TOKENIZE
-               || p->cfg.api == LLM_API_DETOKENIZE)
-    {
+    } else if (p->pr.answer.len) {    /* count_tokens, tokenize, detokenize */
         rc = ngx_http_llm_send_json(r, NGX_HTTP_OK, p->pr.answer.data,
                                     p->pr.answer.len);
 

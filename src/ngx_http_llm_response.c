@@ -81,6 +81,15 @@ ngx_int_t
 ngx_http_llm_send_body(ngx_http_request_t *r, ngx_uint_t status,
     const char *content_type, const char *body, size_t len)
 {
+    return ngx_http_llm_send_bytes(r, status, content_type,
+                                   (const u_char *) body, len, 1);
+}
+
+
+ngx_int_t
+ngx_http_llm_send_bytes(ngx_http_request_t *r, ngx_uint_t status,
+    const char *content_type, const u_char *body, size_t len, ngx_uint_t copy)
+{
     ngx_int_t            rc;
     ngx_buf_t           *b;
     ngx_chain_t          out;
@@ -104,11 +113,17 @@ ngx_http_llm_send_body(ngx_http_request_t *r, ngx_uint_t status,
         return ngx_http_send_header(r);
     }
 
-    b = ngx_create_temp_buf(r->pool, len);
+    b = copy ? ngx_create_temp_buf(r->pool, len) : ngx_calloc_buf(r->pool);
     if (b == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
-    b->last = ngx_cpymem(b->pos, body, len);
+    if (copy) {
+        b->last = ngx_cpymem(b->pos, body, len);
+    } else {
+        b->pos = (u_char *) body;
+        b->last = b->pos + len;
+        b->memory = 1;
+    }
     b->last_buf = (r == r->main) ? 1 : 0;
     b->last_in_chain = 1;
 

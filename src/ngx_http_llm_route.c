@@ -185,28 +185,12 @@ static ngx_int_t
 ngx_http_llm_estimate_variable(ngx_http_request_t *r,
     ngx_http_variable_value_t *v, uintptr_t data)
 {
-    u_char           *p;
     llm_prefix_info  *info;
 
     info = ngx_http_llm_route_info(r);
 
-    if (info == NULL || info->prompt_tokens_estimate < 0) {
-        v->not_found = 1;
-        return NGX_OK;
-    }
-
-    p = ngx_pnalloc(r->pool, NGX_INT64_LEN);
-    if (p == NULL) {
-        return NGX_ERROR;
-    }
-
-    v->data = p;
-    v->len = ngx_sprintf(p, "%l", info->prompt_tokens_estimate) - p;
-    v->valid = 1;
-    v->no_cacheable = 1;
-    v->not_found = 0;
-
-    return NGX_OK;
+    return ngx_http_llm_var_number(r, v,
+                                   info ? info->prompt_tokens_estimate : -1);
 }
 
 

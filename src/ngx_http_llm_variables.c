@@ -17,8 +17,6 @@ static ngx_int_t
 ngx_http_llm_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v,
     uintptr_t data)
 {
-    u_char              *p;
-    long                 n;
     ngx_http_llm_ctx_t  *ctx;
 
     ctx = ngx_http_get_module_ctx(r, ngx_http_llm_module);
@@ -28,29 +26,43 @@ ngx_http_llm_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v,
         return NGX_OK;
     }
 
-    if (data == NGX_HTTP_LLM_VAR_MODEL) {
-        v->data = ctx->model->alias.data;
-        v->len = ctx->model->alias.len;
-
-    } else {
-        n = data == NGX_HTTP_LLM_VAR_PROMPT_TOKENS ? ctx->prompt_tokens
-            : data == NGX_HTTP_LLM_VAR_COMPLETION_TOKENS
-              ? ctx->completion_tokens
-            : ctx->ttft_ms;
-
-        if (n < 0) {
-            v->not_found = 1;
-            return NGX_OK;
-        }
-
-        p = ngx_pnalloc(r->pool, NGX_INT64_LEN);
-        if (p == NULL) {
-            return NGX_ERROR;
-        }
-        v->data = p;
-        v->len = ngx_sprintf(p, "%l", n) - p;
+    if (data != NGX_HTTP_LLM_VAR_MODEL) {
+        return ngx_http_llm_var_number(r, v,
+                   data == NGX_HTTP_LLM_VAR_PROMPT_TOKENS ? ctx->prompt_tokens
+                   : data == NGX_HTTP_LLM_VAR_COMPLETION_TOKENS
+                     ? ctx->completion_tokens
+                   : ctx->ttft_ms);
     }
 
+    v->data = ctx->model->alias.data;
+    v->len = ctx->model->alias.len;
+    v->valid = 1;
+    v->no_cacheable = 1;
+    v->not_found = 0;
+
+    return NGX_OK;
+}
+
+
+/* A number for a variable; not found when n < 0 (none known yet). */
+ngx_int_t
+ngx_http_llm_var_number(ngx_http_request_t *r, ngx_http_variable_value_t *v,
+    long n)
+{
+    u_char  *p;
+
+    if (n < 0) {
+        v->not_found = 1;
+        return NGX_OK;
+    }
+
+    p = ngx_pnalloc(r->pool, NGX_INT64_LEN);
+    if (p == NULL) {
+        return NGX_ERROR;
+    }
+
+    v->data = p;
+    v->len = ngx_sprintf(p, "%l", n) - p;
     v->valid = 1;
     v->no_cacheable = 1;
     v->not_found = 0;

@@ -143,9 +143,9 @@ llm_prepare_tokens(const llm_prepare_config *cfg, const llm_session_model *sm,
     }
 }
 
-void
-llm_prepare(const llm_prepare_config *cfg, const char *body, size_t len,
-    llm_prepared *p)
+static void
+llm_prepare_request(const llm_prepare_config *cfg, const char *body,
+    size_t len, llm_prepared *p)
 {
     int                rc;
     llm_api_limits     lim;
@@ -221,5 +221,25 @@ llm_prepare(const llm_prepare_config *cfg, const char *body, size_t len,
         return;
     }
 
-    llm_session_build_prompt(&sm, &p->req, &p->prompt, &p->err);
+    if (llm_session_build_prompt(&sm, &p->req, &p->prompt, &p->err) == 0
+        && cfg->api == LLM_API_COUNT_TOKENS
+        && llm_anthropic_count_tokens_json(&p->answer, (long) p->prompt.n_ids)
+           != 0)
+    {
+        p->internal = "out of memory";
+    }
+}
+
+
+void
+llm_prepare(const llm_prepare_config *cfg, const char *body, size_t len,
+    llm_prepared *p)
+{
+    llm_prepare_request(cfg, body, len, p);
+
+    /* the server's own failure, answered as any other error */
+    if (p->internal) {
+        llm_api_error_internal(&p->err, "Preparing the request failed: %s.",
+                               p->internal);
+    }
 }

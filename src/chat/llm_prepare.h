@@ -2,9 +2,9 @@
  * A request made ready to answer, below the glue: body -> the protocol's IR
  * -> the model it names -> what the request needs before anything runs:
  *
- *   chat, completions, messages, count_tokens, responses   prompt token ids
+ *   chat, completions, messages, responses                 prompt token ids
  *                                                          (chat/llm_session.h)
- *   tokenize, detokenize                                   the whole answer
+ *   count_tokens, tokenize, detokenize                     the whole answer
  *   embeddings                                             every input's ids,
  *                                                          bounded in total
  *
@@ -56,12 +56,13 @@ typedef struct {
 
 typedef struct {
     llm_api_error        err;           /* err.status: answer with it */
-    const char          *internal;      /* set: a 500 */
+    const char          *internal;      /* set: what failed (err is its 500) */
     llm_prepare_model    model;         /* model.owner NULL: none found */
     llm_request          req;           /* generation, tokenize, detokenize */
     llm_session_prompt   prompt;        /* its ids */
     llm_tokenize_opts    tokenize;
-    llm_buf              answer;        /* tokenize, detokenize: the 200's body */
+    llm_buf              answer;        /* count_tokens, tokenize, detokenize:
+                                           the 200's body (len 0: none) */
     llm_embed_request    ereq;          /* embeddings */
     size_t               n_inputs;
     int32_t            **input_ids;     /* tokenized text inputs, else NULL */

@@ -28,6 +28,39 @@ llm_memory_total(const llm_memory_need *need, uint64_t workers)
     return need->shared + workers * need->per_worker;
 }
 
+#define MIB(x) ((unsigned long long) ((x) >> 20))
+
+int
+llm_memory_check(const llm_memory_model *models, size_t n, uint64_t workers, uint64_t limit,
+    int limit_set, char *msg, size_t len)
+{
+    llm_memory_need need = { 0, 0 };
+    const char *s = workers == 1 ? "" : "s";
+    uint64_t total;
+    size_t i;
+
+    for (i = 0; i < n; i++) {
+        const llm_memory_model *m = &models[i];
+
+        llm_memory_add(&need, m->weights, m->per_worker);
+        total = llm_memory_total(&need, workers);
+        if (total <= limit) continue;
+        snprintf(msg, len,
+                 "llm_model \"%s\": each worker needs %llu MiB for it (KV memory of %llu MiB, kv_memory=, "
+                 "for parallel=%d sequences of up to ctx=%d, and scratch), so the models need %llu MiB "
+                 "(weights %llu MiB, shared, plus %llu worker%s x %llu MiB), more than the %llu MiB of %s; "
+                 "lower kv_memory= or ctx=, use kv=f16 or kv=q8_0, or fewer worker_processes in %s:%lu",
+                 m->alias, MIB(m->per_worker), MIB(m->kv), m->parallel, m->n_ctx, MIB(total),
+                 MIB(need.shared), (unsigned long long) workers, s, MIB(need.per_worker), MIB(limit),
+                 limit_set ? "llm_memory_limit" : "this machine's memory", m->conf_file, m->conf_line);
+        return -1;
+    }
+    snprintf(msg, len, "llm: the models need %llu MiB (weights %llu MiB, shared, plus %llu worker%s x %llu MiB) "
+             "of %llu MiB", MIB(llm_memory_total(&need, workers)), MIB(need.shared),
+             (unsigned long long) workers, s, MIB(need.per_worker), MIB(limit));
+    return 0;
+}
+
 /* A cgroup limit file: a number of bytes, or "max" / a huge value for none. */
 static uint64_t
 cgroup_limit(const char *path)

@@ -146,6 +146,27 @@ test_plan(void)
     llm_memory_add(&need, UINT64_MAX, 0);
     ok(need.shared == UINT64_MAX, "adding saturates too");
 
+    {
+        char msg[1024];
+        llm_memory_model ms[2] = {
+            { "small", 100 << 20, 10 << 20, 8 << 20, 4, 2048, "/etc/nginx.conf", 12 },
+            { "big", 200 << 20, 30 << 20, 24 << 20, 8, 4096, "/etc/nginx.conf", 13 },
+        };
+        is_int(llm_memory_check(ms, 2, 2, 380ULL << 20, 1, msg, sizeof(msg)), 0, "two models within the limit");
+        ok(strcmp(msg, "llm: the models need 380 MiB (weights 300 MiB, shared, plus 2 workers x 40 MiB) "
+                  "of 380 MiB") == 0, "the summary: %s", msg);
+        is_int(llm_memory_check(ms, 2, 2, 379ULL << 20, 1, msg, sizeof(msg)), -1, "a MiB less: refused");
+        ok(strcmp(msg, "llm_model \"big\": each worker needs 30 MiB for it (KV memory of 24 MiB, kv_memory=, "
+                  "for parallel=8 sequences of up to ctx=4096, and scratch), so the models need 380 MiB "
+                  "(weights 300 MiB, shared, plus 2 workers x 40 MiB), more than the 379 MiB of "
+                  "llm_memory_limit; lower kv_memory= or ctx=, use kv=f16 or kv=q8_0, or fewer worker_processes in "
+                  "/etc/nginx.conf:13") == 0, "names the model that tips it over: %s", msg);
+        is_int(llm_memory_check(ms, 2, 1, 109ULL << 20, 0, msg, sizeof(msg)), -1, "the first alone is too big");
+        ok(strstr(msg, "llm_model \"small\":") == msg && strstr(msg, "plus 1 worker x 10 MiB")
+           && strstr(msg, "of this machine's memory;") && strstr(msg, ":12"),
+           "names it, one worker, the machine's memory: %s", msg);
+    }
+
     avail = llm_memory_available();
     ok(avail > (64ULL << 20), "available memory is known (%llu MiB)", (unsigned long long) (avail >> 20));
     ok(avail <= (uint64_t) sysconf(_SC_PHYS_PAGES) * (uint64_t) sysconf(_SC_PAGESIZE),

@@ -4,6 +4,7 @@
  * the embeddings inputs' ids; and each refusal with its status.
  */
 #include <jansson.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tap.h"
@@ -60,7 +61,7 @@ prep(llm_api_kind api, const char *body, llm_prepared *p)
 int
 main(void)
 {
-    char                 err[512];
+    char                 err[512], want[64];
     size_t               n_messages;
     json_t              *o;
     llm_prepared         p;
@@ -118,6 +119,12 @@ main(void)
     prep(LLM_API_COUNT_TOKENS, "{\"model\":\"tiny\"," TOOLS ","
          "\"tool_choice\":{\"type\":\"tool\",\"name\":\"a\"}," ASK "}", &p);
     is_int(p.prompt.n_ids, n_messages, "count_tokens: the same count");
+    snprintf(want, sizeof(want), "{\"input_tokens\":%zu}", n_messages);
+    ok(p.answer.len == strlen(want) && memcmp(p.answer.data, want, p.answer.len) == 0,
+       "count_tokens: the answer is %s", want);
+    llm_prepared_free(&p);
+    prep(LLM_API_MESSAGES, "{\"model\":\"tiny\",\"max_tokens\":8," ASK "}", &p);
+    is_int((long) p.answer.len, 0, "messages: no answer made before generation");
     llm_prepared_free(&p);
     prep(LLM_API_COUNT_TOKENS, "{\"model\":\"tiny\"," TOOLS "," ASK "}", &p);
     ok(p.prompt.n_ids > n_messages, "count_tokens with every tool: more (%zu > %zu)",
