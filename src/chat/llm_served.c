@@ -4,10 +4,12 @@
  * file at fault: weights, the runtime they need, the tokenizer against the
  * weights' vocabulary, a draft against both, the template, the parsers.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "chat/llm_served.h"
 #include "engine/llm_memory.h"
@@ -50,6 +52,8 @@ llm_served_load(const llm_served_opts *o, llm_served *s, char *err,
 {
     int                    absent;
     char                   why[512];
+    size_t                 n;
+    struct stat            st;
     int32_t                top;
     const char            *piece;
     llm_model_opts         mo;
@@ -59,6 +63,17 @@ llm_served_load(const llm_served_opts *o, llm_served *s, char *err,
     memset(s, 0, sizeof(*s));
     memset(&mo, 0, sizeof(mo));
     mo.quant = o->quant;
+
+    if (stat(o->path, &st) != 0) {
+        snprintf(err, errlen, "cannot access \"%s\" (%d: %s)", o->path, errno, strerror(errno));
+        return -1;
+    }
+    /* a Hugging Face / MLX folder, or a GGUF file (the first of its splits) */
+    n = strlen(o->path);
+    if (!S_ISDIR(st.st_mode) && !(S_ISREG(st.st_mode) && n > 5 && strcmp(o->path + n - 5, ".gguf") == 0)) {
+        snprintf(err, errlen, "\"%s\" is neither a model folder nor a .gguf file", o->path);
+        return -1;
+    }
 
     s->model = llm_model_load_opts(o->path, &mo, err, errlen);
     if (s->model == NULL) {
@@ -145,6 +160,18 @@ failed:
 
     llm_served_free(s);
     return -1;
+}
+
+void
+llm_served_summary(const llm_served_opts *o, const llm_served *s, char *out, size_t len)
+{
+    const llm_model_info *info = llm_model_get_info(s->model);
+
+    snprintf(out, len, "%s %s, %llu parameters, %s, %llu MiB of weights, context %d (trained %d), "
+             "parallel %d, threads %d, kv_memory %zu MiB; %s", info->architecture, o->path,
+             (unsigned long long) info->n_params, info->dtype,
+             (unsigned long long) (info->weight_bytes >> 20), s->n_ctx, info->max_position_embeddings,
+             o->parallel, o->threads, s->kv_memory >> 20, s->why);
 }
 
 void

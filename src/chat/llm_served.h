@@ -68,13 +68,18 @@ typedef struct {
 
 /*
  * Loads what o names into *s.  0, or -1 with err set in the words the
- * server logs after `llm_model "alias": ` ("tokenizer: ...", "draft
- * \"path\": ...", a template that fails suggests chat=off); *s is freed
- * on failure.  A model folder with no chat template is not a failure:
+ * server logs after `llm_model "alias": ` (a path that is neither a model
+ * folder nor a .gguf file, "tokenizer: ...", "draft \"path\": ...", a
+ * template that fails suggests chat=off); *s is freed on failure.  A model folder with no chat template is not a failure:
  * s->chat is NULL and s->chat_missing says why.
  */
 int llm_served_load(const llm_served_opts *o, llm_served *s, char *err,
     size_t errlen);
+/* What was loaded, as the server logs it after `llm_model "alias": `:
+ * architecture, path, parameters, dtype, weights, context, parallel,
+ * threads, KV budget and why these parsers. */
+void llm_served_summary(const llm_served_opts *o, const llm_served *s,
+    char *out, size_t len);
 void llm_served_free(llm_served *s);
 
 #endif

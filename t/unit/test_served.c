@@ -116,6 +116,10 @@ main(void)
        "a tool parser chosen for the model (%s)", s.tool_parser);
     ok(s.why[0] != '\0', "the choice says why (%s)", s.why);
     is_str(s.chat_missing, "", "nothing missing");
+    llm_served_summary(&o, &s, err, sizeof(err));
+    ok(strncmp(err, llm_model_get_info(s.model)->architecture, strlen(llm_model_get_info(s.model)->architecture)) == 0
+       && strstr(err, MODEL ", ") && strstr(err, " parameters, ") && strstr(err, s.why),
+       "the summary: %s", err);
     llm_served_free(&s);
     ok(s.model == NULL && s.chat == NULL, "freed and cleared");
 
@@ -156,10 +160,16 @@ main(void)
     ok(llm_served_load(&o, &s, err, sizeof(err)) == -1, "no tokenizer: refused");
     ok(strncmp(err, "tokenizer: ", 11) == 0, "the tokenizer named: %s", err);
 
-    /* no such path: the engine's words */
+    /* no such path, or a file that is not a model: named as such */
     opts(&o, "t/fixtures/no-such-model");
-    ok(llm_served_load(&o, &s, err, sizeof(err)) == -1 && err[0],
+    ok(llm_served_load(&o, &s, err, sizeof(err)) == -1
+       && strncmp(err, "cannot access \"t/fixtures/no-such-model\" (",
+                  sizeof("cannot access \"t/fixtures/no-such-model\" (") - 1) == 0,
        "no such model: refused (%s)", err);
+    opts(&o, MODEL "/config.json");
+    ok(llm_served_load(&o, &s, err, sizeof(err)) == -1
+       && strcmp(err, "\"" MODEL "/config.json\" is neither a model folder nor a .gguf file") == 0,
+       "a file that is not .gguf: refused (%s)", err);
 
     /* an unknown quant= scheme: the engine names the known ones */
     opts(&o, MODEL);
