@@ -193,6 +193,7 @@ ngx_http_llm_pace(ngx_http_llm_gen_t *g, ngx_uint_t wrote)
 static ngx_int_t
 ngx_http_llm_send_stream_header(ngx_http_llm_gen_t *g)
 {
+    ngx_int_t            rc;
     ngx_str_t            no_cache, no;
     ngx_http_request_t  *r = g->r;
 
@@ -213,7 +214,13 @@ ngx_http_llm_send_stream_header(ngx_http_llm_gen_t *g)
         return NGX_ERROR;
     }
 
-    return ngx_http_send_header(r);
+    rc = ngx_http_send_header(r);
+    if (rc == NGX_ERROR || rc > NGX_OK || r->header_only) {
+        return rc;
+    }
+
+    /* the headers go out now: the first event may wait for the queue */
+    return ngx_http_send_special(r, NGX_HTTP_FLUSH);
 }
 
 

@@ -87,20 +87,50 @@ sub queued { wait_until(sub { (health()->{waiting} // 0) >= 1 }, 30) }
     ok(wait_until(sub { health()->{live_sequences} == 0 }, 60), 'chat: nothing left behind');
 }
 
-# ---- Anthropic messages: event: ping while queued ----
+# ---- Anthropic messages: event: ping while queued, then message_start with
+# the cache reads (item 8): the prompt is looked up in the prefix cache only
+# when the request leaves the queue, so message_start waits for that ----
 {
+    my $ask = JSON::PP->new->canonical->encode({
+        model => 'tiny', max_tokens => 8,
+        messages => [{ role => 'user', content => join(' ', ('Tell me which rivets you sell.') x 6) }] });
+    my $warm;
+    my $w = Test::LLM::Client->post($port, '/v1/messages', $ask,
+                                    headers => "anthropic-version: 2023-06-01\r\n");
+    (my $wst, undef, my $wbody) = $w->finish(60);
+    $warm = eval { JSON::PP::decode_json($wbody) } // {};
+    my $n = ($warm->{usage}{input_tokens} // 0) + ($warm->{usage}{cache_read_input_tokens} // 0)
+            + ($warm->{usage}{cache_creation_input_tokens} // 0);
+    ok($wst == 200 && $n > 48, "messages: the prompt read once, unstreamed ($n tokens)");
+
     my $h = hold_slot();
-    my $c = Test::LLM::Client->post($port, '/v1/messages',
-        '{"model": "tiny", "max_tokens": 8, "stream": true, "messages": [{"role": "user", "content": "hi"}]}',
+    (my $streamed = $ask) =~ s/^\{/{"stream":true,/;
+    my $c = Test::LLM::Client->post($port, '/v1/messages', $streamed,
         headers => "anthropic-version: 2023-06-01\r\n");
     ok(queued(), 'messages: the streamed request waits in the queue');
-    ok($c->read_until(qr/event: message_start\n(?:(?!content_block).)*event: ping\ndata: \{"type":"ping"\}\n\n/s, 30),
-       'messages: event: ping follows message_start while it waits');
-    unlike($c->raw, qr/content_block_start/, 'messages: before any content block');
+    ok($c->read_until(qr/event: ping\ndata: \{"type":"ping"\}\n\n.*event: ping\n/s, 30),
+       'messages: event: ping while it waits');
+    unlike($c->raw, qr/message_start|content_block_start/,
+           'messages: no message_start before the prompt is read: its cache reads are not known');
     $h->hangup;
     my ($status, undef, $body) = $c->finish(60);
     is($status, 200, 'messages: status 200');
     like($body, qr/event: message_stop\ndata: \{"type":"message_stop"\}\n\n$/, 'messages: the stream ends');
+    my @events = grep { length } split /\n\n/, $body;
+    my @names = map { /^event: (\w+)/ ? $1 : '?' } @events;
+    my $i = 0;
+    $i++ while $i < @names && $names[$i] eq 'ping';
+    ok($i >= 1 && $i < @names && $names[$i] eq 'message_start',
+       "messages: pings, then message_start ($i pings)");
+    my ($start) = map { /^data: (.*)$/m ? JSON::PP::decode_json($1) : () } grep { /^event: message_start\n/ } @events;
+    my ($delta) = map { /^data: (.*)$/m ? JSON::PP::decode_json($1) : () } grep { /^event: message_delta\n/ } @events;
+    my $su = $start->{message}{usage} // {};
+    is($su->{cache_read_input_tokens}, $n - 1,
+       'messages: message_start reports the cache reads: all but the last prompt token');
+    is($su->{input_tokens}, 1, 'messages: and input_tokens the one computed');
+    is(join(',', map { $su->{$_} // '' } qw(input_tokens cache_creation_input_tokens cache_read_input_tokens)),
+       join(',', map { $delta->{usage}{$_} // '' } qw(input_tokens cache_creation_input_tokens cache_read_input_tokens)),
+       'messages: message_start and message_delta say the same prompt usage');
     ok(wait_until(sub { health()->{live_sequences} == 0 }, 60), 'messages: nothing left behind');
 }
 

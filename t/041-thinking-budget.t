@@ -23,6 +23,7 @@ use JSON::PP ();
 use Test::Nginx::Lite::Node qw(start_nginx);
 use Test::LLM::Client ();
 use Digest::SHA qw(hmac_sha256_base64);
+use MIME::Base64 ();
 
 my $KEY = 'k' x 32;
 sub sign { my $s = hmac_sha256_base64($_[0], $_[1] // $KEY); "$s=" }
@@ -100,6 +101,59 @@ is($rs, 200, 'responses, reasoning.effort low: 200');
 is($resp->{usage}{output_tokens_details}{reasoning_tokens}, 10,
    'responses: reasoning_tokens is the budget (10 of 40), close included')
     or diag explain $resp->{usage};
+
+# ---- Responses include reasoning.encrypted_content (docs/api.md, Encrypted
+# reasoning): the reasoning item's text sealed with keys derived from
+# llm_thinking_key; opened here from the documented format, and sent back ----
+sub seal_open {
+    my ($b64) = @_;
+    my $raw = MIME::Base64::decode_base64($b64 // '');
+    return undef if length($raw) < 1 + 16 + 32 || ord($raw) != 1;
+    my $enc = Digest::SHA::hmac_sha256('ngx_llm responses reasoning: encryption', $KEY);
+    my $mac = Digest::SHA::hmac_sha256('ngx_llm responses reasoning: tag', $KEY);
+    my ($head, $ct, $tag) = (substr($raw, 0, 17), substr($raw, 17, -32), substr($raw, -32));
+    return undef unless Digest::SHA::hmac_sha256($head . $ct, $mac) eq $tag;
+    my $ks = join '', map { Digest::SHA::hmac_sha256(substr($head, 1) . pack('N', $_), $enc) }
+                      0 .. int(length($ct) / 32);
+    return $ct ^ substr($ks, 0, length $ct);
+}
+my %sealed_req = (input => 'What is 2+2?', max_output_tokens => 40, temperature => 0,
+                  reasoning => { effort => 'low' }, include => ['reasoning.encrypted_content']);
+($rs, $resp) = post('/v1/responses', \%sealed_req);
+my ($ritem) = grep { $_->{type} eq 'reasoning' } @{ $resp->{output} // [] };
+my $rtext = $ritem ? join('', map { $_->{text} } @{ $ritem->{content} // [] }) : '';
+ok($rs == 200 && length $rtext, 'responses with include: a reasoning item');
+is(seal_open($ritem->{encrypted_content}), $rtext,
+   'its encrypted_content opens, with the documented format and derived keys, to its text');
+($rs, my $plain) = post('/v1/responses', { %sealed_req, include => [] });
+my ($pitem) = grep { $_->{type} eq 'reasoning' } @{ $plain->{output} // [] };
+ok($pitem && !exists $pitem->{encrypted_content}, 'without include: no encrypted_content');
+
+# sent back before a call's output (the turn the template renders reasoning in)
+sub turn {
+    my ($item) = @_;
+    return { input => [ { role => 'user', content => 'What is 2+2?' }, $item,
+                        { type => 'function_call', call_id => 'call_1', name => 'add', arguments => '{"a":2,"b":2}' },
+                        { type => 'function_call_output', call_id => 'call_1', output => '4' } ],
+             tools => [ { type => 'function', name => 'add', parameters => { type => 'object' } } ],
+             max_output_tokens => 1, temperature => 0 };
+}
+my %r_item = (type => 'reasoning', summary => []);
+my ($es1, $et1) = post('/v1/responses', turn({ %r_item, content => [{ type => 'reasoning_text', text => $rtext }] }));
+my ($es2, $et2) = post('/v1/responses', turn({ %r_item, encrypted_content => $ritem->{encrypted_content},
+    content => [{ type => 'reasoning_text', text => 'Something else entirely, and much longer than that.' }] }));
+my (undef, $et0) = post('/v1/responses', turn({ %r_item,
+    content => [{ type => 'reasoning_text', text => 'Something else entirely, and much longer than that.' }] }));
+is("$es1 $es2", '200 200', 'a sealed reasoning item sent back: 200');
+ok($et0->{usage}{input_tokens} && $et0->{usage}{input_tokens} != $et1->{usage}{input_tokens},
+   'the template renders that turn\'s reasoning (another text, another prompt length)');
+ok($et1->{usage}{input_tokens} && $et2->{usage}{input_tokens} == $et1->{usage}{input_tokens},
+   "the sealed text is what is rendered, not the item's changed content ($et2->{usage}{input_tokens} tokens)");
+(my $bad_seal = $ritem->{encrypted_content} // '') =~ s/^(.{10})(.)/$1 . ($2 eq 'A' ? 'B' : 'A')/e;
+my ($es3, $et3) = post('/v1/responses', turn({ %r_item, encrypted_content => $bad_seal }));
+is($es3, 400, 'a changed encrypted_content: 400');
+is($et3->{error}{code} // '', 'invalid_encrypted_content', 'coded invalid_encrypted_content');
+is($et3->{error}{param} // '', 'input[1].encrypted_content', 'naming the item');
 
 # ---- Anthropic: budget_tokens spans the turn's thinking blocks ----
 my $earlier = join ' ', map { "Step $_: the weather tool answered, so check the city again." } 1 .. 70;

@@ -158,13 +158,17 @@ completion_response(llm_formatter *f, llm_buf *b, const llm_result *results,
 
 /* ---- Anthropic messages (one choice) ---- */
 
+/* message_start waits for the prompt's cache reads (prompt_read) */
 static int
 messages_start(llm_formatter *f, llm_buf *b)
 {
-    llm_usage  usage = { 0 };
+    return 0;
+}
 
-    usage.prompt_tokens = f->cfg.prompt_tokens;
-    return llm_anthropic_stream_start(&f->messages, b, &usage);
+static int
+messages_prompt_read(llm_formatter *f, llm_buf *b, const llm_usage *usage)
+{
+    return llm_anthropic_stream_start(&f->messages, b, usage);
 }
 
 static int
@@ -255,17 +259,18 @@ responses_response(llm_formatter *f, llm_buf *b, const llm_result *results,
 
 
 static const llm_formatter_def  llm_formatter_defs[] = {
-    { "chat", "chatcmpl-", "server_error", chat_start, chat_event, chat_finish_choice,
-      chat_finish, openai_error, openai_keepalive, chat_response },
-    { "completions", "cmpl-", "server_error", completion_start, completion_event,
-      completion_finish_choice, completion_finish, openai_error,
-      openai_keepalive, completion_response },
-    { "messages", "msg_", "api_error", messages_start, messages_event,
-      messages_finish_choice, messages_finish, messages_error,
+    { "chat", "chatcmpl-", "server_error", chat_start, NULL, chat_event,
+      chat_finish_choice, chat_finish, openai_error, openai_keepalive,
+      chat_response },
+    { "completions", "cmpl-", "server_error", completion_start, NULL,
+      completion_event, completion_finish_choice, completion_finish,
+      openai_error, openai_keepalive, completion_response },
+    { "messages", "msg_", "api_error", messages_start, messages_prompt_read,
+      messages_event, messages_finish_choice, messages_finish, messages_error,
       messages_keepalive, messages_response },
-    { "responses", "resp_", "server_error", responses_start, responses_event,
-      responses_finish_choice, responses_finish, responses_error,
-      openai_keepalive, responses_response },
+    { "responses", "resp_", "server_error", responses_start, NULL,
+      responses_event, responses_finish_choice, responses_finish,
+      responses_error, openai_keepalive, responses_response },
 };
 
 
@@ -318,6 +323,7 @@ llm_formatter_create(const llm_formatter_def *def,
     f->rmeta.created = cfg->created;
     f->rmeta.model = cfg->model;
     f->rmeta.echo = cfg->fields;
+    f->rmeta.seal_key = cfg->seal_reasoning ? cfg->thinking_key : NULL;
 
     f->chat = calloc(n, sizeof(*f->chat));
     f->completion = calloc(n, sizeof(*f->completion));
@@ -356,6 +362,14 @@ int
 llm_formatter_start(llm_formatter *f, llm_buf *b)
 {
     return f->def->start(f, b);
+}
+
+
+int
+llm_formatter_prompt_read(llm_formatter *f, llm_buf *b,
+    const llm_usage *usage)
+{
+    return f->def->prompt_read ? f->def->prompt_read(f, b, usage) : 0;
 }
 
 

@@ -4,7 +4,8 @@
  * protocol.  A formatter holds the protocol state of every choice of one
  * response and writes bytes into the caller's buffer:
  *
- *   streaming      start, then event* per choice, finish_choice per choice,
+ *   streaming      start, prompt_read once the prompt's cache reads are
+ *                  known, then event* per choice, finish_choice per choice,
  *                  then finish (or error once the stream has begun)
  *   non-streaming  response, with every choice's result
  *
@@ -32,11 +33,12 @@ typedef struct {
     void               *token_ctx;
     const char         *echo;          /* completions echo: the prompt text */
     size_t              echo_len;
-    long                prompt_tokens; /* Anthropic message_start usage */
     const json_t       *fields;        /* llm_request.response_fields: what the response
                                           repeats (Responses API) */
     const struct llm_thinking_key *thinking_key;  /* signs Anthropic thinking
                                           blocks; NULL: signatures are "" */
+    int                 seal_reasoning;  /* Responses reasoning items carry
+                                          encrypted_content (with thinking_key) */
 } llm_formatter_config;
 
 typedef struct {
@@ -44,6 +46,9 @@ typedef struct {
     const char *id_prefix;      /* "chatcmpl-", "cmpl-", "msg_", "resp_" */
     const char *server_error;   /* the error type of a 500 in this protocol */
     int (*start)(llm_formatter *f, llm_buf *b);
+    /* usage's prompt, cached and cache_creation tokens are known; NULL:
+       the protocol has nothing to say until the end */
+    int (*prompt_read)(llm_formatter *f, llm_buf *b, const llm_usage *usage);
     /* lp: the logprobs of the tokens behind a CONTENT event, or NULL */
     int (*event)(llm_formatter *f, llm_buf *b, size_t choice,
                  const llm_event *ev, const llm_logprobs_list *lp);
@@ -68,6 +73,15 @@ void llm_formatter_free(llm_formatter *f);
 
 /* Each returns 0, or -1 when out of memory (the output is then incomplete). */
 int llm_formatter_start(llm_formatter *f, llm_buf *b);
+/*
+ * Streaming, once and before the first event: the prompt has been read,
+ * and usage says how (prompt_tokens, cached_tokens read from the prefix
+ * cache, cache_creation_tokens written at cache_control breakpoints).
+ * Anthropic's message_start carries them, so it is written here and not at
+ * start: a stream that waits in the queue sends only keepalives before it.
+ */
+int llm_formatter_prompt_read(llm_formatter *f, llm_buf *b,
+    const llm_usage *usage);
 int llm_formatter_event(llm_formatter *f, llm_buf *b, size_t choice,
     const llm_event *ev, const llm_logprobs_list *lp);
 int llm_formatter_finish_choice(llm_formatter *f, llm_buf *b, size_t choice,

@@ -16,6 +16,9 @@
  * come back as {"namespace", "name"}.  Tools the API would run itself
  * (web_search*, file_search, code_interpreter, image_generation, mcp) are
  * left out of what the model is offered (echoed as sent).
+ * A reasoning item's encrypted_content (llm_reasoning_seal.h) is opened
+ * with lim->thinking_key and is its text; one this key did not seal is a
+ * 400 (without a key it is ignored).
  * previous_response_id (no response is kept; store is accepted and
  * ignored), item references, background mode, other tool types and media
  * parts are refused with a 400 naming the field.  On failure returns -1
@@ -30,6 +33,8 @@
  *   response.content_part.done] or [response.function_call_arguments.delta*,
  *   response.function_call_arguments.done], response.output_item.done;
  *   then response.completed (response.incomplete after a length stop).
+ * With include ["reasoning.encrypted_content"] (meta.seal_key), a finished
+ * reasoning item carries its text sealed as encrypted_content.
  * A failure after the stream began is response.failed.  Everything is
  * appended to an llm_buf; functions return 0, or -1 when out of memory.
  */
@@ -51,6 +56,9 @@ typedef struct {
     long long     created;     /* unix seconds */
     const char   *model;
     const json_t *echo;        /* llm_request.response_fields, or NULL */
+    /* reasoning items carry encrypted_content sealed with this key
+     * (llm_reasoning_seal.h); NULL: they do not */
+    const struct llm_thinking_key *seal_key;
 } llm_responses_meta;
 
 /* The whole non-streamed response object, for one result. */

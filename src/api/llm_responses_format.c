@@ -1,5 +1,6 @@
 /* Responses API objects and streaming events (llm_responses.h). */
 #include "api/llm_api_json.h"
+#include "api/llm_reasoning_seal.h"
 #include "api/llm_responses.h"
 
 #include <stdlib.h>
@@ -133,17 +134,38 @@ message_item(json_t *id, const char *status, json_t *part)
     return o;
 }
 
+/*
+ * A reasoning item: without its text (an added event), or with it, and then
+ * with the text sealed as encrypted_content when the request included it.
+ * NULL when out of memory (or without random bytes to seal with).
+ */
 static json_t *
-reasoning_item(json_t *id, json_t *part)
+reasoning_item(const llm_responses_meta *m, json_t *id, const char *text,
+    size_t len, int with_text)
 {
+    char   *sealed;
     json_t *o = json_object();
 
     json_object_set_new(o, "id", id);
     json_object_set_new(o, "type", json_string("reasoning"));
     json_object_set_new(o, "summary", json_array());
-    if (part) {
-        json_object_set_new(o, "content", json_array());
-        json_array_append_new(json_object_get(o, "content"), part);
+    if (!with_text) {
+        return o;
+    }
+    json_object_set_new(o, "content", json_array());
+    json_array_append_new(json_object_get(o, "content"),
+                          reasoning_part(text, len));
+    if (m->seal_key) {
+        sealed = llm_reasoning_seal(m->seal_key, text, len);
+        if (sealed == NULL
+            || json_object_set_new(o, "encrypted_content",
+                                   json_string(sealed)) != 0)
+        {
+            free(sealed);
+            json_decref(o);
+            return NULL;
+        }
+        free(sealed);
     }
     return o;
 }
@@ -212,13 +234,18 @@ call_item(const json_t *echo, json_t *id, const char *status,
 static json_t *
 output_json(const llm_responses_meta *m, const llm_result *r)
 {
-    json_t     *out = json_array();
+    json_t     *out = json_array(), *item;
     size_t      i;
     const char *status;
 
     if (r->reasoning && r->reasoning[0]) {
-        json_array_append_new(out, reasoning_item(item_id("rs_"),
-            reasoning_part(r->reasoning, strlen(r->reasoning))));
+        item = reasoning_item(m, item_id("rs_"), r->reasoning,
+                              strlen(r->reasoning), 1);
+        if (item == NULL) {
+            json_decref(out);
+            return NULL;
+        }
+        json_array_append_new(out, item);
     }
     status = r->finish == LLM_FINISH_LENGTH ? "incomplete" : "completed";
     if ((r->content && r->content[0]) || r->n_tool_calls == 0) {
@@ -239,11 +266,15 @@ int
 llm_responses_response(llm_buf *b, const llm_responses_meta *m,
     const llm_result *r, const llm_usage *usage)
 {
-    json_t *root;
+    json_t *root, *output;
     int     rc;
 
-    root = response_json(m, final_status(r->finish), output_json(m, r), usage,
-                         NULL);
+    output = output_json(m, r);
+    if (output == NULL) {
+        b->failed = 1;
+        return -1;
+    }
+    root = response_json(m, final_status(r->finish), output, usage, NULL);
     rc = llm_api_dump(b, root);
     json_decref(root);
     return rc;
@@ -382,7 +413,11 @@ item_done(llm_responses_stream *s, llm_buf *b, const char *status)
         o = at(s, 1);
         json_object_set_new(o, "part", reasoning_part(text, len));
         event(s, b, "response.content_part.done", o);
-        item = reasoning_item(id, reasoning_part(text, len));
+        item = reasoning_item(s->meta, id, text, len, 1);
+        if (item == NULL) {
+            b->failed = 1;
+            return -1;
+        }
         break;
     default:
         o = at(s, 0);
@@ -453,7 +488,8 @@ llm_responses_stream_event(llm_responses_stream *s, llm_buf *b,
         if (s->open != LLM_RESPONSES_ITEM_REASONING
             && (item_done(s, b, "completed") != 0
                 || item_added(s, b, LLM_RESPONSES_ITEM_REASONING,
-                              reasoning_item(item_id("rs_"), NULL)) != 0))
+                              reasoning_item(s->meta, item_id("rs_"), NULL, 0,
+                                             0)) != 0))
         {
             return -1;
         }

@@ -7,6 +7,7 @@
  * the assistant turn that follows it.
  */
 #include "api/llm_openai_common.h"
+#include "api/llm_reasoning_seal.h"
 #include "api/llm_responses.h"
 #include "grammar/llm_grammar.h"
 
@@ -392,16 +393,46 @@ function_output_item(conv *cv, const json_t *item, size_t i,
     return 0;
 }
 
-/* The text of a reasoning item: its reasoning_text content, else its
- * summary.  encrypted_content is opaque to this server and ignored. */
+/*
+ * The text of a reasoning item: what its encrypted_content seals (this
+ * server's own, llm_reasoning_seal.h: exactly what the model thought), else
+ * its reasoning_text content, else its summary.  Without a key (the CLI)
+ * encrypted_content is ignored.
+ */
 static int
 reasoning_item(conv *cv, const json_t *item, size_t i, llm_api_error *err)
 {
     static const char *const keys[] = { "content", "summary" };
     static const char *const types[] = { "reasoning_text", "summary_text" };
     char          path[128];
-    const json_t *list, *part, *t, *text;
+    const json_t *list, *part, *t, *text, *sealed;
     size_t        k, j, before;
+
+    sealed = json_object_get(item, "encrypted_content");
+    llm_api_path(path, sizeof(path), "input[%zu].encrypted_content", i);
+    if (sealed && !json_is_null(sealed) && !json_is_string(sealed)) {
+        return llm_api_type_error(err, path, "a string", sealed);
+    }
+    if (json_is_string(sealed) && cv->lim && cv->lim->thinking_key) {
+        if (cv->reasoning.len > 0) {
+            llm_buf_putc(&cv->reasoning, '\n');
+        }
+        if (llm_reasoning_open(cv->lim->thinking_key,
+                               json_string_value(sealed),
+                               json_string_length(sealed), &cv->reasoning)
+            != 0)
+        {
+            if (cv->reasoning.failed) {
+                return OOM(err);
+            }
+            return llm_api_bad_request(err, "invalid_encrypted_content", path,
+                "Invalid '%s': it is not reasoning this server sealed (an "
+                "item must be sent back unchanged; items of another server, "
+                "or of this one before its key changed, do not open).", path);
+        }
+        cv->has_reasoning = cv->reasoning.len > 0;
+        return 0;
+    }
 
     before = cv->reasoning.len;
     for (k = 0; k < 2; k++) {
@@ -990,6 +1021,38 @@ echo_in(const json_t *root, llm_request *req, llm_api_error *err)
     return 0;
 }
 
+/*
+ * include: "reasoning.encrypted_content" seals reasoning items' text into
+ * them (llm_reasoning_seal.h); the other values name outputs of tools this
+ * server does not run, or logprobs it does not give here, and change
+ * nothing.
+ */
+static int
+include_in(const json_t *root, llm_request *req, llm_api_error *err)
+{
+    char          path[64];
+    size_t        i;
+    const json_t *v, *e;
+
+    v = json_object_get(root, "include");
+    if (v == NULL || json_is_null(v)) {
+        return 0;
+    }
+    if (!json_is_array(v)) {
+        return llm_api_type_error(err, "include", "an array of strings", v);
+    }
+    json_array_foreach(v, i, e) {
+        if (!json_is_string(e)) {
+            llm_api_path(path, sizeof(path), "include[%zu]", i);
+            return llm_api_type_error(err, path, "a string", e);
+        }
+        if (strcmp(json_string_value(e), "reasoning.encrypted_content") == 0) {
+            req->seal_reasoning = 1;
+        }
+    }
+    return 0;
+}
+
 static int
 responses_in(const json_t *root, const llm_api_limits *lim, void *ctx,
     llm_request *req, llm_api_error *err)
@@ -1084,9 +1147,8 @@ responses_in(const json_t *root, const llm_api_limits *lim, void *ctx,
     if (llm_api_opt_string(root, "user", "user", &s, err) < 0) {
         return -1;
     }
-    v = json_object_get(root, "include");
-    if (v && !json_is_null(v) && !json_is_array(v)) {
-        return llm_api_type_error(err, "include", "an array of strings", v);
+    if (include_in(root, req, err) < 0) {
+        return -1;
     }
     if (llm_api_opt_speculation(root, req, err) < 0) {
         return -1;

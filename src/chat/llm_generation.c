@@ -25,8 +25,6 @@ struct llm_generation {
     llm_generation_choice        *choices;
     size_t                        n_choices;
     size_t                        max_new;
-    size_t                        n_cached;         /* of choice 0 */
-    size_t                        n_cache_written;  /* of choice 0 */
 
     int                           finished;
     /* the driver may free the generation from an event: the memory goes
@@ -296,15 +294,31 @@ llm_generation_finish(llm_generation *g, const char *error)
         return;
     }
 
-    llm_reply_cache_written(g->reply, g->n_cache_written);
-
-    if (llm_reply_finish(g->reply, g->n_cached, error) != 0) {
+    if (llm_reply_finish(g->reply, error) != 0) {
         llm_generation_note_to(g, LLM_GENERATION_NO_MEMORY_END);
         g->ev->done(g->data, LLM_GENERATION_BROKEN, NULL);
         return;
     }
 
     g->ev->done(g->data, LLM_GENERATION_OK, NULL);
+}
+
+/*
+ * Choice 0's sequence took its first step: what its prompt read from the
+ * prefix cache is final (memory at admission, the disk tier in that step;
+ * a readmission after preemption does not change it), so the reply learns
+ * it now, before any token, and a stream can say it at its start.  The
+ * sequence may have waited in the queue until then, and a cache lookup at
+ * submit could be outdated by the time it runs.
+ */
+static int
+llm_generation_prompt_read(llm_generation_choice *ch)
+{
+    if (ch->index != 0) {
+        return 0;
+    }
+    return llm_reply_prompt_read(ch->gen->reply, llm_seq_n_cached(ch->seq),
+                                 llm_seq_n_cache_written(ch->seq));
 }
 
 /* A choice ended; the response ends with its last choice or an error. */
@@ -327,10 +341,8 @@ llm_generation_choice_end(llm_generation_choice *ch, llm_finish reason,
         g->ev->choice_done(g->data, ch->index, reason, error);
     }
 
-    if (ch->index == 0) {
-        g->n_cached = llm_seq_n_cached(ch->seq);
-        g->n_cache_written = llm_seq_n_cache_written(ch->seq);
-    }
+    /* a choice that ends before its first token (an error) */
+    llm_generation_prompt_read(ch);
 
     generated = llm_seq_generated(ch->seq, &n_gen);
     all = llm_reply_choice_done(g->reply, ch->index, reason, generated, n_gen);
@@ -377,7 +389,8 @@ llm_generation_on_token(void *owner, llm_seq *seq, int32_t token,
     }
 
     switch (g->freed ? LLM_REPLY_MORE
-                     : llm_reply_token(g->reply, ch->index, token, lp))
+            : llm_generation_prompt_read(ch) != 0 ? LLM_REPLY_NO_MEMORY
+            : llm_reply_token(g->reply, ch->index, token, lp))
     {
     case LLM_REPLY_MORE:
         break;
@@ -425,7 +438,14 @@ llm_generation_on_flush(void *owner)
     }
 
     llm_generation_enter(g);
-    g->ev->flush(g->data);
+    if (llm_generation_prompt_read(ch) != 0) {
+        llm_generation_note_to(g, LLM_GENERATION_NO_MEMORY_TOKEN);
+        llm_generation_end_all(g, LLM_FINISH_ERROR,
+                               "out of memory formatting the response");
+    }
+    if (!g->finished && !g->freed) {
+        g->ev->flush(g->data);
+    }
     llm_generation_leave(g);
 }
 

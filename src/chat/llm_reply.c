@@ -45,7 +45,9 @@ struct llm_reply {
     char                  id[64];
     char                 *echo;
     size_t                n_prompt;
-    size_t                cache_written;  /* llm_reply_cache_written */
+    size_t                n_cached;       /* llm_reply_prompt_read */
+    size_t                cache_written;
+    int                   prompt_read;
     size_t                held;        /* bytes the response keeps */
     size_t                max_held;
     llm_formatter        *fmt;
@@ -127,8 +129,8 @@ llm_reply_create(const llm_reply_config *cfg)
     fc.token_ctx = (void *) cfg->tok;
     fc.echo = req->echo ? r->echo : NULL;
     fc.echo_len = cfg->echo_len;
-    fc.prompt_tokens = (long) cfg->n_prompt;
     fc.fields = req->response_fields;
+    fc.seal_reasoning = req->seal_reasoning;
 
     r->fmt = llm_formatter_create(def, &fc);
     r->choices = calloc(r->n_choices, sizeof(llm_reply_choice));
@@ -446,15 +448,39 @@ llm_reply_failure(const llm_reply *r, const char *error, llm_api_error *err)
 }
 
 
-void
-llm_reply_cache_written(llm_reply *r, size_t n)
+/* The usage of the whole request, but for its completion tokens. */
+static void
+llm_reply_prompt_usage(const llm_reply *r, llm_usage *usage)
 {
-    r->cache_written = n;
+    memset(usage, 0, sizeof(*usage));
+    usage->prompt_tokens = (long) r->n_prompt;
+    usage->cached_tokens = (long) r->n_cached;
+    usage->cache_creation_tokens = (long) r->cache_written;
 }
 
 
 int
-llm_reply_finish(llm_reply *r, size_t n_cached, const char *error)
+llm_reply_prompt_read(llm_reply *r, size_t n_cached, size_t n_cache_written)
+{
+    llm_usage  usage;
+
+    if (r->prompt_read) {
+        return 0;
+    }
+    r->prompt_read = 1;
+    r->n_cached = n_cached;
+    r->cache_written = n_cache_written;
+
+    if (!r->req->stream) {
+        return 0;
+    }
+    llm_reply_prompt_usage(r, &usage);
+    return llm_formatter_prompt_read(r->fmt, &r->out, &usage);
+}
+
+
+int
+llm_reply_finish(llm_reply *r, const char *error)
 {
     int                 rc;
     size_t              i;
@@ -472,10 +498,7 @@ llm_reply_finish(llm_reply *r, size_t n_cached, const char *error)
         return llm_formatter_error(r->fmt, &r->out, &err);
     }
 
-    memset(&usage, 0, sizeof(usage));
-    usage.prompt_tokens = (long) r->n_prompt;
-    usage.cached_tokens = (long) n_cached;
-    usage.cache_creation_tokens = (long) r->cache_written;
+    llm_reply_prompt_usage(r, &usage);
     usage.completion_tokens = llm_reply_completion_tokens(r);
     for (i = 0; i < r->n_choices; i++) {
         usage.reasoning_tokens += r->choices[i].result.usage.reasoning_tokens;

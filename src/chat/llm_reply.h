@@ -94,18 +94,24 @@ int llm_reply_choice_done(llm_reply *r, size_t choice, llm_finish reason,
 int llm_reply_choice_is_done(const llm_reply *r, size_t choice);
 
 /*
- * The end of the response: the stream's last bytes (its error event when
- * error is set), or the whole non-streaming body; n_cached = prompt tokens
- * read from a cached prefix.  A non-streaming reply that failed writes
- * nothing: answer with llm_reply_failure instead.  0, -1 when out of memory.
+ * The prompt has been read (the first step of choice 0's sequence ran):
+ * n_cached prompt tokens came from the prefix cache and n_cache_written were
+ * written up to the request's last cache_control breakpoint
+ * (llm_seq_n_cached, llm_seq_n_cache_written).  Both go into the usage of the
+ * end; a stream that says them at its start (Anthropic's message_start)
+ * writes its opening now.  Once: later calls do nothing.  0, -1 when out of
+ * memory.
  */
-int llm_reply_finish(llm_reply *r, size_t n_cached, const char *error);
+int llm_reply_prompt_read(llm_reply *r, size_t n_cached, size_t n_cache_written);
+
 /*
- * Before llm_reply_finish: prompt tokens up to the request's last
- * cache_control breakpoint that it wrote to the cache (llm_seq_n_cache_written),
- * reported as Anthropic's cache_creation_input_tokens.
+ * The end of the response: the stream's last bytes (its error event when
+ * error is set), or the whole non-streaming body, with the usage
+ * llm_reply_prompt_read gave (none read from the cache without it).  A
+ * non-streaming reply that failed writes nothing: answer with
+ * llm_reply_failure instead.  0, -1 when out of memory.
  */
-void llm_reply_cache_written(llm_reply *r, size_t n);
+int llm_reply_finish(llm_reply *r, const char *error);
 
 /* The 500 of a generation that failed part-way, typed for the protocol. */
 void llm_reply_failure(const llm_reply *r, const char *error,

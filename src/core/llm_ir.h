@@ -133,6 +133,9 @@ typedef struct {
      * API's instructions, tools, tool_choice, text, reasoning, ...): an
      * object merged into the response object, or NULL.  Owned ref. */
     json_t        *response_fields;
+    /* Responses include: ["reasoning.encrypted_content"]: reasoning items
+     * carry their text sealed (api/llm_reasoning_seal.h) */
+    int            seal_reasoning;
     int            return_token_ids;  /* extension: choices[].token_ids */
     /* extension "speculation": -1 absent (the location's llm_speculation),
      * LLM_SPECULATION_OFF / _AUTO / _ON */

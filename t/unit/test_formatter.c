@@ -20,7 +20,6 @@ make(llm_api_kind api, int stream, size_t n, const char *echo)
     c.include_usage = 1;
     c.echo = echo;
     c.echo_len = echo ? strlen(echo) : 0;
-    c.prompt_tokens = 7;
     return llm_formatter_create(llm_formatter_find(api), &c);
 }
 
@@ -147,8 +146,10 @@ test_messages(void)
 
     llm_buf_init(&b);
     llm_formatter_start(f, &b);
+    is_int(b.len, 0, "messages: nothing at start");
+    llm_formatter_prompt_read(f, &b, &u);
     ok(has(&b, "event: message_start") && has(&b, "\"input_tokens\":7"),
-       "message_start with the prompt tokens");
+       "message_start once the prompt was read, with its tokens");
     llm_buf_reset(&b);
     llm_formatter_event(f, &b, 0, ev(LLM_EV_REASONING, 0, 0, 0, "hmm"), NULL);
     ok(has(&b, "\"thinking\""), "reasoning is a thinking block");

@@ -216,6 +216,8 @@ test_openai_stream(void)
     ok(llm_reply_start(r) == 0 && has(out, "\"role\":\"assistant\""), "the stream opens with the role");
     llm_buf_reset(out);
 
+    ok(llm_reply_prompt_read(r, 2, 0) == 0 && out->len == 0,
+       "OpenAI says nothing when the prompt has been read");
     is_int(feed(r, 0, OUTPUT), LLM_REPLY_MORE, "tokens flow through the pipeline");
     ok(has(out, "\"reasoning_content\":\"h") && !has(out, "\"content\":\"hm"), "reasoning split by the think parser");
     ok(has(out, "\"content\":\"Hi\""), "content delta");
@@ -227,9 +229,10 @@ test_openai_stream(void)
     ok(has(out, "\"finish_reason\":\"tool_calls\""), "finish_reason tool_calls");
     llm_buf_reset(out);
     is_int(llm_reply_completion_tokens(r), 9, "completion tokens counted");
-    ok(llm_reply_finish(r, 2, NULL) == 0 && has(out, "\"prompt_tokens\":5")
+    ok(llm_reply_finish(r, NULL) == 0 && has(out, "\"prompt_tokens\":5")
        && has(out, "\"completion_tokens\":9") && has(out, "data: [DONE]"),
        "usage chunk, then [DONE]");
+    ok(has(out, "\"cached_tokens\":2"), "with the cache reads prompt_read gave");
     llm_reply_free(r);
     llm_request_free(&req);
 }
@@ -310,7 +313,7 @@ chat_reasoning_tokens(const char *body, int starts_in_reasoning,
     llm_reply_choice_done(r, 0, LLM_FINISH_STOP, NULL, n_tokens(t0));
     feed(r, 1, t1);
     llm_reply_choice_done(r, 1, LLM_FINISH_STOP, NULL, n_tokens(t1));
-    llm_reply_finish(r, 0, NULL);
+    llm_reply_finish(r, NULL);
 
     /* the body, or the stream's last chunk: the usage one */
     usage = strstr(out->data, "{\"id\"");
@@ -384,7 +387,7 @@ test_responses_body(void)
     out = llm_reply_out(r);
     is_int(feed(r, 0, OUTPUT), LLM_REPLY_MORE, "tokens flow");
     llm_reply_choice_done(r, 0, LLM_FINISH_STOP, NULL, n_all);
-    ok(llm_reply_finish(r, 0, NULL) == 0, "the response body");
+    ok(llm_reply_finish(r, NULL) == 0, "the response body");
     o = json_loadb(out->data, out->len, 0, NULL);
     u = json_object_get(o, "usage");
     rt = (long) json_integer_value(json_object_get(json_object_get(u,
@@ -406,7 +409,7 @@ test_responses_body(void)
     out = llm_reply_out(r);
     feed(r, 0, "Hi there");
     llm_reply_choice_done(r, 0, LLM_FINISH_STOP, NULL, n_tokens("Hi there"));
-    llm_reply_finish(r, 0, NULL);
+    llm_reply_finish(r, NULL);
     ok(strstr(out->data, "\"reasoning_tokens\":0}") != NULL,
        "no reasoning: reasoning_tokens 0");
     llm_reply_free(r);
@@ -431,7 +434,7 @@ test_anthropic_body(void)
     feed(r, 0, OUTPUT);
     is_int(out->len, 0, "not streaming: nothing written per token");
     llm_reply_choice_done(r, 0, LLM_FINISH_STOP, NULL, 9);
-    ok(llm_reply_finish(r, 0, NULL) == 0, "the body is written");
+    ok(llm_reply_finish(r, NULL) == 0, "the body is written");
     ok(has(out, "\"type\":\"thinking\"") && has(out, "\"type\":\"tool_use\"")
        && has(out, "\"stop_reason\":\"tool_use\"") && has(out, "\"input\":{\"c\":1}"),
        "thinking, tool_use and stop_reason in Anthropic's shape");
@@ -440,6 +443,47 @@ test_anthropic_body(void)
     llm_reply_failure(r, "boom", &err);
     ok(err.status == 500 && strcmp(err.type, "api_error") == 0
        && strcmp(err.message, "Generation failed: boom") == 0, "a failure is Anthropic's api_error 500");
+    llm_reply_free(r);
+    llm_request_free(&req);
+}
+
+/*
+ * A streamed Anthropic reply opens with message_start only once the prompt
+ * has been read: its usage has the cache reads and writes, as message_delta's.
+ */
+static void
+test_anthropic_stream(void)
+{
+    llm_request  req;
+    llm_reply   *r;
+    llm_buf     *out;
+    const char  *start_usage = "\"usage\":{\"input_tokens\":1,"
+                               "\"cache_creation_input_tokens\":1,"
+                               "\"cache_read_input_tokens\":3,";
+
+    parse(LLM_API_MESSAGES, "{\"model\":\"m\",\"max_tokens\":9,\"stream\":true,"
+          "\"messages\":[{\"role\":\"user\",\"content\":\"x\"}]}", &req);
+    r = make(&req, 1 << 20, NULL);
+    if (!ok(r != NULL, "a streamed Anthropic reply")) {
+        return;
+    }
+    out = llm_reply_out(r);
+    ok(llm_reply_start(r) == 0 && out->len == 0, "nothing at submit: the cache reads are not known");
+    ok(llm_reply_keepalive(r) == 0 && has(out, "event: ping") && !has(out, "message_start"),
+       "a queued stream gets pings");
+    llm_buf_reset(out);
+    ok(llm_reply_prompt_read(r, 3, 1) == 0 && strncmp(out->data, "event: message_start", 20) == 0
+       && has(out, start_usage) && has(out, "\"output_tokens\":0}"),
+       "message_start when the prompt was read: 3 read, 1 written, 1 input of 5");
+    llm_buf_reset(out);
+    ok(llm_reply_prompt_read(r, 4, 0) == 0 && out->len == 0, "once: a second call writes nothing");
+    feed(r, 0, "Hi");
+    ok(has(out, "content_block_start") && !has(out, "message_start"), "events follow without a second start");
+    llm_reply_choice_done(r, 0, LLM_FINISH_STOP, NULL, 2);
+    llm_buf_reset(out);
+    ok(llm_reply_finish(r, NULL) == 0 && has(out, "event: message_delta")
+       && has(out, start_usage) && has(out, "\"output_tokens\":2}"),
+       "message_delta repeats the prompt's usage with the output tokens");
     llm_reply_free(r);
     llm_request_free(&req);
 }
@@ -465,7 +509,7 @@ test_stop_and_limits(void)
     ok(llm_reply_choice_is_done(r, 1) && !llm_reply_choice_is_done(r, 0), "which one");
     is_int(llm_reply_choice_done(r, 1, LLM_FINISH_STOP_SEQ, NULL, 6), 0, "ending it twice changes nothing");
     is_int(llm_reply_choice_done(r, 0, LLM_FINISH_LENGTH, NULL, 3), 1, "both done");
-    llm_reply_finish(r, 0, NULL);
+    llm_reply_finish(r, NULL);
     ok(has(out, "\"text\":\"Once upon a time \"") && !has(out, "END"),
        "echo first, the text up to the stop string, never the stop string");
     ok(has(out, "\"finish_reason\":\"length\"") && has(out, "\"finish_reason\":\"stop\""),
@@ -497,6 +541,7 @@ main(void)
     }
     test_openai_stream();
     test_anthropic_body();
+    test_anthropic_stream();
     test_responses_body();
     test_chat_reasoning_usage();
     test_stop_and_limits();
