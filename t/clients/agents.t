@@ -14,7 +14,7 @@ system('bash', 't/node/install.sh', 't/clients') == 0
 
 my @scripts = $ENV{LLM_CLIENTS}
     ? map { "t/clients/$_.test.js" } split /[\s,]+/, $ENV{LLM_CLIENTS}
-    : map { "t/clients/$_.test.js" } qw(sdk codex claude);
+    : map { "t/clients/$_.test.js" } qw(sdk codex claude opencode);
 
 run_node_tests(
     scripts     => \@scripts,
