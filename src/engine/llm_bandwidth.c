@@ -3,6 +3,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/llm_hugepages.h"
 #include "engine/llm_runtime_impl.h"
 
 typedef struct {
@@ -41,7 +42,7 @@ llm_runtime_read_bandwidth(llm_runtime *rt, size_t bytes)
     j.bytes = bytes;
     per = bytes / (size_t) rt->n_threads / 4096 * 4096;
     if (per == 0) return -1;
-    j.buf = aligned_alloc(4096, bytes / 4096 * 4096 + 4096);
+    j.buf = llm_alloc_streamed(bytes / 4096 * 4096 + 4096);   /* the pages the weights made at load get */
     if (j.buf == NULL) return -1;
     {
         /* distinct contents on every page, so no layer below can share pages */

@@ -1,7 +1,9 @@
 /*
  * Internal layout of a loaded model, shared by the loader and the forward
- * pass.  Large matrices are used in place from the mmap'd files; small vectors
- * (norm weights, biases) are widened to f32 copies at load.
+ * pass.  Matrices are bound in place in the mmap'd files; small vectors
+ * (norm weights, biases) are widened to f32 copies at load, and the dense
+ * matrices decode streams are then repacked or copied into huge-page memory
+ * (llm_repack.c).
  */
 #ifndef LLM_MODEL_IMPL_H
 #define LLM_MODEL_IMPL_H

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/llm_hugepages.h"
 #include "engine/llm_model_impl.h"
 #include "kernels/cpu/llm_quant.h"
 
@@ -77,7 +78,7 @@ convert(llm_model *m, llm_mat *w, llm_wtype to, char *err, size_t errlen)
     int r;
 
     if (w->cols % LLM_QB != 0 || rb == 0 || llm_wtype_info(w->type)->quantized) return 0;
-    dst = malloc(rb * (size_t) w->rows);
+    dst = llm_alloc_streamed(rb * (size_t) w->rows);
     row = malloc((size_t) w->cols * sizeof(float));
     if (dst == NULL || row == NULL || llm_model_own(m, dst) != 0) {
         free(dst);

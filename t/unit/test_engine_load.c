@@ -13,6 +13,8 @@
 
 #include "tap.h"
 #include "engine/llm_engine.h"
+#include "engine/llm_hugepages.h"
+#include "engine/llm_model_impl.h"
 
 #define FIX "t/fixtures/models"
 
@@ -191,6 +193,50 @@ test_synth(void)
     llm_runtime_free(rt);
     llm_model_free(m);
     ok(llm_model_synth(cfg, out, "q4", 7, err, sizeof(err)) != 0 && strstr(err, "dtype"), "synth rejects unknown dtype");
+}
+
+/* in one of the model's mapped files */
+static int
+in_map(const llm_model *m, const void *p)
+{
+    int i;
+    for (i = 0; i < m->n_files; i++) {
+        const char *map = m->files[i].map;
+        if (map && (const char *) p >= map && (const char *) p < map + m->files[i].size) return 1;
+    }
+    return 0;
+}
+
+/* Dense matrices of at least 2 MiB are copied out of the file map into huge-page memory at load,
+ * byte for byte; smaller ones are read in place. */
+static void
+test_resident(void)
+{
+    char err[512], cfg[400], out[400];
+    llm_model *m;
+    const llm_layer *L;
+    const llm_st_tensor *t;
+
+    snprintf(cfg, sizeof(cfg), "%s/resident.json", tmp);
+    write_text(cfg, "{\"architectures\":[\"LlamaForCausalLM\"],\"hidden_size\":256,\"intermediate_size\":2048,"
+               "\"num_hidden_layers\":1,\"num_attention_heads\":4,\"num_key_value_heads\":2,\"vocab_size\":256,"
+               "\"max_position_embeddings\":64,\"tie_word_embeddings\":true}");
+    snprintf(out, sizeof(out), "%s/resident", tmp);
+    if (!ok(llm_model_synth(cfg, out, "f32", 3, err, sizeof(err)) == 0, "synth of a model with 2 MiB matrices")) {
+        diag(err);
+        return;
+    }
+    m = llm_model_load(out, err, sizeof(err));
+    if (!ok(m != NULL, "it loads")) { diag(err); return; }
+    L = &m->layers[0];
+    ok((size_t) L->w_gate.rows * (size_t) L->w_gate.cols * 4 >= LLM_HUGE_PAGE && !in_map(m, L->w_gate.data)
+       && !in_map(m, L->w_up.data) && !in_map(m, L->w_down.data), "the 2 MiB MLP matrices left the file map");
+    ok(in_map(m, L->wq.data), "a 256 KiB matrix is read in place");
+    ok(((uintptr_t) L->w_gate.data & (LLM_HUGE_PAGE - 1)) == 0, "copies start on a 2 MiB boundary");
+    t = llm_st_find_in(m->files, m->n_files, "model.layers.0.mlp.down_proj.weight");
+    ok(t != NULL && t->nbytes == (size_t) L->w_down.rows * (size_t) L->w_down.cols * 4
+       && memcmp(t->data, L->w_down.data, t->nbytes) == 0, "the copy holds the file's bytes");
+    llm_model_free(m);
 }
 
 static void
@@ -452,6 +498,7 @@ main(void)
     test_files_changed();
     test_info();
     test_synth();
+    test_resident();
     test_runtime();
     test_item_errors();
     test_long_prompt("llama_f32");
