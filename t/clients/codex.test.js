@@ -11,7 +11,8 @@
 // the server enforces and ends when the object is complete) with low
 // reasoning effort (reasoning.effort: a bounded thinking budget).  The test
 // asserts on the protocol: every request succeeded, the turn completed with
-// usage, the final message parses against the schema.
+// usage, the final message parses against the schema; then a second turn
+// sends the first back with its sealed reasoning (encrypted_content).
 const t = require('../node/lib/harness');
 const log = require('./lib/log');
 const fs = require('node:fs');
@@ -83,5 +84,26 @@ t.run(async () => {
        && req.reasoning && req.reasoning.effort === 'low',
        'the request: streamed, store false, a namespace tool, text.format json_schema, reasoning.effort low');
   log.check(t, since, 'codex');
+
+  // A second turn of the same session (`codex exec resume --last`): Codex
+  // sends the first turn back in `input`, its reasoning item with the
+  // encrypted_content this server sealed (include reasoning.encrypted_content,
+  // docs/api.md "Encrypted reasoning"), which must open (else a 400).
+  const since2 = log.mark();
+  const r2 = await cli.run(bin, ['exec', 'resume', '--last', '--json', '--skip-git-repo-check',
+                             '--output-schema', schema, 'Say it again.'],
+                       { cwd: work, env: { ...process.env, CODEX_HOME: home } });
+  const events2 = r2.out.split('\n').filter(Boolean).map((l) => {
+    try { return JSON.parse(l); } catch (e) { return { unparsed: l }; }
+  });
+  t.note('codex resume events: ' + events2.map((e) => e.type || 'unparsed').join(' '));
+  t.ok(r2.code === 0 && events2.some((e) => e.type === 'turn.completed'),
+       'the second turn completed' + (r2.code ? ': ' + r2.err.slice(-400) : ''));
+  const posts2 = log.requests(since2).filter((q) => q.method === 'POST');
+  const sent = posts2.length ? posts2[0].body.input || [] : [];
+  const sealed = sent.filter((i) => i.type === 'reasoning' && typeof i.encrypted_content === 'string');
+  t.ok(sealed.length >= 1 && posts2.every((q) => q.status === 200),
+       `its request sent ${sealed.length} sealed reasoning item(s) back, answered ${posts2.map((q) => q.status).join(',')}`);
+  log.check(t, since2, 'codex resume');
   fs.rmSync(dir, { recursive: true, force: true });
 });
