@@ -513,6 +513,7 @@ llm_sched_get_stats(const llm_sched *s, llm_sched_stats *st)
     st->spec_accepted = s->spec_accepted;
     st->draft_proposed = s->draft_proposed;
     st->draft_accepted = s->draft_accepted;
+    st->draft_pass_ms = s->draft_pass_ms;
 }
 
 

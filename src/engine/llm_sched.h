@@ -123,6 +123,8 @@ typedef struct {
     uint64_t spec_accepted;   /* of those, kept */
     uint64_t draft_proposed;  /* of the proposed, made by the draft model */
     uint64_t draft_accepted;  /* and of those, kept */
+    double   draft_pass_ms;   /* moving average of one draft forward pass (0: none yet);
+                                 with decode_step_ms, what a draft token costs */
 } llm_sched_stats;
 
 /* Creates the runtime (KV memory, compute threads), and the draft model's. */

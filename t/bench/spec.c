@@ -260,6 +260,8 @@ typedef struct {
     int32_t   out[8192];       /* all outputs, for the comparison */
     int       n_out;
     uint64_t  seq_steps, proposed, accepted, draft_proposed, draft_accepted;
+    double    step_ms, vcost, dcost;  /* the last scheduler's measured costs (llm_sched_propose):
+                                         a decode step; a verified token, a draft pass in steps */
 } total_t;
 
 /*
@@ -391,6 +393,11 @@ run_workload(const llm_model *m, const llm_model *draft, const llm_tokenizer *to
             t->accepted += st.spec_accepted;
             t->draft_proposed += st.draft_proposed;
             t->draft_accepted += st.draft_accepted;
+            if (st.decode_step_ms > 0) {
+                t->step_ms = st.decode_step_ms;
+                t->vcost = st.prefill_token_ms / st.decode_step_ms;
+                t->dcost = st.draft_pass_ms / st.decode_step_ms;
+            }
             llm_sched_free(s);
             s = NULL;
         }
@@ -510,6 +517,8 @@ main(int argc, char **argv)
                    ? 100.0 * t[mode].draft_accepted / t[mode].draft_proposed : 0,
                    same ? "yes" : "NO");
         }
+        printf("%-9s measured (on, last scheduler): decode step %.3f ms, a verified token %.2f "
+               "of a step, a draft pass %.2f\n", label, t[2].step_ms, t[2].vcost, t[2].dcost);
         if (t[0].oracle_tokens > 0) {
             /*
              * tokens per step, and the speed-up if each step proposed just
