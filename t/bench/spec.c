@@ -431,7 +431,7 @@ main(int argc, char **argv)
     llm_model_opts   mo;
     llm_tokenizer   *tok;
     int              threads = argc > 2 ? atoi(argv[2]) : 1, reps = argc > 3 ? atoi(argv[3]) : 3;
-    int              k, mode, r;
+    int              k, mode, r, j;
     static total_t   t[3];
 
     if (argc < 2) {
@@ -488,12 +488,19 @@ main(int argc, char **argv)
         }
         /* chat is short (about 20 tokens an answer): more runs for the same certainty */
         for (r = 0; r < rounds; r++) {
-            /* modes interleaved so that load drifts into all three alike */
-            for (mode = 0; mode < 3; mode++) {
+            /*
+             * modes interleaved so that load drifts into all three alike,
+             * and the one that goes first turns with each round, so that
+             * whatever the position in a round does falls on each alike
+             */
+            for (j = 0; j < 3; j++) {
+                mode = (r + j) % 3;
                 run_workload(m, draft, tok, work[k].kind, work[k].max_gen, threads,
                              (llm_spec_mode) mode, work[k].fresh, &t[mode]);
                 rate[mode] = t[mode].ms > 0 ? t[mode].tokens / (t[mode].ms / 1e3) : 0;
                 if (rate[mode] > best[mode]) best[mode] = rate[mode];
+            }
+            for (mode = 0; mode < 3; mode++) {
                 ratio[mode * rounds + r] = rate[0] > 0 ? rate[mode] / rate[0] : 0;
             }
         }
