@@ -24,6 +24,7 @@ typedef struct {
     const float     *qin;        /* activation rows to quantize into rt->xq ... */
     size_t           qld;        /* ... qld floats apart ... */
     int              qk;         /* ... of qk values */
+    double           t0;         /* phase timing: when the current phase began */
 } llm_step;
 
 /* Pieces per parallel step: a few per thread so a descheduled thread costs little. */
@@ -382,82 +383,177 @@ quantize_input(llm_runtime *rt, llm_step *s, const float *x, size_t ld, int k, c
     run_tokens(rt, task_quantize, s);
 }
 
+/* x = the embedding rows of the chunk's tokens (times the model's embedding scale) */
+static void
+embed(llm_runtime *rt, int n)
+{
+    const llm_model *m = rt->m;
+    const llm_mat *e = &m->embed;
+    int H = m->info.hidden, t;
+
+    for (t = 0; t < n; t++) {
+        float *x = rt->x + (size_t) t * H;
+        if (llm_wtype_info(e->type)->panel_rows) {      /* tied to a repacked output matrix */
+            llm_panel_dequant_row(e->type, e->data, e->cols, rt->tok[t], x);
+        } else {
+            rt->k->to_f32(x, (const char *) e->data + (size_t) rt->tok[t] * llm_wtype_row_bytes(e->type, e->cols),
+                          e->type, H);
+        }
+        if (m->embed_scale != 1.0f) rt->k->scale(x, m->embed_scale, H);
+    }
+}
+
+/* xn = norm(x), with the block's norm weight */
+static void
+norm(llm_runtime *rt, llm_step *s, const float *weight)
+{
+    s->in = weight;
+    run_tokens(rt, task_norm, s);
+    s->t0 = phase_end(rt, LLM_PHASE_NORM, s->t0);
+}
+
+/*
+ * x += residual_scale * post_norm(out), where out is the block's output in xn.  A block without a
+ * post-norm or scale has already added its output projection into x (direct_residual).
+ */
+static void
+residual(llm_runtime *rt, llm_step *s, const float *post_norm)
+{
+    if (direct_residual(rt, post_norm)) return;
+    s->in = post_norm;
+    run_tokens(rt, task_residual, s);
+    s->t0 = phase_end(rt, LLM_PHASE_NORM, s->t0);
+}
+
+/* out = W_o attention(rope(W_q xn), rope(W_k xn), W_v xn) over the slots' KV caches */
+static void
+attention(llm_runtime *rt, llm_step *s, int l)
+{
+    const llm_layer *L = s->L;
+    int H = rt->m->info.hidden;
+
+    quantize_input(rt, s, rt->xn, (size_t) H, H, &L->wq, &L->wk, &L->wv);
+    s->t0 = phase_end(rt, LLM_PHASE_QUANTIZE, s->t0);
+    llm_pool_run(rt->pool, task_qkv, s, CHUNKS(rt));
+    s->t0 = phase_end(rt, LLM_PHASE_QKV, s->t0);
+    run_tokens(rt, task_rope, s);
+    s->t0 = phase_end(rt, LLM_PHASE_ROPE, s->t0);
+    llm_attention(rt, l, s->n);
+    s->t0 = phase_end(rt, LLM_PHASE_ATTENTION, s->t0);
+    quantize_input(rt, s, rt->att, (size_t) rt->q_dim, rt->q_dim, &L->wo, NULL, NULL);
+    s->t0 = phase_end(rt, LLM_PHASE_QUANTIZE, s->t0);
+    llm_pool_run(rt->pool, task_o, s, CHUNKS(rt));
+    s->t0 = phase_end(rt, LLM_PHASE_O, s->t0);
+}
+
+/* LFM2's short convolution in attention's place: out = W_out conv(W_in xn) */
+static void
+short_conv(llm_runtime *rt, llm_step *s)
+{
+    int H = rt->m->info.hidden;
+
+    quantize_input(rt, s, rt->xn, (size_t) H, H, &s->L->conv_in, NULL, NULL);
+    llm_pool_run(rt->pool, task_conv_in, s, CHUNKS(rt));
+    run_tokens(rt, task_conv, s);
+    quantize_input(rt, s, rt->conv, (size_t) 3 * H, H, &s->L->conv_out, NULL, NULL);
+    llm_pool_run(rt->pool, task_conv_out, s, CHUNKS(rt));
+    s->t0 = phase_end(rt, LLM_PHASE_CONV, s->t0);
+}
+
+/* out = W_down (act(W_gate xn) * W_up xn), or the mixture of experts' sum of such */
+static void
+ffn(llm_runtime *rt, llm_step *s)
+{
+    const llm_layer *L = s->L;
+    int H = rt->m->info.hidden, I = rt->m->info.intermediate;
+
+    if (L->moe) {
+        int direct = direct_residual(rt, L->ffn_post_norm);
+        llm_moe_ffn(rt, L->moe, rt->xn, direct ? rt->x : rt->xn, s->n, direct);
+        s->t0 = phase_end(rt, LLM_PHASE_MOE, s->t0);
+        return;
+    }
+    quantize_input(rt, s, rt->xn, (size_t) H, H, &L->w_gate, &L->w_up, NULL);
+    s->t0 = phase_end(rt, LLM_PHASE_QUANTIZE, s->t0);
+    llm_pool_run(rt->pool, task_gate_up, s, CHUNKS(rt));
+    s->t0 = phase_end(rt, LLM_PHASE_GATE_UP, s->t0);
+    quantize_input(rt, s, rt->gate, (size_t) I, I, &L->w_down, NULL, NULL);
+    s->t0 = phase_end(rt, LLM_PHASE_QUANTIZE, s->t0);
+    llm_pool_run(rt->pool, task_down, s, CHUNKS(rt));
+    s->t0 = phase_end(rt, LLM_PHASE_DOWN, s->t0);
+}
+
+/* The decoder blocks over the chunk's n tokens: the residual stream x through every layer. */
 static void
 run_layers(llm_runtime *rt, int n)
 {
     const llm_model *m = rt->m;
-    const llm_model_info *in = &m->info;
-    int H = in->hidden, l, t;
+    int l;
     llm_step s;
-    double t0 = phase_start(rt);
 
     memset(&s, 0, sizeof(s));
     s.rt = rt;
     s.n = n;
+    s.t0 = phase_start(rt);
+    embed(rt, n);
+    s.t0 = phase_end(rt, LLM_PHASE_EMBED, s.t0);
+    for (l = 0; l < m->info.n_layers; l++) {
+        const llm_layer *L = s.L = &m->layers[l];
+
+        /* x = x + attention(norm(x)) */
+        norm(rt, &s, L->attn_norm);
+        if (L->conv) {
+            short_conv(rt, &s);
+        } else {
+            attention(rt, &s, l);
+        }
+        residual(rt, &s, L->attn_post_norm);
+
+        /* x = x + ffn(norm(x)) */
+        norm(rt, &s, L->ffn_norm);
+        ffn(rt, &s);
+        residual(rt, &s, L->ffn_post_norm);
+    }
+}
+
+/*
+ * The chunk's outputs from the final norm of x: its items' last want_logits tokens into the logit
+ * rows from first_row on (logits = lm_head(norm(x))), and every token of an embedding item summed
+ * into its embedding row.  Returns the logit rows written.
+ */
+static int
+output(llm_runtime *rt, const llm_batch_item *items, const int *item_of, int n, int first_row)
+{
+    const llm_model_info *in = &rt->m->info;
+    int H = in->hidden, t, cnt = 0;
+    float eps = (float) in->rms_norm_eps;
+    llm_step s;
+
     for (t = 0; t < n; t++) {
-        const llm_mat *e = &m->embed;
-        if (llm_wtype_info(e->type)->panel_rows) {      /* tied to a repacked output matrix */
-            llm_panel_dequant_row(e->type, e->data, e->cols, rt->tok[t], rt->x + (size_t) t * H);
-        } else {
-            const char *row = (const char *) e->data + (size_t) rt->tok[t] * llm_wtype_row_bytes(e->type, e->cols);
-            rt->k->to_f32(rt->x + (size_t) t * H, row, e->type, H);
+        const llm_batch_item *it = &items[item_of[t]];
+        int tail = rt->tpos[t] >= rt->seqs[it->slot].len + it->n_tokens - it->want_logits;
+        float *xr = rt->x + (size_t) t * H;
+        if (tail) {
+            rt->k->rmsnorm(rt->rows + (size_t) (first_row + cnt) * H, xr, rt->m->final_norm, H, eps);
+            cnt++;
         }
-        if (m->embed_scale != 1.0f) rt->k->scale(rt->x + (size_t) t * H, m->embed_scale, H);
-    }
-    t0 = phase_end(rt, LLM_PHASE_EMBED, t0);
-    for (l = 0; l < in->n_layers; l++) {
-        s.L = &m->layers[l];
-        s.in = s.L->attn_norm;
-        run_tokens(rt, task_norm, &s);
-        t0 = phase_end(rt, LLM_PHASE_NORM, t0);
-        if (s.L->conv) {
-            quantize_input(rt, &s, rt->xn, (size_t) H, H, &s.L->conv_in, NULL, NULL);
-            llm_pool_run(rt->pool, task_conv_in, &s, CHUNKS(rt));
-            run_tokens(rt, task_conv, &s);
-            quantize_input(rt, &s, rt->conv, (size_t) 3 * H, H, &s.L->conv_out, NULL, NULL);
-            llm_pool_run(rt->pool, task_conv_out, &s, CHUNKS(rt));
-            t0 = phase_end(rt, LLM_PHASE_CONV, t0);
-        } else {
-            quantize_input(rt, &s, rt->xn, (size_t) H, H, &s.L->wq, &s.L->wk, &s.L->wv);
-            t0 = phase_end(rt, LLM_PHASE_QUANTIZE, t0);
-            llm_pool_run(rt->pool, task_qkv, &s, CHUNKS(rt));
-            t0 = phase_end(rt, LLM_PHASE_QKV, t0);
-            run_tokens(rt, task_rope, &s);
-            t0 = phase_end(rt, LLM_PHASE_ROPE, t0);
-            llm_attention(rt, l, n);
-            t0 = phase_end(rt, LLM_PHASE_ATTENTION, t0);
-            quantize_input(rt, &s, rt->att, (size_t) rt->q_dim, rt->q_dim, &s.L->wo, NULL, NULL);
-            t0 = phase_end(rt, LLM_PHASE_QUANTIZE, t0);
-            llm_pool_run(rt->pool, task_o, &s, CHUNKS(rt));
-            t0 = phase_end(rt, LLM_PHASE_O, t0);
-        }
-        if (!direct_residual(rt, s.L->attn_post_norm)) {
-            s.in = s.L->attn_post_norm;
-            run_tokens(rt, task_residual, &s);
-        }
-        s.in = s.L->ffn_norm;
-        run_tokens(rt, task_norm, &s);
-        t0 = phase_end(rt, LLM_PHASE_NORM, t0);
-        if (s.L->moe) {
-            int direct = direct_residual(rt, s.L->ffn_post_norm);
-            llm_moe_ffn(rt, s.L->moe, rt->xn, direct ? rt->x : rt->xn, n, direct);
-            t0 = phase_end(rt, LLM_PHASE_MOE, t0);
-        } else {
-            quantize_input(rt, &s, rt->xn, (size_t) H, H, &s.L->w_gate, &s.L->w_up, NULL);
-            t0 = phase_end(rt, LLM_PHASE_QUANTIZE, t0);
-            llm_pool_run(rt->pool, task_gate_up, &s, CHUNKS(rt));
-            t0 = phase_end(rt, LLM_PHASE_GATE_UP, t0);
-            quantize_input(rt, &s, rt->gate, (size_t) in->intermediate, in->intermediate, &s.L->w_down, NULL, NULL);
-            t0 = phase_end(rt, LLM_PHASE_QUANTIZE, t0);
-            llm_pool_run(rt->pool, task_down, &s, CHUNKS(rt));
-            t0 = phase_end(rt, LLM_PHASE_DOWN, t0);
-        }
-        if (!direct_residual(rt, s.L->ffn_post_norm)) {
-            s.in = s.L->ffn_post_norm;
-            run_tokens(rt, task_residual, &s);
-            t0 = phase_end(rt, LLM_PHASE_NORM, t0);
+        if (it->want_embedding) {
+            rt->k->rmsnorm(rt->xn + (size_t) t * H, xr, rt->m->final_norm, H, eps);
+            rt->k->axpy(rt->emb + (size_t) rt->emb_row[item_of[t]] * H, 1.0f, rt->xn + (size_t) t * H, H);
         }
     }
+    if (cnt > 0) {
+        double t0 = phase_start(rt);
+        memset(&s, 0, sizeof(s));
+        s.rt = rt;
+        s.n = cnt;
+        s.in = rt->rows + (size_t) first_row * H;
+        s.out = rt->logits + (size_t) first_row * in->n_vocab;
+        quantize_input(rt, &s, s.in, (size_t) H, H, &rt->m->lm_head, NULL, NULL);
+        llm_pool_run(rt->pool, task_lm_head, &s, CHUNKS(rt));
+        phase_end(rt, LLM_PHASE_LM_HEAD, t0);
+    }
+    return cnt;
 }
 
 /* Checks one item against its slot and the vocabulary: 0, or -1 with msg. */
@@ -497,7 +593,6 @@ llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items, char *err
     const llm_model_info *in = &rt->m->info;
     int H = in->hidden, i, j, n, n_logits = 0, n_emb = 0, first_row, n_failed = 0, rows = 0;
     int item_of[LLM_CHUNK];
-    llm_step s;
 
     rt->n_items = 0;
     if (n_items < 0 || n_items > rt->n_seq_max) {
@@ -541,8 +636,6 @@ llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items, char *err
         if (rt->emb_row[i] >= 0) memset(rt->emb + (size_t) rt->emb_row[i] * H, 0, (size_t) H * sizeof(float));
     }
 
-    memset(&s, 0, sizeof(s));
-    s.rt = rt;
     first_row = 0;
     n = 0;
     i = 0;
@@ -564,35 +657,7 @@ llm_forward(llm_runtime *rt, const llm_batch_item *items, int n_items, char *err
         }
         if (n == 0) break;
         run_layers(rt, n);
-        /* final norm of rows that matter: last tokens for logits, all tokens for embeddings */
-        {
-            int t, cnt = 0;
-            for (t = 0; t < n; t++) {
-                const llm_batch_item *it = &items[item_of[t]];
-                int tail = rt->tpos[t] >= rt->seqs[it->slot].len + it->n_tokens - it->want_logits;
-                float *xr = rt->x + (size_t) t * H;
-                if (tail) {
-                    rt->k->rmsnorm(rt->rows + (size_t) (first_row + cnt) * H, xr, rt->m->final_norm, H,
-                                   (float) in->rms_norm_eps);
-                    cnt++;
-                }
-                if (it->want_embedding) {
-                    rt->k->rmsnorm(rt->xn + (size_t) t * H, xr, rt->m->final_norm, H, (float) in->rms_norm_eps);
-                    rt->k->axpy(rt->emb + (size_t) rt->emb_row[item_of[t]] * H, 1.0f,
-                                rt->xn + (size_t) t * H, H);
-                }
-            }
-            if (cnt > 0) {
-                double t0 = phase_start(rt);
-                s.n = cnt;
-                s.in = rt->rows + (size_t) first_row * H;
-                s.out = rt->logits + (size_t) first_row * in->n_vocab;
-                quantize_input(rt, &s, s.in, (size_t) H, H, &rt->m->lm_head, NULL, NULL);
-                llm_pool_run(rt->pool, task_lm_head, &s, CHUNKS(rt));
-                phase_end(rt, LLM_PHASE_LM_HEAD, t0);
-                first_row += cnt;
-            }
-        }
+        first_row += output(rt, items, item_of, n, first_row);
         n = 0;
     }
     for (i = 0; i < n_items; i++) {
