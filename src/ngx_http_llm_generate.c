@@ -51,7 +51,8 @@ static void ngx_http_llm_on_token(void *data, size_t choice);
 static void ngx_http_llm_on_choice_done(void *data, size_t choice,
     llm_finish reason, const char *error);
 static void ngx_http_llm_on_flush(void *data);
-static void ngx_http_llm_on_note(void *data, llm_generation_note note);
+static void ngx_http_llm_on_note(void *data, llm_generation_note note,
+    const char *text);
 static void ngx_http_llm_on_done(void *data, llm_generation_end end,
     const llm_api_error *err);
 
@@ -465,40 +466,13 @@ ngx_http_llm_on_choice_done(void *data, size_t choice, llm_finish reason,
 
 
 static void
-ngx_http_llm_on_note(void *data, llm_generation_note note)
+ngx_http_llm_on_note(void *data, llm_generation_note note, const char *text)
 {
     ngx_http_llm_gen_t *g = data;
 
-    ngx_log_t                *log;
-    ngx_http_llm_loc_conf_t  *lcf;
-
-    log = g->r->connection->log;
-
-    switch (note) {
-
-    case LLM_GENERATION_FULL:
-        lcf = ngx_http_get_module_loc_conf(g->r, ngx_http_llm_module);
-        ngx_log_error(NGX_LOG_INFO, log, 0,
-                      "llm: the response reached llm_max_response_size "
-                      "(%uz bytes): it ends with finish_reason length",
-                      lcf->max_response_size);
-        break;
-
-    case LLM_GENERATION_NO_MEMORY_TOKEN:
-        ngx_log_error(NGX_LOG_ALERT, log, 0,
-                      "llm: out of memory formatting the response");
-        break;
-
-    case LLM_GENERATION_NO_MEMORY_CHOICE:
-        ngx_log_error(NGX_LOG_ALERT, log, 0,
-                      "llm: out of memory ending a choice");
-        break;
-
-    case LLM_GENERATION_NO_MEMORY_END:
-        ngx_log_error(NGX_LOG_ALERT, log, 0,
-                      "llm: out of memory ending the response");
-        break;
-    }
+    /* a response cut at its size limit is the configuration's doing */
+    ngx_log_error(note == LLM_GENERATION_FULL ? NGX_LOG_INFO : NGX_LOG_ALERT,
+                  g->r->connection->log, 0, "llm: %s", text);
 }
 
 

@@ -8,14 +8,6 @@
 
 
 ngx_http_llm_model_t *
-ngx_http_llm_find_model(ngx_http_request_t *r, const char *name)
-{
-    return ngx_http_llm_find_model_in(
-               ngx_http_get_module_main_conf(r, ngx_http_llm_module), name);
-}
-
-
-ngx_http_llm_model_t *
 ngx_http_llm_find_model_in(ngx_http_llm_main_conf_t *mcf, const char *name)
 {
     size_t                     len;

@@ -160,9 +160,8 @@ void ngx_http_llm_metrics_observe(ngx_http_llm_model_t *m, ngx_uint_t kind,
     uint64_t ns);
 void ngx_http_llm_metrics_publish(ngx_http_llm_model_t *m);
 
-ngx_http_llm_model_t *ngx_http_llm_find_model(ngx_http_request_t *r,
-    const char *name);
-/* The same from the main configuration (safe in a thread: read only). */
+/* The model called name ("" or NULL: the only one, if only one); read
+ * only, so safe in a thread.  NULL when there is none. */
 ngx_http_llm_model_t *ngx_http_llm_find_model_in(
     ngx_http_llm_main_conf_t *mcf, const char *name);
 

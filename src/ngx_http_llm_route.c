@@ -21,7 +21,7 @@
 
 typedef struct {
     ngx_str_t                  name;         /* "@name" */
-    ngx_int_t                  min_tokens;   /* routed when estimate > this */
+    long                       min_tokens;   /* routed when estimate > this */
 } ngx_http_llm_route_t;
 
 
@@ -242,7 +242,7 @@ ngx_http_llm_route_body_handler(ngx_http_request_t *r)
 
             ngx_log_error(NGX_LOG_INFO, r->connection->log, 0,
                           "llm: request goes to \"%V\": prompt tokens "
-                          "estimate %l > %i", &route[i].name,
+                          "estimate %l > %l", &route[i].name,
                           info->prompt_tokens_estimate, route[i].min_tokens);
 
             /* the named location runs with the body already read */
@@ -353,12 +353,9 @@ ngx_http_llm_route(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_llm_route_loc_conf_t *lcf = conf;
 
-    size_t                 n;
+    long                   min;
     ngx_str_t             *value;
-    ngx_int_t              min;
     ngx_http_llm_route_t  *route;
-
-    static ngx_str_t  cond = ngx_string("if_prompt_tokens>");
 
     value = cf->args->elts;
 
@@ -369,13 +366,7 @@ ngx_http_llm_route(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return NGX_CONF_ERROR;
     }
 
-    n = cond.len;
-    min = NGX_ERROR;
-    if (value[2].len > n && ngx_strncmp(value[2].data, cond.data, n) == 0) {
-        min = ngx_atoi(value[2].data + n, value[2].len - n);
-    }
-
-    if (min == NGX_ERROR) {
+    if (llm_route_condition((char *) value[2].data, value[2].len, &min) != 0) {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
                            "invalid llm_route condition \"%V\", expected "
                            "if_prompt_tokens>N", &value[2]);

@@ -105,18 +105,13 @@ ngx_http_llm_workers_init(ngx_cycle_t *cycle)
     }
 
     mcf->thread_pool = ngx_thread_pool_get(cycle, &mcf->thread_pool_name);
-    if (mcf->thread_pool == NULL) {
-        ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
-                      "llm: thread pool \"%V\" not found",
-                      &mcf->thread_pool_name);
-        return NGX_ERROR;
-    }
-
     mcf->prepare_pool = ngx_thread_pool_get(cycle, &mcf->prepare_pool_name);
-    if (mcf->prepare_pool == NULL) {
+
+    if (mcf->thread_pool == NULL || mcf->prepare_pool == NULL) {
         ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
                       "llm: thread pool \"%V\" not found",
-                      &mcf->prepare_pool_name);
+                      mcf->thread_pool ? &mcf->prepare_pool_name
+                                       : &mcf->thread_pool_name);
         return NGX_ERROR;
     }
 

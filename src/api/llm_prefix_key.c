@@ -2,6 +2,7 @@
 #include "api/llm_prefix_key.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -683,4 +684,24 @@ llm_prefix_key(const char *body, size_t len, const llm_prefix_opts *opts,
 done:
     json_decref(f.head);
     return rc;
+}
+
+int
+llm_route_condition(const char *s, size_t len, long *min)
+{
+    static const char  cond[] = "if_prompt_tokens>";
+    size_t             i, n = sizeof(cond) - 1;
+    long               v = 0;
+
+    if (len <= n || memcmp(s, cond, n) != 0) {
+        return -1;
+    }
+    for (i = n; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9' || v > (LONG_MAX - (s[i] - '0')) / 10) {
+            return -1;
+        }
+        v = v * 10 + (s[i] - '0');
+    }
+    *min = v;
+    return 0;
 }

@@ -61,4 +61,10 @@ typedef struct {
 int llm_prefix_key(const char *body, size_t len, const llm_prefix_opts *opts,
     llm_prefix_info *info);
 
+/*
+ * llm_route's condition, "if_prompt_tokens>N" (N decimal): 0 with *min = N
+ * (a request goes there when its estimate is above N), or -1.
+ */
+int llm_route_condition(const char *s, size_t len, long *min);
+
 #endif

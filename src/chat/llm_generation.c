@@ -25,6 +25,7 @@ struct llm_generation {
     llm_generation_choice        *choices;
     size_t                        n_choices;
     size_t                        max_new;
+    size_t                        max_response_size;  /* for the FULL note */
 
     int                           finished;
     /* the driver may free the generation from an event: the memory goes
@@ -70,6 +71,7 @@ llm_generation_create(const llm_generation_config *cfg, llm_request *req,
     }
     g->req = req;
     g->sched = cfg->sched;
+    g->max_response_size = cfg->max_response_size;
     g->ev = ev;
     g->data = data;
 
@@ -276,9 +278,23 @@ llm_generation_leave(llm_generation *g)
 static void
 llm_generation_note_to(llm_generation *g, llm_generation_note note)
 {
-    if (g->ev->note) {
-        g->ev->note(g->data, note);
+    char  text[160];
+
+    static const char *const  no_memory[] = {
+        NULL, "formatting the response", "ending a choice", "ending the response"
+    };
+
+    if (g->ev->note == NULL) {
+        return;
     }
+
+    if (note == LLM_GENERATION_FULL) {
+        snprintf(text, sizeof(text), "the response reached llm_max_response_size (%zu bytes): it "
+                 "ends with finish_reason length", g->max_response_size);
+    } else {
+        snprintf(text, sizeof(text), "out of memory %s", no_memory[note]);
+    }
+    g->ev->note(g->data, note, text);
 }
 
 static void

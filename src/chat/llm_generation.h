@@ -53,8 +53,9 @@ typedef struct {
         const char *error);
     /* Streaming: bytes wait in llm_generation_out after a step. */
     void (*flush)(void *data);
-    /* Something to log before the response ends. May be NULL. */
-    void (*note)(void *data, llm_generation_note note);
+    /* Something to log before the response ends, in the words to log
+       (text). May be NULL. */
+    void (*note)(void *data, llm_generation_note note, const char *text);
     /*
      * The response is complete (once): err is set with FAILED.  The driver
      * may free the generation from here.

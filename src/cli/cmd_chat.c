@@ -100,7 +100,7 @@ on_choice_done(void *data, size_t choice, llm_finish reason, const char *error)
 }
 
 static void
-on_note(void *data, llm_generation_note note)
+on_note(void *data, llm_generation_note note, const char *text)
 {
     if (note != LLM_GENERATION_FULL) {
         ((chat_run *) data)->status = 1;

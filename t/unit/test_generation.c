@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <jansson.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tap.h"
@@ -30,6 +31,7 @@ typedef struct {
     int              free_in_done; /* the driver lets go from inside done */
     llm_generation_end end;
     llm_api_error    failure;
+    char             note[160];    /* the last note's words */
 } driver;
 
 static void
@@ -79,8 +81,16 @@ on_done(void *data, llm_generation_end end, const llm_api_error *err)
     }
 }
 
+static void
+on_note(void *data, llm_generation_note note, const char *text)
+{
+    driver  *d = data;
+
+    snprintf(d->note, sizeof(d->note), "%d %s", (int) note, text);
+}
+
 static const llm_generation_events  events = {
-    on_token, on_choice_done, on_flush, NULL, on_done
+    on_token, on_choice_done, on_flush, on_note, on_done
 };
 
 static llm_sched *
@@ -227,6 +237,39 @@ test_chat(void)
            "chat: usage counts every token the choices made");
     json_decref(o);
 
+    is_str(d.note, "", "chat: nothing to note");
+
+    llm_generation_free(d.gen);
+    llm_buf_free(&d.bytes);
+    llm_session_prompt_free(&prompt);
+    llm_request_free(&req);
+    llm_sched_free(s);
+}
+
+/* A response that reaches max_response_size is noted, in the words logged. */
+static void
+test_full(void)
+{
+    char                   want[160];
+    driver                 d;
+    llm_sched             *s;
+    llm_request            req;
+    llm_api_error          e;
+    llm_session_prompt     prompt;
+    llm_generation_config  gc;
+
+    memset(&d, 0, sizeof(d));
+    s = sched_new(1, 0);
+    config(&gc, s);
+    gc.max_response_size = 300;
+    ok(prepare(LLM_API_CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":"
+               "\"Hi\"}],\"max_tokens\":200,\"temperature\":0}", &req, &prompt) == 0
+       && llm_generation_create(&gc, &req, &prompt, &events, &d, &d.gen, &e) == 0
+       && llm_generation_submit(d.gen) == LLM_ADMIT_OK, "full: made and admitted");
+    run_steps(s, &d);
+    snprintf(want, sizeof(want), "%d the response reached llm_max_response_size (300 bytes): it ends "
+             "with finish_reason length", (int) LLM_GENERATION_FULL);
+    is_str(d.note, want, "full: noted with the limit");
     llm_generation_free(d.gen);
     llm_buf_free(&d.bytes);
     llm_session_prompt_free(&prompt);
@@ -368,6 +411,7 @@ main(void)
     ok(structured != NULL, "the model's structured-output state");
 
     test_chat();
+    test_full();
     test_stream();
     test_refusals();
 

@@ -388,5 +388,21 @@ main(void)
     test_estimate();
     test_scan();
     test_responses();
+    /* llm_route's condition */
+    {
+        long min = -1;
+        ok(llm_route_condition("if_prompt_tokens>4096", 21, &min) == 0 && min == 4096,
+           "if_prompt_tokens>4096: 4096");
+        ok(llm_route_condition("if_prompt_tokens>0", 18, &min) == 0 && min == 0, "if_prompt_tokens>0: 0");
+        ok(llm_route_condition("if_prompt_tokens>", 17, &min) != 0, "no number: refused");
+        ok(llm_route_condition("if_tokens>5", 11, &min) != 0, "another name: refused");
+        ok(llm_route_condition("if_prompt_tokens>-1", 19, &min) != 0, "a sign: refused");
+        ok(llm_route_condition("if_prompt_tokens>12x", 20, &min) != 0, "trailing bytes: refused");
+        ok(llm_route_condition("if_prompt_tokens>99999999999999999999", 37, &min) != 0,
+           "too large: refused");
+        ok(llm_route_condition("if_prompt_tokens>5;", 18, &min) == 0 && min == 5,
+           "only len bytes are read");
+    }
+
     return done_testing();
 }
