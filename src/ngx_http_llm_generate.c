@@ -470,9 +470,11 @@ ngx_http_llm_on_note(void *data, llm_generation_note note, const char *text)
 {
     ngx_http_llm_gen_t *g = data;
 
+    ngx_uint_t  level;
+
     /* a response cut at its size limit is the configuration's doing */
-    ngx_log_error(note == LLM_GENERATION_FULL ? NGX_LOG_INFO : NGX_LOG_ALERT,
-                  g->r->connection->log, 0, "llm: %s", text);
+    level = note == LLM_GENERATION_FULL ? NGX_LOG_INFO : NGX_LOG_ALERT;
+    ngx_log_error(level, g->r->connection->log, 0, "llm: %s", text);
 }
 
 

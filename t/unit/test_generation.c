@@ -261,13 +261,14 @@ test_full(void)
     memset(&d, 0, sizeof(d));
     s = sched_new(1, 0);
     config(&gc, s);
-    gc.max_response_size = 300;
-    ok(prepare(LLM_API_CHAT, "{\"messages\":[{\"role\":\"user\",\"content\":"
-               "\"Hi\"}],\"max_tokens\":200,\"temperature\":0}", &req, &prompt) == 0
+    /* as t/070-capacity.t: a long token forced, each kept with its logprobs */
+    gc.max_response_size = 65536;
+    ok(prepare(LLM_API_COMPLETIONS, "{\"prompt\":\"Say it\",\"max_tokens\":162,\"logprobs\":1,"
+               "\"logit_bias\":{\"3572\":100}}", &req, &prompt) == 0
        && llm_generation_create(&gc, &req, &prompt, &events, &d, &d.gen, &e) == 0
        && llm_generation_submit(d.gen) == LLM_ADMIT_OK, "full: made and admitted");
     run_steps(s, &d);
-    snprintf(want, sizeof(want), "%d the response reached llm_max_response_size (300 bytes): it ends "
+    snprintf(want, sizeof(want), "%d the response reached llm_max_response_size (65536 bytes): it ends "
              "with finish_reason length", (int) LLM_GENERATION_FULL);
     is_str(d.note, want, "full: noted with the limit");
     llm_generation_free(d.gen);
