@@ -64,7 +64,7 @@ typedef void (*llm_matmul_q_fn)(float *y, size_t ldy, const void *xq, size_t ldq
 #define LLM_ATT_KEYS 16
 
 /* Floats of scratch attend_block needs for a head size of hd. */
-#define LLM_ATT_SCRATCH(hd) ((size_t) 3 * LLM_ATT_KEYS * (size_t) (hd) + 5 * LLM_ATT_KEYS)
+#define LLM_ATT_SCRATCH(hd) ((size_t) 3 * LLM_ATT_KEYS * (size_t) (hd) + 9 * LLM_ATT_KEYS)
 
 typedef struct {
     const char   *name;                     /* "scalar", "avx2", "avx512", "avx512vnni" */

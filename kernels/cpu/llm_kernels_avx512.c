@@ -508,12 +508,12 @@ AVX512 INLINE void
 attend_rows(const int NR, float *const *acc, const float *pr, const float *cs, const float *v,
     size_t vs, int n, int hd)
 {
-    __m512 a0[4], a1[4], v0, v1;
+    __m512 a0[8], a1[8], v0, v1;
     int i, j, d;
 
     for (d = 0; d < hd; d += 16) {
         __mmask16 dm = hd - d >= 16 ? 0xffff : (__mmask16) ((1u << (hd - d)) - 1);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (i = 0; i < NR; i++) {
             a0[i] = _mm512_mul_ps(_mm512_maskz_loadu_ps(dm, acc[i] + d), _mm512_set1_ps(cs[i]));
             a1[i] = _mm512_setzero_ps();
@@ -521,7 +521,7 @@ attend_rows(const int NR, float *const *acc, const float *pr, const float *cs, c
         for (j = 0; j + 1 < n; j += 2) {
             v0 = _mm512_maskz_loadu_ps(dm, v + (size_t) j * vs + d);
             v1 = _mm512_maskz_loadu_ps(dm, v + (size_t) (j + 1) * vs + d);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
             for (i = 0; i < NR; i++) {
                 a0[i] = _mm512_fmadd_ps(_mm512_set1_ps(pr[i * LLM_ATT_KEYS + j]), v0, a0[i]);
                 a1[i] = _mm512_fmadd_ps(_mm512_set1_ps(pr[i * LLM_ATT_KEYS + j + 1]), v1, a1[i]);
@@ -529,12 +529,12 @@ attend_rows(const int NR, float *const *acc, const float *pr, const float *cs, c
         }
         if (j < n) {
             v0 = _mm512_maskz_loadu_ps(dm, v + (size_t) j * vs + d);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
             for (i = 0; i < NR; i++) {
                 a0[i] = _mm512_fmadd_ps(_mm512_set1_ps(pr[i * LLM_ATT_KEYS + j]), v0, a0[i]);
             }
         }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
         for (i = 0; i < NR; i++) {
             _mm512_mask_storeu_ps(acc[i] + d, dm, _mm512_add_ps(a0[i], a1[i]));
         }
@@ -542,9 +542,11 @@ attend_rows(const int NR, float *const *acc, const float *pr, const float *cs, c
 }
 
 /*
- * The keys are transposed once into kt[d][16] (a gather per dimension), so
- * a row's 16 scores are hd broadcast FMAs with no horizontal sums; rows go
- * four at a time to keep four FMA chains in flight.
+ * The keys are transposed once into kt[d][16] (a gather per dimension, from
+ * rows copied or widened next to each other first: a gather across the cache's
+ * strided rows touches 16 far lines), so a row's 16 scores are hd broadcast
+ * FMAs with no horizontal sums; rows go eight at a time to keep eight FMA
+ * chains in flight (two FMA ports times four cycles of latency).
  */
 AVX512 static void
 v_attend_block(float *acc, float *m, float *l, const float *q, int nq, const int *lo,
@@ -569,23 +571,26 @@ v_attend_block(float *acc, float *m, float *l, const float *q, int nq, const int
             widen_rows(kf, k, stride, n, hd);
             widen_rows(vf, v, stride, n, hd);
         }
-        kr = kf;
         vr = vf;
-        ks = vs = (size_t) hd;
+        vs = (size_t) hd;
+    } else {
+        for (i = 0; i < n; i++) memcpy(kf + (size_t) i * hd, kr + (size_t) i * ks, (size_t) hd * sizeof(float));
     }
+    kr = kf;
+    ks = (size_t) hd;
     idx = _mm512_mullo_epi32(iota, _mm512_set1_epi32((int) ks));
     for (d = 0; d < hd; d++) {
         _mm512_storeu_ps(kt + (size_t) d * LLM_ATT_KEYS,
                          _mm512_mask_i32gather_ps(_mm512_setzero_ps(), nm, idx, kr + d, 4));
     }
-    for (r = 0; r < nq; r += 4) {
-        const float *qr[4];
-        float *ar[4], cs[4];
-        __m512 s[4];
-        __mmask16 vis[4];
+    for (r = 0; r < nq; r += 8) {
+        const float *qr[8];
+        float *ar[8], cs[8];
+        __m512 s[8];
+        __mmask16 vis[8];
         int any = 0, nl;
 
-        for (i = 0; i < 4; i++) {
+        for (i = 0; i < 8; i++) {
             int row = r + i < nq ? r + i : r;
             qr[i] = q + (size_t) row * hd;
             s[i] = _mm512_setzero_ps();
@@ -602,15 +607,23 @@ v_attend_block(float *acc, float *m, float *l, const float *q, int nq, const int
             s[1] = _mm512_fmadd_ps(_mm512_set1_ps(qr[1][d]), kd, s[1]);
             s[2] = _mm512_fmadd_ps(_mm512_set1_ps(qr[2][d]), kd, s[2]);
             s[3] = _mm512_fmadd_ps(_mm512_set1_ps(qr[3][d]), kd, s[3]);
+            s[4] = _mm512_fmadd_ps(_mm512_set1_ps(qr[4][d]), kd, s[4]);
+            s[5] = _mm512_fmadd_ps(_mm512_set1_ps(qr[5][d]), kd, s[5]);
+            s[6] = _mm512_fmadd_ps(_mm512_set1_ps(qr[6][d]), kd, s[6]);
+            s[7] = _mm512_fmadd_ps(_mm512_set1_ps(qr[7][d]), kd, s[7]);
         }
         /* the rows that see any of the block, their weights side by side in pr */
         nl = 0;
-        for (i = 0; i < 4; i++) {
+        for (i = 0; i < 8; i++) {
             if (vis[i] == 0) continue;
             softmax_row(&m[r + i], &l[r + i], s[i], vis[i], cap, pr + nl * LLM_ATT_KEYS, &cs[nl]);
             ar[nl++] = acc + (size_t) (r + i) * hd;
         }
         switch (nl) {
+        case 8: attend_rows(8, ar, pr, cs, vr, vs, n, hd); break;
+        case 7: attend_rows(7, ar, pr, cs, vr, vs, n, hd); break;
+        case 6: attend_rows(6, ar, pr, cs, vr, vs, n, hd); break;
+        case 5: attend_rows(5, ar, pr, cs, vr, vs, n, hd); break;
         case 4: attend_rows(4, ar, pr, cs, vr, vs, n, hd); break;
         case 3: attend_rows(3, ar, pr, cs, vr, vs, n, hd); break;
         case 2: attend_rows(2, ar, pr, cs, vr, vs, n, hd); break;

@@ -222,6 +222,30 @@ att_row(llm_runtime *rt, const att_tile *ti, int r)
            + (size_t) (ti->h0 + r % ti->nh) * rt->m->info.head_dim;
 }
 
+/*
+ * The next block's keys and values of one head into the cache while this
+ * block is computed.  Blocks of one layer lie a whole block (all layers)
+ * apart, further than the hardware prefetcher follows, so without this every
+ * block of a long context starts with a wait on memory.
+ */
+static void
+prefetch_rows(const llm_runtime *rt, size_t at)
+{
+    const char *k = (const char *) rt->k_cache + llm_kv_bytes(rt, at);
+    const char *v = (const char *) rt->v_cache + llm_kv_bytes(rt, at);
+    size_t row = llm_kv_bytes(rt, (size_t) rt->kv_dim), len = llm_kv_bytes(rt, (size_t) rt->m->info.head_dim);
+    size_t r, o;
+
+    for (r = 0; r < LLM_KV_BLOCK; r++) {
+        for (o = 0; o < len; o += 64) {
+            __builtin_prefetch(k + r * row + o);
+            __builtin_prefetch(v + r * row + o);
+        }
+        __builtin_prefetch(k + r * row + len - 1);    /* a row that does not start a line */
+        __builtin_prefetch(v + r * row + len - 1);
+    }
+}
+
 static void
 task_item(void *arg, int ith, int nth, int thread)
 {
@@ -258,6 +282,11 @@ task_item(void *arg, int ith, int nth, int thread)
             size_t at = (size_t) table[p >> LLM_KV_BLOCK_SHIFT] * rt->block_elems + layer_off
                         + (size_t) (p & (LLM_KV_BLOCK - 1)) * rt->kv_dim + (size_t) ti->g * hd;
             if (end > it->hi + 1) end = it->hi + 1;
+            if (end <= it->hi) {
+                size_t nx = (size_t) table[end >> LLM_KV_BLOCK_SHIFT] * rt->block_elems + layer_off
+                            + (size_t) ti->g * hd;
+                prefetch_rows(rt, nx);
+            }
             n = end - p;
             rt->k->attend_block(acc, mx, sum, q, nq, lo, hi, (const char *) rt->k_cache + llm_kv_bytes(rt, at),
                                 (const char *) rt->v_cache + llm_kv_bytes(rt, at), rt->kv_wt, (size_t) rt->kv_dim,

