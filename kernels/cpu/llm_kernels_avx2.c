@@ -507,9 +507,10 @@ attend_rows(const int NR, float *const *acc, const float *pr, const float *cs, c
 }
 
 /*
- * As the AVX-512 kernel: keys transposed into kt[d][16] by gathers, scores
- * of four rows at a time by broadcast FMAs, in two halves of 8 positions
- * (each half one online-softmax update).
+ * As the AVX-512 kernel: keys (rows copied or widened side by side first)
+ * transposed into kt[d][16] by gathers, scores of four rows at a time (the
+ * AVX-512 kernel takes eight; AVX2 has half the registers) by broadcast FMAs,
+ * in two halves of 8 positions (each half one online-softmax update).
  */
 AVX2 static void
 v_attend_block(float *acc, float *m, float *l, const float *q, int nq, const int *lo,
@@ -531,10 +532,14 @@ v_attend_block(float *acc, float *m, float *l, const float *q, int nq, const int
             widen_rows(kf, k, stride, n, hd);
             widen_rows(vf, v, stride, n, hd);
         }
-        kr = kf;
         vr = vf;
-        ks = vs = (size_t) hd;
+        vs = (size_t) hd;
+    } else {
+        /* side by side first: a gather across the cache's strided rows touches far lines */
+        for (i = 0; i < n; i++) memcpy(kf + (size_t) i * hd, kr + (size_t) i * ks, (size_t) hd * sizeof(float));
     }
+    kr = kf;
+    ks = (size_t) hd;
     for (h = 0; h < 2; h++) {
         __m256i lane = _mm256_add_epi32(iota, _mm256_set1_epi32(8 * h));
         __m256i idx = _mm256_mullo_epi32(lane, _mm256_set1_epi32((int) ks));
