@@ -1,5 +1,5 @@
 # The disk tier of the prefix cache (llm_kv_cache_path) across reloads: a
-# prompt's full KV blocks are written to files once its request ends; after
+# prompt's full KV blocks are written to files as they fill; after
 # nginx -s reload the new worker reads them back instead of computing them
 # (cached_tokens says how many) and answers token for token as the cold run
 # did.  A file written for other weights (here the same weights with f16 KV)
@@ -78,7 +78,7 @@ my $full = int(($cold{f32}{prompt} - 1) / 16) * 16;   # one token is always comp
 cmp_ok($full, '>=', 64, "the prompt has $full tokens in whole blocks");
 for my $m (qw(f32 f16 q8)) {
     ok(wait_until(sub { (disk($m)->{blocks_written} // 0) >= $full / 16 }, 60),
-       "$m: its blocks are written once the request ended (" . (disk($m)->{blocks_written} // 0) . ')');
+       "$m: its blocks are written (" . (disk($m)->{blocks_written} // 0) . ')');
 }
 my @dirs = grep { -d } glob("$dir/*");
 is(scalar @dirs, 3, 'a directory per model fingerprint and KV type');

@@ -79,17 +79,23 @@ llm_runtime_kv_disk_stats(const llm_runtime *rt, llm_kv_disk_stats *st)
 }
 
 void
+llm_kv_tier_queue_block(llm_runtime *rt, int b, uint64_t parent)
+{
+    int n_blocks = llm_kv_pool_blocks(rt->kv);
+
+    if (rt->on_disk[b] != LLM_KV_DISK_NONE) return;
+    if (rt->n_persist == n_blocks) return;    /* stale entries fill it: this one waits */
+    rt->persist[(rt->persist_head + rt->n_persist++) % n_blocks] = (llm_kv_persist) { b, parent };
+    rt->on_disk[b] = LLM_KV_DISK_QUEUED;
+}
+
+void
 llm_kv_tier_queue(llm_runtime *rt, const llm_kv_seq *q)
 {
-    int n_blocks = llm_kv_pool_blocks(rt->kv), i, b;
+    int i;
 
     for (i = 0; i < (q->len >> LLM_KV_BLOCK_SHIFT) && i < q->n_blocks; i++) {
-        b = q->table[i];
-        if (rt->on_disk[b] != LLM_KV_DISK_NONE) continue;
-        if (rt->n_persist == n_blocks) return;    /* stale entries fill it: the rest waits */
-        rt->persist[(rt->persist_head + rt->n_persist++) % n_blocks] =
-            (llm_kv_persist) { b, llm_kv_parent(q, i) };
-        rt->on_disk[b] = LLM_KV_DISK_QUEUED;
+        llm_kv_tier_queue_block(rt, q->table[i], llm_kv_parent(q, i));
     }
 }
 

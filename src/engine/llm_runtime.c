@@ -644,6 +644,7 @@ llm_kv_seq_commit(llm_runtime *rt, int slot, const int32_t *tokens, int n)
             i = pos >> LLM_KV_BLOCK_SHIFT;
             q->chain[i] = llm_kv_chain(llm_kv_parent(q, i), llm_kv_tokens(rt->kv, q->table[i]));
             llm_kv_publish(rt->kv, q->table[i], llm_kv_parent(q, i), LLM_KV_BLOCK);
+            if (rt->disk) llm_kv_tier_queue_block(rt, q->table[i], llm_kv_parent(q, i));
         }
     }
     q->len += n;

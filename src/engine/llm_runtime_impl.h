@@ -145,7 +145,13 @@ llm_kv_parent(const llm_kv_seq *q, int i)
     return i == 0 ? LLM_KV_ROOT : q->chain[i - 1];
 }
 
-/* A closing slot's full blocks that no file holds yet join the write queue. */
+/*
+ * A full block, indexed (so read-only: a writer copies it first) and not on
+ * disk yet, joins the write queue: as soon as it fills (llm_kv_seq_commit),
+ * so a long prompt's blocks reach the disk while its sequence still runs.
+ */
+void llm_kv_tier_queue_block(llm_runtime *rt, int b, uint64_t parent);
+/* A closing slot's full blocks that no file holds yet (those that filled before the tier saw them). */
 void llm_kv_tier_queue(llm_runtime *rt, const llm_kv_seq *q);
 /* At llm_runtime_free: the slots' blocks and the queue written, the tier closed. */
 void llm_kv_tier_free(llm_runtime *rt);

@@ -971,6 +971,65 @@ test_disk_tier(const llm_model *m)
     }
 }
 
+/*
+ * A long sequence's full blocks reach the disk while it still runs (each as
+ * it fills, written in the steps' write windows), not only when it ends.
+ */
+static void
+test_disk_running(const llm_model *m)
+{
+    char              dir[] = "/tmp/test_sched_kvr.XXXXXX", err[256], path[1024], cmd[1100];
+    int32_t           prompt[100];
+    size_t            n_gen = 0;
+    llm_sched        *s;
+    llm_sched_config  cfg = { 0 };
+    llm_sched_stats   st;
+    owner_t           w = { 0 };
+    int               i, steps = 0, files = 0;
+
+    if (!ok(mkdtemp(dir) != NULL, "a temporary directory")) {
+        return;
+    }
+    for (i = 0; i < 100; i++) {
+        prompt[i] = 20 + (i * 11) % 200;
+    }
+    cfg.parallel = 1;
+    cfg.n_ctx = 256;
+    cfg.threads = 1;
+    cfg.kv = LLM_KV_F32;
+    cfg.kv_disk = dir;
+    cfg.kv_disk_max = 64 << 20;
+    s = llm_sched_create(m, &cfg, err, sizeof(err));
+    if (!ok(s != NULL, "running sequence: scheduler (%s)", s ? "" : err)) {
+        return;
+    }
+    if (submit(s, prompt, 100, 60, &w, 0) == NULL) {
+        ok(0, "running sequence: submitted");
+        llm_sched_free(s);
+        return;
+    }
+    /* the prompt (100 tokens: 6 full blocks), then decode steps, one write at least each */
+    while (steps < 10 && step(s)) {
+        steps++;
+    }
+    (void) llm_seq_generated(w.seq, &n_gen);
+    ok(!w.done && n_gen > 0 && n_gen < 60, "running sequence: still running after %d steps (%zu tokens)",
+       steps, n_gen);
+    llm_sched_get_stats(s, &st);
+    is_int((long) st.disk.written, 6, "running sequence: its 6 full prompt blocks are already on disk");
+    for (i = 0; i < 6; i++) {
+        files += block_file(dir, prompt, i, path, sizeof(path)) == 0;
+    }
+    is_int(files, 6, "running sequence: a file per block, named by its prefix");
+    run_all(s, 1000);
+    llm_seq_release(w.seq);
+    llm_sched_free(s);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0) {
+        diag("cannot remove the temporary directory");
+    }
+}
+
 
 int
 main(void)
@@ -999,6 +1058,7 @@ main(void)
     test_embedding(m);
     test_thinking_budget(m);
     test_disk_tier(m);
+    test_disk_running(m);
     ok(wakes > 0, "the scheduler woke its driver on submit (%d times)", wakes);
 
     llm_model_free(m);
