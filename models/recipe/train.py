@@ -52,9 +52,10 @@ def _examples_chunk(job):
     """Conversations start..start+n-1 generated, cut and tokenized in a worker process; ids as
     uint16 arrays (vocab < 65536) with a trained flag per token, so little crosses the pipe."""
     import numpy as np
-    split, start, n, seed, opts, max_len, call_w, refusal_w, name_w, decision_w = job
+    split, start, n, seed, opts, max_len, call_w, refusal_w, name_w, decision_w, first_turn = job
     convs = [(chatfmt.segments(conv), conv["meta"]["kind"])
              for conv in gen_data.generate(split, n, seed, start, **opts)]
+    convs = cut_first_turn(convs, first_turn, random.Random(seed * 1000003 + start))
     examples, dropped = encode_convs(_WORKER_TOK, convs, max_len, call_w, refusal_w, name_w, decision_w)
     return [(np.asarray(ids, dtype=np.uint16), np.asarray([t != -100 for t in lab], dtype=np.bool_), spans)
             for ids, lab, spans in examples], dropped
@@ -68,13 +69,13 @@ class StreamedData:
     chunks arrive relative to the steps, so a rerun sees the same data in a close order."""
 
     def __init__(self, tok_path, split, n, seed, procs, opts, max_len, call_w, refusal_w, name_w=1.0,
-                 decision_w=1.0, chunk=500):
+                 decision_w=1.0, first_turn=0.0, chunk=500):
         import threading
         self.examples, self.dropped, self.arrived, self.done, self.n_in = [], 0, [], False, 0
         self.error = None
         self.lock = threading.Lock()
-        jobs = [(split, s, min(chunk, n - s), seed, opts, max_len, call_w, refusal_w, name_w, decision_w)
-                for s in range(0, n, chunk)]
+        jobs = [(split, s, min(chunk, n - s), seed, opts, max_len, call_w, refusal_w, name_w, decision_w,
+                 first_turn) for s in range(0, n, chunk)]
         self.n_jobs = len(jobs)
         self.pool = mp.get_context("fork").Pool(procs, initializer=_init_worker, initargs=(tok_path,))
         self.it = self.pool.imap(_examples_chunk, jobs)
@@ -120,6 +121,44 @@ def make_segments(split, n, seed, procs, **opts):
     with mp.Pool(procs) as pool:
         parts = pool.map(_segments_chunk, jobs)
     return [c for part in parts for c in part]
+
+
+def cut_first_turn(convs, share, rng):
+    """A share of the conversations ends after its first trained turn (the call, refusal or
+    answer that reads the tool list): the results, the answer to them and later turns go, so
+    a batch of the same tokens holds more decisions between offered tools (fifth session)."""
+    if share <= 0:
+        return convs
+    out = []
+    for conv, kind in convs:
+        if rng.random() < share:
+            k = next((i for i, (_, trained) in enumerate(conv) if trained), len(conv) - 1)
+            conv = conv[:k + 1]
+        out.append((conv, kind))
+    return out
+
+
+def save_checkpoint(model, tok, out, path, step):
+    """The weights as they are now (bf16, the shipped layout) with the tokenizer and configs
+    of out, written beside and renamed into path, so a reader never sees half a folder: a long
+    run on a lent machine that may be taken back leaves its latest weights behind."""
+    import copy
+    import shutil
+    import torch
+    tmp = path + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    m = copy.deepcopy(model).to(torch.bfloat16)
+    m.config.torch_dtype = "bfloat16"
+    m.save_pretrained(tmp, max_shard_size="12MB")
+    del m
+    write_generation_config(tmp, tok)
+    for fn in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copyfile(os.path.join(out, fn), os.path.join(tmp, fn))
+    fix_config(tmp, quiet=True)
+    with open(os.path.join(tmp, "checkpoint.json"), "w") as f:
+        json.dump({"step": step, "time": time.time()}, f)
+    shutil.rmtree(path, ignore_errors=True)
+    os.rename(tmp, path)
 
 
 def call_spans(text, offsets, base, w, name_w=1.0):
@@ -275,7 +314,7 @@ def write_generation_config(out, tok):
         f.write("\n")
 
 
-def fix_config(out):
+def fix_config(out, quiet=False):
     """Keep the classic keys (torch_dtype, rope_theta) beside newer ones so any reader finds them."""
     path = os.path.join(out, "config.json")
     with open(path) as f:
@@ -289,7 +328,8 @@ def fix_config(out):
     with open(path, "w") as f:
         json.dump(cfg, f, indent=2, sort_keys=True)
         f.write("\n")
-    print(json.dumps(cfg, sort_keys=True))
+    if not quiet:
+        print(json.dumps(cfg, sort_keys=True))
 
 
 def main():
@@ -325,6 +365,11 @@ def main():
     ap.add_argument("--replay", action="store_true",
                     help="with --stream: when no new chunk has arrived, train on examples already made "
                     "instead of waiting for the workers")
+    ap.add_argument("--first-turn", type=float, default=0.0,
+                    help="with --stream: share of conversations cut after their first trained turn")
+    ap.add_argument("--save-every", type=float, default=0,
+                    help="seconds between checkpoints of the weights into --checkpoint (0: none)")
+    ap.add_argument("--checkpoint", help="folder the latest checkpoint is written to (whole model folder)")
     ap.add_argument("--stream", action="store_true",
                     help="make the data in worker processes while training (needs --tokenizer)")
     a = ap.parse_args()
@@ -372,7 +417,7 @@ def main():
             sys.exit("--stream needs --tokenizer")
         stream = StreamedData(a.tokenizer, "train", a.n_train, a.seed, a.procs,
                               gen_data.data_opts(a), a.max_len, a.call_weight, a.refusal_weight, a.name_weight,
-                              a.decision_weight)
+                              a.decision_weight, a.first_turn)
         examples = stream.examples
         first = stream.take(min_chunks=min(16, stream.n_jobs))
         print("data: streamed, first %d examples after %.1fs" % (len(first), time.time() - t0), flush=True)
@@ -424,6 +469,7 @@ def main():
     losses, t_train, seen, used, replayed = [], time.time(), 0, 0, 0
     model.train()
     step, steps_planned = 0, a.steps
+    t_saved = time.time()
     while step < a.steps:
         if bi == len(batches):
             new = stream.take(0 if a.replay else 1) if stream is not None and epoch == 0 else []
@@ -504,6 +550,15 @@ def main():
             losses.append((step, loss.item()))
             step += 1
             break
+        if a.save_every and a.checkpoint and time.time() - t_saved > a.save_every:
+            t_s = time.time()
+            try:
+                save_checkpoint(model, tok, a.out, a.checkpoint, step)
+                print("step %d: checkpoint written to %s in %.1fs" % (step, a.checkpoint, time.time() - t_s),
+                      flush=True)
+            except Exception as e:  # a failed checkpoint must not end the run it insures
+                print("step %d: checkpoint failed: %r" % (step, e), flush=True)
+            t_saved = time.time()
         if step % 50 == 0 or step == a.steps - 1:
             lv = loss.item()
             losses.append((step, lv))
@@ -535,7 +590,7 @@ def main():
     model.save_pretrained(a.out, max_shard_size="12MB")
     write_generation_config(a.out, tok)
     summary = {"variety": a.variety, "call_weight": a.call_weight, "tokenizer": a.tokenizer,
-               "refusal_weight": a.refusal_weight, "name_weight": a.name_weight, "decision_weight": a.decision_weight, "frame_noise": a.frame_noise, "replay": a.replay, "mirror_refusal_think": a.mirror_refusal_think, "contrast": a.contrast, "coverage": a.coverage,
+               "refusal_weight": a.refusal_weight, "name_weight": a.name_weight, "decision_weight": a.decision_weight, "first_turn": a.first_turn, "frame_noise": a.frame_noise, "replay": a.replay, "mirror_refusal_think": a.mirror_refusal_think, "contrast": a.contrast, "coverage": a.coverage,
                "schema_variety": a.schema_variety, "history_variety": a.history_variety, "schema_bare": a.schema_bare,
                "proc": a.proc, "long": a.long, "long_chars": a.long_chars, "grow_layers": a.grow_layers,
                "invent_objects": a.invent_objects,
