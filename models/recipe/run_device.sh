@@ -74,7 +74,9 @@ tar -C $W -cf $OUT/results.tar res $(cd $W && ls ngxllm-tiny/* | grep -v '\.safe
 lim=${EVAL_LIMIT:-150}   # EVAL_LIMIT=0: no evaluation here
 if [ -n "$END_BY" ]; then left=$((END_BY - $(date +%s))); [ $left -lt $lim ] && lim=$left; fi
 [ $lim -ge 20 ] || { echo "no time left for eval.py (or EVAL_LIMIT=0)"; lim=1; }
-if [ "$eargs" = tools ]; then
+if [ "$lim" = 1 ]; then
+  :  # no evaluation here (EVAL_LIMIT=0 or no time left)
+elif [ "$eargs" = tools ]; then
   timeout $lim python3 eval_tools.py --model $W/ngxllm-tiny --sets ${ESETS:-short,long,probe} --n ${EN:-400} --n-long ${ENL:-200} --prefix $W/res/tools_hf 2>&1 | tee $W/res/eval.log || echo "eval_tools.py failed or ran out of time"
 else
   timeout $lim python3 eval.py --model $W/ngxllm-tiny $eargs --prefix $W/res/eval_hf 2>&1 | tee $W/res/eval.log || echo "eval.py failed or ran out of time"
