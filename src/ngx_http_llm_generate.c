@@ -225,7 +225,8 @@ ngx_http_llm_send_stream_header(ngx_http_llm_gen_t *g)
 }
 
 
-/* The model's structured-output state in this worker, built on first use. */
+/* The model's structured-output state in this worker: built at load
+ * (ngx_http_llm_workers_init), here when that failed. */
 static llm_structured *
 ngx_http_llm_structured_state(ngx_http_llm_model_t *m, char *err, size_t errlen)
 {

@@ -144,6 +144,28 @@ ngx_http_llm_workers_init(ngx_cycle_t *cycle)
             ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
                           "llm_model \"%V\" cannot run in this worker: "
                           "its requests get 503", &m[i].alias);
+            continue;
+        }
+
+        /*
+         * The grammar side of the model (its vocabulary as a trie and the
+         * walks of the JSON building blocks) built at load, so that the
+         * first constrained request pays none of it; a failure here is
+         * retried on first use (ngx_http_llm_generate.c).
+         */
+        if (m[i].structured == NULL) {
+            const llm_model_info  *info;
+
+            info = llm_model_get_info(m[i].served.model);
+            m[i].structured = llm_structured_create(m[i].served.tok,
+                                                    info->eos_ids,
+                                                    (size_t) info->n_eos,
+                                                    err, sizeof(err));
+            if (m[i].structured == NULL) {
+                ngx_log_error(NGX_LOG_WARN, cycle->log, 0,
+                              "llm_model \"%V\": structured output state: "
+                              "%s; built on first use", &m[i].alias, err);
+            }
         }
     }
 

@@ -55,6 +55,10 @@ llm_structured_create(const llm_tokenizer *tok, const int32_t *stop_ids, size_t 
         llm_structured_free(s);
         return NULL;
     }
+    /* the JSON building blocks walked now, so that a schema's first masks
+     * need no walk of the vocabulary; on failure they are walked on first
+     * use instead */
+    (void) llm_gvocab_prewarm(s->v, err, errlen);
     return s;
 oom:
     snprintf(err, errlen, "out of memory");

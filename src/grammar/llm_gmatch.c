@@ -55,6 +55,16 @@
  * canonical text (cut_key): string characters, formats and counts seen in
  * one schema serve every other schema and every fresh index on the model.
  *
+ * The FOLLOW set is kept beside the text, not in it: a walk filtered with
+ * more bytes lists a superset for the stack below, so it serves the same
+ * text with a smaller set, and the walks of the JSON building blocks made
+ * at model load (llm_gprewarm.c) serve every schema.  A walk that still
+ * lists more than DEEP_DEP tokens (a rule that may end early inside a
+ * larger structure: an email's dotted parts) gives way to a deeper cut's,
+ * whose rules decide those tokens themselves.  Stacks no deeper than the
+ * cut (the grammar's own top level, whose text is most of the grammar) are
+ * walked per index, without a key.
+ *
  * A state's live bytes (the union of its stacks' top classes) answer dead
  * transitions without an advance, which is most of a cold walk's work.
  *
@@ -75,6 +85,8 @@
 #define CUT_BUDGET  ((size_t) 64 << 20)
 #define BOUNDARY    1        /* node: the stack below a cut */
 #define CUT_DEPTH   3        /* stack nodes kept above the cut */
+#define CUT_DEPTH_MAX 6      /* ... when the walk hands too many tokens below */
+#define DEEP_DEP    1024     /* tokens handed below the cut that make it deeper */
 
 typedef struct {
     int32_t pos, parent;
@@ -136,6 +148,9 @@ struct llm_gindex {
     size_t    n_chk, cap_chk;
     size_t    cut_bytes;
     long      n_cut_walks;
+    long      n_cut_new;         /* cut stacks given a walk (found or made) */
+    long      n_top_walks;       /* walks of stacks that end within the cut */
+    long      n_walk_nodes;      /* trie nodes the walks visited */
     int32_t  *tmp;               /* scratch lists of one cut walk */
     size_t    n_tmp_acc, n_tmp_dep, cap_tmp_acc, cap_tmp_dep;
     int32_t  *tmp_dep;
@@ -745,6 +760,18 @@ llm_gindex_n_cut_walks(const llm_gindex *x)
     return x->n_cut_walks;
 }
 
+long
+llm_gindex_n_top_walks(const llm_gindex *x)
+{
+    return x->n_top_walks;
+}
+
+long
+llm_gindex_n_walk_nodes(const llm_gindex *x)
+{
+    return x->n_walk_nodes;
+}
+
 /* Walk bytes from s; -1 when a byte is not allowed, -3 on failure. */
 static int32_t
 walk_bytes(llm_gindex *x, int32_t s, const char *p, size_t n)
@@ -816,19 +843,21 @@ compute_mask_walk(llm_gindex *x, int32_t s, uint64_t *m)
     return any ? 0 : -1;
 }
 
-/* The cut stack of stack node id: its top CUT_DEPTH nodes over BOUNDARY
+/* The cut stack of stack node id: its top `depth` nodes over BOUNDARY
  * (nodes of a long count mapped to the twin: tokens longer than *lim bytes
  * are then to be rechecked; *lim 0: none), or id itself when the stack is
- * no deeper.  -3 on failure. */
+ * no deeper.  With map_small, the topmost small count of a cut without
+ * long ones maps to the twin too (*small: its count; the verdict is then
+ * the twin walk's by_count).  -3 on failure. */
 static int32_t
-cut_of(llm_gindex *x, int32_t id, int32_t *lim, int32_t *small, int map_small)
+cut_of(llm_gindex *x, int32_t id, int32_t *lim, int32_t *small, int map_small, int depth)
 {
-    int32_t pos[CUT_DEPTH], p = id;
-    int d = 0, k, n_map = 0, n_small = 0;
+    int32_t pos[CUT_DEPTH_MAX], p = id;
+    int d = 0, k, n_map = 0, n_small = 0, top_small = -1;
 
     *lim = 0;
     *small = 0;
-    while (d < CUT_DEPTH && p > BOUNDARY) {
+    while (d < depth && p > BOUNDARY) {
         pos[d++] = x->nodes[p].pos;
         p = x->nodes[p].parent;
     }
@@ -836,15 +865,18 @@ cut_of(llm_gindex *x, int32_t id, int32_t *lim, int32_t *small, int map_small)
     for (k = 0; k < d; k++) {
         if (x->twin_pos[pos[k]] < 0) continue;
         n_map++;
-        n_small += x->twin_lim[pos[k]] < LLM_GVOCAB_LONG;
+        if (x->twin_lim[pos[k]] < LLM_GVOCAB_LONG) {
+            n_small++;
+            if (top_small < 0) top_small = k;
+        }
     }
-    /* a small count maps to the twin when it is the cut's only count: its
-     * verdict is then the twin's by_count */
-    map_small = map_small && n_map == 1 && n_small == 1;
+    /* the twin walk counts the items of one twin: a small count maps when
+     * no other count of the cut does (the others stay exact) */
+    map_small = map_small && n_map == n_small && top_small >= 0;
     p = BOUNDARY;
     while (d > 0) {
         int32_t q = pos[--d];
-        if (x->twin_pos[q] >= 0 && (x->twin_lim[q] >= LLM_GVOCAB_LONG || map_small)) {
+        if (x->twin_pos[q] >= 0 && (x->twin_lim[q] >= LLM_GVOCAB_LONG || (map_small && d == top_small))) {
             if (x->twin_lim[q] < LLM_GVOCAB_LONG) *small = x->twin_lim[q];
             else if (*lim == 0 || x->twin_lim[q] < *lim) *lim = x->twin_lim[q];
             q = x->twin_pos[q];
@@ -1006,6 +1038,7 @@ cut_walk(llm_gindex *x, int32_t c, int32_t node, const uint8_t *follow)
             if (cnt && ts->n > ts->boundary) x->items[id] = (uint8_t) (cnt[depth[i]] < 255 ? cnt[depth[i]] : 255);
         }
         i++;
+        x->n_walk_nodes++;
     }
     g = calloc(1, sizeof(*g));
     if (g == NULL) return NULL;
@@ -1077,10 +1110,12 @@ key_elem(llm_gindex *x, const llm_gelem *e, size_t *n_queue)
 /*
  * The canonical text of cut stack c: what its nodes have left of their
  * alternatives, the bodies of every rule reachable from them (renumbered
- * by first mention), how the stack ends (nothing left, or the cut) and,
- * for a cut, the bytes that may follow its bottom rule.  Two stacks with
- * the same text have the same walk on a vocabulary, whatever grammar they
- * come from.  Returns the hash; the text is in x->key.
+ * by first mention) and how the stack ends (nothing left, or the cut).
+ * Two stacks with the same text have the same walk on a vocabulary,
+ * whatever grammar they come from, up to the FOLLOW set the walk filters
+ * the tokens it hands below the cut with (kept beside the text in the
+ * vocabulary's table: a walk with a larger set serves a smaller one).
+ * Returns the hash; the text is in x->key.
  */
 static uint64_t
 cut_key(llm_gindex *x, int32_t c, int *fail)
@@ -1088,12 +1123,11 @@ cut_key(llm_gindex *x, int32_t c, int *fail)
     const llm_grammar *g = x->g;
     size_t n_queue = 0, q, k;
     uint64_t h = 0x6a09e667f3bcc909ull;
-    int32_t p = c, bottom = -1;
+    int32_t p = c;
 
     x->n_key = 0;
     for ( ; p > BOUNDARY; p = x->nodes[p].parent) {
         int32_t pos = x->nodes[p].pos;
-        bottom = pos;
         if (key_push(x, -1) < 0) goto oom;
         for ( ; !llm_gelem_ends(&g->el[pos]); pos++)
             if (key_elem(x, &g->el[pos], &n_queue) < 0) goto oom;
@@ -1108,12 +1142,6 @@ cut_key(llm_gindex *x, int32_t c, int *fail)
             if (key_elem(x, &g->el[a], &n_queue) < 0) goto oom;
         }
     }
-    if (p == BOUNDARY && bottom >= 0) {
-        const uint8_t *f = x->follow[rule_of(g, bottom, x->n_all)];
-        for (k = 0; k < 32; k += 4)
-            if (key_push(x, (int32_t) ((uint32_t) f[k] | (uint32_t) f[k + 1] << 8 | (uint32_t) f[k + 2] << 16
-                                       | (uint32_t) f[k + 3] << 24)) < 0) goto oom;
-    }
     for (q = 0; q < n_queue; q++) x->renum[x->queue[q]] = -1;
     for (k = 0; k < x->n_key; k++) h = mix64(h ^ (uint64_t) (uint32_t) x->key[k]);
     return h;
@@ -1121,6 +1149,15 @@ oom:
     for (q = 0; q < n_queue; q++) x->renum[x->queue[q]] = -1;
     *fail = 1;
     return 0;
+}
+
+/* 1 when cut stack c ends over the cut (not with the input's end): its
+ * walk depends only on the grammar text above the cut */
+static int
+cut_is_deep(const llm_gindex *x, int32_t c)
+{
+    while (c > BOUNDARY) c = x->nodes[c].parent;
+    return c == BOUNDARY;
 }
 
 /* The walk of cut stack (node) c: this index's, else the vocabulary's
@@ -1141,29 +1178,72 @@ cut_get(llm_gindex *x, int32_t c)
     }
     if (x->cut[c] == NULL) {
         llm_gvocab *v = (llm_gvocab *) x->v;     /* its table of walks is internally locked */
+        static const uint8_t none[32];
+        const uint8_t *follow = none;
         int32_t one, p;
-        int fail = 0;
-        uint64_t h = cut_key(x, c, &fail);
-        gcut *w;
-        if (fail) return NULL;
-        w = llm_gvocab_cut_find(v, h, x->key, x->n_key);
+        int fail = 0, deep = cut_is_deep(x, c);
+        uint64_t h = 0;
+        gcut *w = NULL;
+        /* a stack that ends within the cut is the grammar's own top level
+         * (its text reaches most of the grammar: a long key, and a walk
+         * that serves little else): kept by the index only */
+        if (deep) {
+            h = cut_key(x, c, &fail);
+            if (fail) return NULL;
+            for (p = c; p > BOUNDARY && x->nodes[p].parent > BOUNDARY; p = x->nodes[p].parent) {}
+            if (p > BOUNDARY && x->nodes[p].parent == BOUNDARY)
+                follow = x->follow[rule_of(x->g, x->nodes[p].pos, x->n_all)];
+            w = llm_gvocab_cut_find(v, h, x->key, x->n_key, follow);
+        }
         if (w == NULL) {
-            static const uint8_t none[32];
-            const uint8_t *follow = none;
             new_pass(x);
             buf_push(x, c);
             one = state_intern(x);
             if (x->fail || one < 0) { x->fail = 0; return NULL; }
-            for (p = c; p > BOUNDARY && x->nodes[p].parent > BOUNDARY; p = x->nodes[p].parent) {}
-            if (p > BOUNDARY && x->nodes[p].parent == BOUNDARY)
-                follow = x->follow[rule_of(x->g, x->nodes[p].pos, x->n_all)];
             w = cut_walk(x, one, c, follow);
             if (w == NULL) return NULL;
-            w = llm_gvocab_cut_put(v, h, x->key, x->n_key, w);
+            if (deep) w = llm_gvocab_cut_put(v, h, x->key, x->n_key, follow, w);
+            else x->n_top_walks++;
         }
         x->cut[c] = w;
+        x->n_cut_new++;
     }
     return x->cut[c];
+}
+
+/*
+ * The walk that decides stack node id: its cut's (CUT_DEPTH nodes; a small
+ * count through the twin when the items can be counted, else the count's
+ * own walk).  A walk that hands more than DEEP_DEP tokens to the stack
+ * below (a rule that may end early inside a larger structure: an email's
+ * dotted parts) is replaced by a deeper cut's, up to CUT_DEPTH_MAX nodes,
+ * so that the state does not recheck thousands of tokens.  deep_only: *c
+ * NULL when the stack ends within the cut (no shared walk; for
+ * llm_gindex_walk_cuts).  0, or -1 on failure.
+ */
+static int
+stack_cut(llm_gindex *x, int32_t id, int deep_only, const gcut **out, int32_t *lim, int32_t *small)
+{
+    const gcut *c = NULL;
+    int depth;
+
+    *out = NULL;
+    for (depth = CUT_DEPTH; ; depth++) {
+        int32_t cs = cut_of(x, id, lim, small, 1, depth);
+        if (cs == -3) return -1;
+        if (deep_only && depth == CUT_DEPTH && !cut_is_deep(x, cs)) return 0;
+        c = cut_get(x, cs);
+        if (c != NULL && *small && c->by_count == NULL) {
+            /* items not countable on the twin: the count's own walk */
+            cs = cut_of(x, id, lim, small, 0, depth);
+            if (cs == -3) return -1;
+            c = cut_get(x, cs);
+        }
+        if (c == NULL) return -1;
+        if (c->n_dep <= DEEP_DEP || depth == CUT_DEPTH_MAX || !cut_is_deep(x, cs)) break;
+    }
+    *out = c;
+    return 0;
 }
 
 /* Listed tokens (trie order) checked from state s; common prefixes of
@@ -1215,19 +1295,10 @@ compute_mask(llm_gindex *x, int32_t s, uint64_t *m)
     memset(m, 0, x->words * sizeof(uint64_t));
     x->n_chk = 0;
     for (k = 0; k < n; k++) {
-        int32_t id = x->pool[x->st[s].off + k], cs, lim, small;   /* pool may move */
+        int32_t id = x->pool[x->st[s].off + k], lim, small;   /* pool may move */
         const gcut *c;
         if (id == 0) continue;
-        cs = cut_of(x, id, &lim, &small, 1);
-        if (cs == -3) return -3;
-        c = cut_get(x, cs);
-        if (c != NULL && small && c->by_count == NULL) {
-            /* items not countable on the twin: the count's own walk */
-            cs = cut_of(x, id, &lim, &small, 0);
-            if (cs == -3) return -3;
-            c = cut_get(x, cs);
-        }
-        if (c == NULL) return -3;
+        if (stack_cut(x, id, 0, &c, &lim, &small) < 0) return -3;
         if (small) {
             const uint64_t *b = c->by_count + (size_t) (small - 1) * x->words;
             for (j = 0; j < x->words; j++) m[j] |= b[j];
@@ -1256,6 +1327,41 @@ compute_mask(llm_gindex *x, int32_t s, uint64_t *m)
     if (mask_outside_trie(x, s, m, &any) < 0) return -3;
     for (j = 0; !any && j < x->words; j++) any = m[j] != 0;
     return any ? 0 : -1;
+}
+
+long
+llm_gindex_walk_cuts(llm_gindex *x, size_t max_states)
+{
+    size_t s;
+    long rc = 0;
+
+    pthread_mutex_lock(&x->mu);
+    for (s = 0; s < x->n_st && s < max_states; s++) {
+        uint8_t live[32];
+        size_t k;
+        unsigned b;
+        long new0 = x->n_cut_new;
+        int deep = 0;
+        memcpy(live, x->st[s].live, 32);
+        for (k = 0; k < x->st[s].n; k++) {
+            int32_t id = x->pool[x->st[s].off + k], lim, small;   /* pool may move */
+            const gcut *c;
+            if (id <= BOUNDARY) continue;
+            if (stack_cut(x, id, 1, &c, &lim, &small) < 0) { rc = -1; goto out; }
+            deep |= c != NULL;
+        }
+        /* the next states, breadth first; not past a state whose cuts
+         * were all met before (inside a block met in another context, or
+         * at another count of a repetition): what follows them was
+         * explored from there */
+        if (deep && x->n_cut_new == new0) continue;
+        for (b = 0; b < 256 && x->n_st < max_states; b++)
+            if (llm_gset_has(live, b) && trans(x, (int32_t) s, b) == -3) { rc = -1; goto out; }
+    }
+    rc = (long) s;
+out:
+    pthread_mutex_unlock(&x->mu);
+    return rc;
 }
 
 /* ---- matcher ---- */

@@ -144,6 +144,14 @@ typedef int (*llm_gvocab_bytes_fn)(void *ctx, int32_t id, char *out, size_t cap)
 llm_gvocab *llm_gvocab_create(size_t n_vocab, llm_gvocab_bytes_fn bytes_of, void *ctx,
                               const int32_t *excluded, size_t n_excluded,
                               char *err, size_t errlen);
+/* Walks of the JSON building blocks (the characters of strings and bounded
+ * strings, inside each format, of numbers; plain and with '<' escaped) made
+ * now and kept in v, so that the first masks of a schema never seen before
+ * find them (llm_gprewarm.c; once per model, at load).  0, or -1 with a
+ * message (v stays usable: its walks are then made on first use). */
+int    llm_gvocab_prewarm(llm_gvocab *v, char *err, size_t errlen);
+/* Bytes held by the vocabulary's table of walks. */
+size_t llm_gvocab_walk_bytes(const llm_gvocab *v);
 void   llm_gvocab_free(llm_gvocab *v);
 size_t llm_gvocab_n_vocab(const llm_gvocab *v);
 size_t llm_gvocab_n_nodes(const llm_gvocab *v);
@@ -167,6 +175,11 @@ void   llm_gindex_free(llm_gindex *x);
 size_t llm_gindex_n_states(const llm_gindex *x);
 long   llm_gindex_n_masks_computed(const llm_gindex *x);   /* cache misses so far */
 long   llm_gindex_n_cut_walks(const llm_gindex *x);        /* vocabulary walks so far */
+/* ... of which walks of the grammar's top level (stacks no deeper than the
+ * cut: kept by the index, not shared through the vocabulary) */
+long   llm_gindex_n_top_walks(const llm_gindex *x);
+/* Live trie nodes those walks visited (their cost; dead bytes skip subtrees). */
+long   llm_gindex_n_walk_nodes(const llm_gindex *x);
 /* Drop cached masks (transitions stay); for memory tests and benchmarks. */
 void   llm_gindex_drop_masks(llm_gindex *x);
 

@@ -195,6 +195,16 @@ llm_gvocab_n_nodes(const llm_gvocab *v)
     return v->n_nodes;
 }
 
+size_t
+llm_gvocab_walk_bytes(const llm_gvocab *v)
+{
+    size_t n;
+    pthread_mutex_lock((pthread_mutex_t *) &v->cut_mu);
+    n = v->cut_bytes;
+    pthread_mutex_unlock((pthread_mutex_t *) &v->cut_mu);
+    return n;
+}
+
 const char *
 llm_gvocab_token(const llm_gvocab *v, int32_t id, size_t *len)
 {
@@ -209,23 +219,40 @@ key_eq(const llm_gcut_entry *e, uint64_t hash, const int32_t *key, size_t n)
     return e->hash == hash && e->n_key == n && memcmp(e->key, key, n * sizeof(int32_t)) == 0;
 }
 
+/* e's FOLLOW set holds every byte of f */
+static int
+follow_holds(const llm_gcut_entry *e, const uint8_t f[32])
+{
+    int k;
+    for (k = 0; k < 32; k++) if (f[k] & ~e->follow[k]) return 0;
+    return 1;
+}
+
 llm_gcut *
-llm_gvocab_cut_find(llm_gvocab *v, uint64_t hash, const int32_t *key, size_t n)
+llm_gvocab_cut_find(llm_gvocab *v, uint64_t hash, const int32_t *key, size_t n, const uint8_t follow[32])
 {
     llm_gcut *c = NULL;
     size_t i;
+    int best = 257;
 
+    /* of the walks that serve, the one with the fewest bytes let past the
+     * cut (the fewest tokens to check from the state) */
     pthread_mutex_lock(&v->cut_mu);
     for (i = v->cut_cap ? hash & (v->cut_cap - 1) : 0; v->cut_cap && v->cut_tab[i].cut != NULL;
          i = (i + 1) & (v->cut_cap - 1)) {
-        if (key_eq(&v->cut_tab[i], hash, key, n)) { c = v->cut_tab[i].cut; break; }
+        if (key_eq(&v->cut_tab[i], hash, key, n) && follow_holds(&v->cut_tab[i], follow)) {
+            int k, bits = 0;
+            for (k = 0; k < 32; k++) bits += __builtin_popcount(v->cut_tab[i].follow[k]);
+            if (bits < best) { best = bits; c = v->cut_tab[i].cut; }
+        }
     }
     pthread_mutex_unlock(&v->cut_mu);
     return c;
 }
 
 llm_gcut *
-llm_gvocab_cut_put(llm_gvocab *v, uint64_t hash, const int32_t *key, size_t n, llm_gcut *c)
+llm_gvocab_cut_put(llm_gvocab *v, uint64_t hash, const int32_t *key, size_t n, const uint8_t follow[32],
+                   llm_gcut *c)
 {
     llm_gcut_entry *e;
     size_t i;
@@ -246,7 +273,7 @@ llm_gvocab_cut_put(llm_gvocab *v, uint64_t hash, const int32_t *key, size_t n, l
         v->cut_cap = cap;
     }
     for (i = hash & (v->cut_cap - 1); v->cut_tab[i].cut != NULL; i = (i + 1) & (v->cut_cap - 1)) {
-        if (key_eq(&v->cut_tab[i], hash, key, n)) {
+        if (key_eq(&v->cut_tab[i], hash, key, n) && follow_holds(&v->cut_tab[i], follow)) {
             llm_gcut *old = v->cut_tab[i].cut;
             pthread_mutex_unlock(&v->cut_mu);
             llm_gcut_free(c);
@@ -259,6 +286,7 @@ llm_gvocab_cut_put(llm_gvocab *v, uint64_t hash, const int32_t *key, size_t n, l
     memcpy(e->key, key, n * sizeof(int32_t));
     e->n_key = n;
     e->hash = hash;
+    memcpy(e->follow, follow, 32);
     e->cut = c;
     c->shared = 1;
     v->cut_n++;

@@ -32,11 +32,13 @@ typedef struct {
 void llm_gcut_free(llm_gcut *c);
 
 /* One entry of the vocabulary's table of walks, keyed by the canonical
- * text of the cut (see cut_key in llm_gmatch.c). */
+ * text of the cut (see cut_key in llm_gmatch.c) and the bytes the walk let
+ * past the cut (the FOLLOW set it was filtered with). */
 typedef struct {
     uint64_t  hash;
     int32_t  *key;
     size_t    n_key;
+    uint8_t   follow[32];
     llm_gcut *cut;
 } llm_gcut_entry;
 
@@ -63,12 +65,21 @@ struct llm_gvocab {
     size_t           cut_cap, cut_n, cut_bytes;
 };
 
-/* The shared walk with this key, or NULL. */
-llm_gcut *llm_gvocab_cut_find(llm_gvocab *v, uint64_t hash, const int32_t *key, size_t n);
-/* Shares c under key (c becomes the table's; the walk already there when
- * another thread shared one first, c then freed).  Returns the walk to use:
- * c itself, unshared, when the table is over its memory budget. */
-llm_gcut *llm_gvocab_cut_put(llm_gvocab *v, uint64_t hash, const int32_t *key, size_t n, llm_gcut *c);
+/* A shared walk with this key whose FOLLOW set holds follow (a walk
+ * filtered with more bytes lists more tokens for the stack below: a
+ * superset, which the check from the state sorts out), or NULL. */
+llm_gcut *llm_gvocab_cut_find(llm_gvocab *v, uint64_t hash, const int32_t *key, size_t n,
+                              const uint8_t follow[32]);
+/* Shares c under key and follow (c becomes the table's; the walk already
+ * there when another thread shared one first, c then freed).  Returns the
+ * walk to use: c itself, unshared, when the table is over its budget. */
+llm_gcut *llm_gvocab_cut_put(llm_gvocab *v, uint64_t hash, const int32_t *key, size_t n,
+                             const uint8_t follow[32], llm_gcut *c);
+/* Every cut stack of the index's states (explored breadth first from the
+ * start, at most max_states) that ends over the cut gets its walk in the
+ * vocabulary's table (llm_gmatch.c).  Returns the states explored, -1 on
+ * failure. */
+long llm_gindex_walk_cuts(llm_gindex *x, size_t max_states);
 
 #define LLM_GVOCAB_LONG 24
 

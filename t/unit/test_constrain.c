@@ -180,6 +180,85 @@ test_fast_masks(const llm_tokenizer *tok, llm_gvocab *v)
     free(bits); free(ref); free(allowed);
 }
 
+/* Random walks over schema src on vocabulary v (fast mask compared with
+ * the reference at every step); the live trie nodes the index's walks
+ * visited into *nodes.  Returns the steps that differ (-1: no index). */
+static int
+walk_compare(const llm_tokenizer *tok, llm_gvocab *v, const char *src, int *compared, long *nodes)
+{
+    size_t nv = llm_tokenizer_n_vocab(tok), words = (nv + 63) / 64, w;
+    uint64_t *bits = malloc(words * 8), *ref = malloc(words * 8), r = 0x2545f4914f6cdd1dull;
+    int32_t *allowed = malloc(nv * sizeof(int32_t)), stop = llm_tokenizer_token_id(tok, "<|im_end|>");
+    json_t *s = json_loads(src, 0, NULL);
+    char err[256];
+    llm_grammar *g = llm_grammar_from_json_schema(s, err, sizeof(err));
+    llm_gindex *x = g ? llm_gindex_create(g, v, &stop, 1, NULL, 0, err, sizeof(err)) : NULL;
+    int run, step, differ = 0;
+
+    *compared = 0;
+    *nodes = 0;
+    for (run = 0; x != NULL && run < 8; run++) {
+        llm_gmatcher *m = llm_gmatcher_create(x);
+        for (step = 0; step < 120 && !llm_gmatcher_done(m); step++) {
+            size_t n = 0;
+            if (llm_gmatcher_mask(m, bits) < 0) break;
+            llm_gmatcher_mask_reference(m, ref);
+            (*compared)++;
+            if (memcmp(bits, ref, words * 8) != 0) differ++;
+            for (w = 0; w < words; w++) {
+                uint64_t b = bits[w];
+                while (b) { allowed[n++] = (int32_t) (w * 64 + (size_t) __builtin_ctzll(b)); b &= b - 1; }
+            }
+            r ^= r << 13; r ^= r >> 7; r ^= r << 17;
+            if (n == 0 || llm_gmatcher_accept(m, allowed[(r >> 33) % n]) < 0) break;
+        }
+        llm_gmatcher_free(m);
+    }
+    if (x != NULL) *nodes = llm_gindex_n_walk_nodes(x);
+    else differ = -1;
+    llm_gindex_free(x);
+    llm_grammar_free(g);
+    json_decref(s);
+    free(bits); free(ref); free(allowed);
+    return differ;
+}
+
+/* The walks of the JSON building blocks made at load (llm_gvocab_prewarm)
+ * serve a schema never seen before: its random walks visit a small part of
+ * what the same paths visit on a vocabulary without them, and the masks
+ * from the prewarmed walks (and from the deeper cuts of an email's dotted
+ * parts, whose shallow walks hand thousands of tokens below the cut) equal
+ * the reference walk. */
+static void
+test_prewarmed(const llm_tokenizer *tok)
+{
+    const char *src = "{\"type\":\"object\",\"properties\":{\"to\":{\"type\":\"string\",\"format\":\"email\"},"
+        "\"cc\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"format\":\"email\"},\"maxItems\":4},"
+        "\"title\":{\"type\":\"string\",\"maxLength\":60},\"when\":{\"type\":\"string\",\"format\":\"date-time\"},"
+        "\"n\":{\"type\":\"integer\"},\"body\":{\"type\":\"string\"}},\"required\":[\"to\",\"cc\",\"title\"]}";
+    int32_t stop = llm_tokenizer_token_id(tok, "<|im_end|>");
+    char err[256];
+    llm_gvocab *plain = llm_constrain_vocab(tok, &stop, 1, err, sizeof(err));
+    llm_gvocab *warm = llm_constrain_vocab(tok, &stop, 1, err, sizeof(err));
+    int compared[2] = { 0, 0 }, differ[2] = { -1, -1 };
+    long nodes[2] = { 0, 0 };
+
+    if (!ok(plain != NULL && warm != NULL, "two vocabularies of the Qwen3 tokenizer")) goto out;
+    ok(llm_gvocab_prewarm(warm, err, sizeof(err)) == 0 && llm_gvocab_walk_bytes(warm) > 0,
+       "building-block walks made at load");
+    differ[0] = walk_compare(tok, plain, src, &compared[0], &nodes[0]);
+    differ[1] = walk_compare(tok, warm, src, &compared[1], &nodes[1]);
+    is_int(differ[0], 0, "without them: fast mask equals the reference walk at %d states", compared[0]);
+    is_int(differ[1], 0, "with them: fast mask equals the reference walk at %d states", compared[1]);
+    ok(compared[1] >= 200, "compared at %d states", compared[1]);
+    ok(compared[0] == compared[1], "the same random paths on both");
+    ok(nodes[1] * 10 < nodes[0], "a new schema's walks visit %ld trie nodes with them, %ld without",
+       nodes[1], nodes[0]);
+out:
+    llm_gvocab_free(plain);
+    llm_gvocab_free(warm);
+}
+
 /* A model whose logits pad past the tokenizer's ids (Qwen: 151936 rows for
  * 151669 ids): the mask covers the sampler's whole vocabulary and the padded
  * ids, favoured here by far, are never picked. */
@@ -331,6 +410,7 @@ main(void)
            "added tokens are not in the trie");
     }
     if (v) test_fast_masks(tok, v);
+    test_prewarmed(tok);
     if (v) test_generations(tok, v);
     if (v) test_padded_vocab(tok, v);
     if (v) test_triggers(tok, v);
