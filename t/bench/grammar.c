@@ -6,7 +6,10 @@
  * uniformly among the allowed ones: a random-weight model, the worst case),
  * cold (a fresh index: the first request with this schema) and warm (the
  * index shared with earlier requests: after one round of generations and
- * after four).  Not a test: nothing here asserts.
+ * after four; and four sequences at once, on the warm index and on a
+ * fresh one).  The vocabulary gets the walks of the JSON building blocks
+ * first (llm_gvocab_prewarm, as at model load; its time and memory
+ * printed).  Not a test: nothing here asserts.
  *
  * With a model: decode through the engine's scheduler (llm_sched, one
  * sequence, temperature 1, the model's own tokenizer) with and without the
@@ -18,6 +21,7 @@
  *
  *   build/bench/grammar TOKENIZER_DIR [generations [MODEL_DIR [threads]]]
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +137,75 @@ generate(llm_gindex *x, size_t n_vocab, uint64_t *bits, int32_t *allowed, int ma
     *finished += llm_gmatcher_done(m);
     llm_gmatcher_free(m);
     return steps;
+}
+
+/* one of several sequences generating at once on a shared index (each with
+ * its own random picks); mask times into t[] */
+typedef struct {
+    llm_gindex *x;
+    size_t      n_vocab, nt, cap;
+    int         gens;
+    uint64_t    rng;
+    double     *t;
+} conc_seq;
+
+static void *
+conc_run(void *arg)
+{
+    conc_seq *q = arg;
+    size_t words = (q->n_vocab + 63) / 64, w;
+    uint64_t *bits = malloc(words * 8);
+    int32_t *allowed = malloc(q->n_vocab * sizeof(int32_t));
+    int gen, k;
+
+    for (gen = 0; gen < q->gens; gen++) {
+        llm_gmatcher *m = llm_gmatcher_create(q->x);
+        for (k = 0; k < 400 && !llm_gmatcher_done(m); k++) {
+            size_t n = 0;
+            double t0 = now_us();
+            int rc = llm_gmatcher_mask(m, bits);
+            if (q->nt < q->cap) q->t[q->nt++] = now_us() - t0;
+            if (rc < 0) break;
+            for (w = 0; w < words; w++) {
+                uint64_t b = bits[w];
+                while (b) { allowed[n++] = (int32_t) (w * 64 + (size_t) __builtin_ctzll(b)); b &= b - 1; }
+            }
+            q->rng ^= q->rng << 13; q->rng ^= q->rng >> 7; q->rng ^= q->rng << 17;
+            if (llm_gmatcher_accept(m, allowed[(q->rng >> 32) % n]) < 0) break;
+        }
+        llm_gmatcher_free(m);
+    }
+    free(bits);
+    free(allowed);
+    return NULL;
+}
+
+/* 4 sequences at once on index x, percentiles of all their masks */
+static void
+concurrent(llm_gindex *x, size_t n_vocab, int gens, const char *what)
+{
+    enum { NSEQ = 4 };
+    conc_seq q[NSEQ];
+    pthread_t th[NSEQ];
+    double *all;
+    size_t n = 0, i, j;
+
+    for (i = 0; i < NSEQ; i++) {
+        q[i].x = x; q[i].n_vocab = n_vocab; q[i].nt = 0; q[i].cap = 1 << 18; q[i].gens = gens;
+        q[i].rng = 0x9e3779b97f4a7c15ull * (i + 7); q[i].t = malloc(q[i].cap * sizeof(double));
+        pthread_create(&th[i], NULL, conc_run, &q[i]);
+    }
+    for (i = 0; i < NSEQ; i++) { pthread_join(th[i], NULL); n += q[i].nt; }
+    all = malloc((n + 1) * sizeof(double));
+    for (i = 0, n = 0; i < NSEQ; i++) {
+        for (j = 0; j < q[i].nt; j++) all[n++] = q[i].t[j];
+        free(q[i].t);
+    }
+    qsort(all, n, sizeof(double), cmp_d);
+    printf("grammar: mask per token, %d sequences at once (threads) on the %s index, %d generations each: "
+           "%zu tokens, p50 %.1f us, p90 %.1f us, p99 %.1f us, max %.1f us\n",
+           NSEQ, what, gens, n, pct(all, n, 0.5), pct(all, n, 0.9), pct(all, n, 0.99), n ? all[n - 1] : 0);
+    free(all);
 }
 
 /*
@@ -469,6 +542,13 @@ main(int argc, char **argv)
                n_miss_walk, llm_gindex_n_cut_walks(x) - walks0,
                pct(miss_walk, n_miss_walk, 0.5), pct(miss_walk, n_miss_walk, 0.99));
     }
+    concurrent(x, n_vocab, gens, "warm");
+    llm_gindex_free(x);
+    llm_grammar_free(g);
+    /* the same on a fresh index of the schema (the model's vocabulary) */
+    g = llm_grammar_from_json_schema(schema, err, sizeof(err));
+    x = llm_gindex_create(g, v, &stop, 1, NULL, 0, err, sizeof(err));
+    concurrent(x, n_vocab, gens, "fresh");
     llm_gindex_free(x);
     llm_grammar_free(g);
     sampling_cost(tok, v, schema, stop);
