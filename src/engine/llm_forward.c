@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "engine/llm_attention.h"
+#include "engine/llm_deltanet.h"
 #include "engine/llm_moe.h"
 #include "engine/llm_runtime_impl.h"
 #include "kernels/cpu/llm_quant.h"
@@ -85,7 +86,12 @@ task_qkv(void *arg, int ith, int nth, int thread __attribute__((unused)))
     llm_runtime *rt = s->rt;
     int H = rt->m->info.hidden;
 
-    matmul_part(rt, &s->L->wq, 0, rt->q, rt->q_dim, rt->xn, H, s->n, s->L->bq, 0, ith, nth);
+    /* gated attention: q_proj's rows go to qg, rope_and_store takes the queries out */
+    if (rt->m->attn_gate) {
+        matmul_part(rt, &s->L->wq, 0, rt->qg, (size_t) 2 * rt->q_dim, rt->xn, H, s->n, s->L->bq, 0, ith, nth);
+    } else {
+        matmul_part(rt, &s->L->wq, 0, rt->q, rt->q_dim, rt->xn, H, s->n, s->L->bq, 0, ith, nth);
+    }
     matmul_part(rt, &s->L->wk, 0, rt->kn, rt->kv_dim, rt->xn, H, s->n, s->L->bk, 0, ith, nth);
     matmul_part(rt, &s->L->wv, 0, rt->vn, rt->kv_dim, rt->xn, H, s->n, s->L->bv, 0, ith, nth);
 }
@@ -184,6 +190,12 @@ rope_and_store(llm_runtime *rt, const llm_layer *L, int kv, int t0, int t1)
         int pos = rt->tpos[t];
         float *q = rt->q + (size_t) t * rt->q_dim, *kk = rt->kn + (size_t) t * rt->kv_dim;
 
+        if (m->attn_gate) {
+            /* q_proj gave each head [query (head_dim); gate (head_dim)] */
+            for (h = 0; h < in->n_heads; h++) {
+                memcpy(q + h * hd, rt->qg + (size_t) t * 2 * rt->q_dim + (size_t) h * 2 * hd, (size_t) hd * sizeof(float));
+            }
+        }
         if (m->qk_norm == LLM_QK_NORM_ALL) {
             k->rmsnorm(q, q, L->q_norm, rt->q_dim, eps);
             k->rmsnorm(kk, kk, L->k_norm, rt->kv_dim, eps);
@@ -278,6 +290,24 @@ task_conv_out(void *arg, int ith, int nth, int thread __attribute__((unused)))
 
     matmul_part(rt, &s->L->conv_out, 0, direct ? rt->x : rt->xn, H, rt->conv, (size_t) 3 * H, s->n,
                 s->L->conv_out_b, direct, ith, nth);
+}
+
+/* gated attention: each head's output times sigmoid of its gate, value by value */
+static void
+task_attn_gate(void *arg, int ith, int nth, int thread __attribute__((unused)))
+{
+    llm_step *s = arg;
+    llm_runtime *rt = s->rt;
+    int hd = rt->m->info.head_dim, t0, t1, t, h, i;
+
+    token_range(s->n, ith, nth, &t0, &t1);
+    for (t = t0; t < t1; t++) {
+        float *a = rt->att + (size_t) t * rt->q_dim;
+        const float *g = rt->qg + (size_t) t * 2 * rt->q_dim;
+        for (h = 0; h < rt->m->info.n_heads; h++) {
+            for (i = 0; i < hd; i++) a[h * hd + i] /= 1.0f + expf(-g[(size_t) h * 2 * hd + hd + i]);
+        }
+    }
 }
 
 static void
@@ -439,6 +469,7 @@ attention(llm_runtime *rt, llm_step *s, int l)
     run_tokens(rt, task_rope, s);
     s->t0 = phase_end(rt, LLM_PHASE_ROPE, s->t0);
     llm_attention(rt, l, s->n);
+    if (rt->m->attn_gate) run_tokens(rt, task_attn_gate, s);
     s->t0 = phase_end(rt, LLM_PHASE_ATTENTION, s->t0);
     quantize_input(rt, s, rt->att, (size_t) rt->q_dim, rt->q_dim, &L->wo, NULL, NULL);
     s->t0 = phase_end(rt, LLM_PHASE_QUANTIZE, s->t0);
@@ -504,6 +535,11 @@ run_layers(llm_runtime *rt, int n)
         norm(rt, &s, L->attn_norm);
         if (L->conv) {
             short_conv(rt, &s);
+        } else if (L->dn) {
+            /* Gated DeltaNet (llm_deltanet.h), timed with the other recurrent blocks */
+            int direct = direct_residual(rt, L->attn_post_norm);
+            llm_deltanet_block(rt, L, n, direct ? rt->x : rt->xn, direct);
+            s.t0 = phase_end(rt, LLM_PHASE_CONV, s.t0);
         } else {
             attention(rt, &s, l);
         }

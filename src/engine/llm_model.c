@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "engine/llm_deltanet.h"
 #include "engine/llm_gguf.h"
 #include "engine/llm_gptoss.h"
 #include "engine/llm_mlx.h"
@@ -52,6 +53,8 @@ static const llm_arch_defaults arch_table[] = {
     { "Glm4MoeForCausalLM", "glm4_moe",    LLM_FAM_GLM4MOE, 151552, 4096, 10944, 46, 96, 8,  128, 131072, 1e-5, 10000.0,   0,    0, 0 },
     { "GptOssForCausalLM",  "gpt_oss",     LLM_FAM_GPTOSS,  201088, 2880, 2880,  36, 64, 8,  64,  131072, 1e-5, 150000.0,  128,  0, 0 },
     { "Lfm2ForCausalLM",    "lfm2",        LLM_FAM_LFM2,    65536,  2560, 12288, 32, 32, 8,  -1,  128000, 1e-5, 1000000.0, 0,    1, 0 },
+    { "Qwen3NextForCausalLM", "qwen3_next", LLM_FAM_QWEN3NEXT, 151936, 2048, 5632, 48, 16, 2, 256, 32768, 1e-6, 10000.0, 0,   0, 0 },
+    { "Qwen3_5ForCausalLM", "qwen3_5_text", LLM_FAM_QWEN35, 248320, 4096, 12288, 32, 16, 4,  256, 32768,  1e-6, 10000.0,   0,    0, 0 },
 };
 
 /* MoE defaults of the config classes: experts, chosen per token, expert rows, renormalize */
@@ -66,6 +69,7 @@ static const llm_moe_defaults moe_table[] = {
     { LLM_FAM_MIXTRAL,  8,   2, -1,   1, 0 },     /* -1: intermediate_size (every layer is sparse) */
     { LLM_FAM_GLM4MOE,  128, 8, 1408, 1, 1 },
     { LLM_FAM_GPTOSS,   128, 4, -1,   1, 0 },     /* softmax over the chosen logits = softmax, renormalized */
+    { LLM_FAM_QWEN3NEXT, 512, 10, 512, 1, 0 },    /* + a shared expert (shared_expert_intermediate_size) */
 };
 
 /* ---- small JSON helpers ---- */
@@ -606,13 +610,17 @@ walk_moe(tensor_walk *w, const llm_model *m, llm_moe *moe)
         if ((rc = walk_vec(w, name, E, 0, &moe->score_bias)) != 0) return rc;
     }
     if (m->shared_intermediate > 0) {
-        int S = m->shared_intermediate;
-        snprintf(name, sizeof(name), "%s.shared_experts.gate_proj.weight", pre);
+        /* Qwen3-Next: one shared_expert and its sigmoid gate; GLM-4.5: shared_experts */
+        int S = m->shared_intermediate, next = m->family == LLM_FAM_QWEN3NEXT;
+        const char *sh = next ? "shared_expert" : "shared_experts";
+        snprintf(name, sizeof(name), "%s.%s.gate_proj.weight", pre, sh);
         if ((rc = walk_mat(w, name, S, H, &moe->sh_gate)) != 0) return rc;
-        snprintf(name, sizeof(name), "%s.shared_experts.up_proj.weight", pre);
+        snprintf(name, sizeof(name), "%s.%s.up_proj.weight", pre, sh);
         if ((rc = walk_mat(w, name, S, H, &moe->sh_up)) != 0) return rc;
-        snprintf(name, sizeof(name), "%s.shared_experts.down_proj.weight", pre);
+        snprintf(name, sizeof(name), "%s.%s.down_proj.weight", pre, sh);
         if ((rc = walk_mat(w, name, H, S, &moe->sh_down)) != 0) return rc;
+        snprintf(name, sizeof(name), "%s.shared_expert_gate.weight", pre);
+        if (next && (rc = walk_vec(w, name, H, 0, &moe->sh_weight)) != 0) return rc;
     }
     if (m->experts_stacked == 2) {
         snprintf(name, sizeof(name), "%s.experts.gate_proj", pre);
@@ -677,13 +685,68 @@ walk_lfm2_layer(tensor_walk *w, const llm_model *m, llm_layer *L)
     return walk_mat(w, "feed_forward.w2.weight", H, I, &L->w_down);
 }
 
+/*
+ * A Gated DeltaNet block (linear_attn.*): the input projections (Qwen3-Next's
+ * two interleaved ones or Qwen3.5's four), the convolution weight
+ * [conv_dim][1][kernel], per value head A_log and dt_bias, the gated norm
+ * over a value head, the output projection.
+ */
+static int
+walk_deltanet(tensor_walk *w, const llm_model *m, llm_layer *L)
+{
+    int H = m->info.hidden, kd = m->dn_k_heads * m->dn_k_dim, vd = m->dn_v_heads * m->dn_v_dim;
+    int nv = m->dn_v_heads, conv = 2 * kd + vd, rc;
+
+    if (m->family == LLM_FAM_QWEN3NEXT) {
+        if ((rc = walk_mat(w, "linear_attn.in_proj_qkvz.weight", conv + vd, H, &L->dn_qkv)) != 0
+            || (rc = walk_mat(w, "linear_attn.in_proj_ba.weight", 2 * nv, H, &L->dn_b)) != 0) return rc;
+    } else if ((rc = walk_mat(w, "linear_attn.in_proj_qkv.weight", conv, H, &L->dn_qkv)) != 0
+               || (rc = walk_mat(w, "linear_attn.in_proj_z.weight", vd, H, &L->dn_z)) != 0
+               || (rc = walk_mat(w, "linear_attn.in_proj_b.weight", nv, H, &L->dn_b)) != 0
+               || (rc = walk_mat(w, "linear_attn.in_proj_a.weight", nv, H, &L->dn_a)) != 0) {
+        return rc;
+    }
+    if ((rc = walk_vec(w, "linear_attn.conv1d.weight", conv * m->dn_kernel, 0, &L->dn_conv_w)) != 0
+        || (rc = walk_vec(w, "linear_attn.A_log", nv, 0, &L->dn_a_log)) != 0
+        || (rc = walk_vec(w, "linear_attn.dt_bias", nv, 0, &L->dn_dt_bias)) != 0
+        || (rc = walk_vec(w, "linear_attn.norm.weight", m->dn_v_dim, 0, &L->dn_norm)) != 0) return rc;
+    return walk_mat(w, "linear_attn.out_proj.weight", H, vd, &L->dn_out);
+}
+
+/* an attention block's tensors (self_attn.*) */
+static int
+walk_attention(tensor_walk *w, const llm_model *m, llm_layer *L)
+{
+    const llm_model_info *in = &m->info;
+    int H = in->hidden, hd = in->head_dim, q = in->n_heads * hd, kv = in->n_kv_heads * hd, rc;
+    int qn = m->qk_norm == LLM_QK_NORM_ALL ? q : hd, kn = m->qk_norm == LLM_QK_NORM_ALL ? kv : hd;
+
+    if (m->family == LLM_FAM_PHI3) {
+        rc = walk_fused(w, "self_attn.qkv_proj.weight", H, 3, &L->wq, q, &L->wk, kv, &L->wv, kv);
+    } else if ((rc = walk_mat(w, "self_attn.q_proj.weight", m->attn_gate ? 2 * q : q, H, &L->wq)) == 0
+               && (rc = walk_mat(w, "self_attn.k_proj.weight", kv, H, &L->wk)) == 0) {
+        rc = walk_mat(w, "self_attn.v_proj.weight", kv, H, &L->wv);
+    }
+    if (rc != 0) return rc;
+    if (m->qkv_bias
+        && ((rc = walk_vec(w, "self_attn.q_proj.bias", q, 0, &L->bq)) != 0
+            || (rc = walk_vec(w, "self_attn.k_proj.bias", kv, 0, &L->bk)) != 0
+            || (rc = walk_vec(w, "self_attn.v_proj.bias", kv, 0, &L->bv)) != 0)) return rc;
+    if (m->qk_norm != LLM_QK_NORM_NONE
+        && ((rc = walk_vec(w, "self_attn.q_norm.weight", qn, 1, &L->q_norm)) != 0
+            || (rc = walk_vec(w, "self_attn.k_norm.weight", kn, 1, &L->k_norm)) != 0)) return rc;
+    if (m->family == LLM_FAM_GPTOSS
+        && (rc = walk_vec(w, "self_attn.sinks", in->n_heads, 0, &L->sinks)) != 0) return rc;
+    if ((rc = walk_mat(w, "self_attn.o_proj.weight", H, q, &L->wo)) != 0) return rc;
+    if (m->o_bias && (rc = walk_vec(w, "self_attn.o_proj.bias", H, 0, &L->bo)) != 0) return rc;
+    return 0;
+}
+
 int
 llm_model_tensors(llm_model *m, int (*fn)(void *ctx, const llm_tensor_spec *t), void *ctx)
 {
     const llm_model_info *in = &m->info;
-    int H = in->hidden, I = in->intermediate, hd = in->head_dim;
-    int q = in->n_heads * hd, kv = in->n_kv_heads * hd, l, rc;
-    int qn = m->qk_norm == LLM_QK_NORM_ALL ? q : hd, kn = m->qk_norm == LLM_QK_NORM_ALL ? kv : hd;
+    int H = in->hidden, I = in->intermediate, l, rc;
     llm_family f = m->family;
     tensor_walk w = { m, fn, ctx, -1 };
 
@@ -698,24 +761,7 @@ llm_model_tensors(llm_model *m, int (*fn)(void *ctx, const llm_tensor_spec *t), 
         /* norms before the blocks: all but OLMo 2, which has post-norms only */
         if (f != LLM_FAM_OLMO2
             && (rc = walk_vec(&w, "input_layernorm.weight", H, 1, &L->attn_norm)) != 0) return rc;
-        if (f == LLM_FAM_PHI3) {
-            rc = walk_fused(&w, "self_attn.qkv_proj.weight", H, 3, &L->wq, q, &L->wk, kv, &L->wv, kv);
-        } else if ((rc = walk_mat(&w, "self_attn.q_proj.weight", q, H, &L->wq)) == 0
-                   && (rc = walk_mat(&w, "self_attn.k_proj.weight", kv, H, &L->wk)) == 0) {
-            rc = walk_mat(&w, "self_attn.v_proj.weight", kv, H, &L->wv);
-        }
-        if (rc != 0) return rc;
-        if (m->qkv_bias
-            && ((rc = walk_vec(&w, "self_attn.q_proj.bias", q, 0, &L->bq)) != 0
-                || (rc = walk_vec(&w, "self_attn.k_proj.bias", kv, 0, &L->bk)) != 0
-                || (rc = walk_vec(&w, "self_attn.v_proj.bias", kv, 0, &L->bv)) != 0)) return rc;
-        if (m->qk_norm != LLM_QK_NORM_NONE
-            && ((rc = walk_vec(&w, "self_attn.q_norm.weight", qn, 1, &L->q_norm)) != 0
-                || (rc = walk_vec(&w, "self_attn.k_norm.weight", kn, 1, &L->k_norm)) != 0)) return rc;
-        if (f == LLM_FAM_GPTOSS
-            && (rc = walk_vec(&w, "self_attn.sinks", in->n_heads, 0, &L->sinks)) != 0) return rc;
-        if ((rc = walk_mat(&w, "self_attn.o_proj.weight", H, q, &L->wo)) != 0) return rc;
-        if (m->o_bias && (rc = walk_vec(&w, "self_attn.o_proj.bias", H, 0, &L->bo)) != 0) return rc;
+        if ((rc = L->dn ? walk_deltanet(&w, m, L) : walk_attention(&w, m, L)) != 0) return rc;
         switch (f) {
         case LLM_FAM_GEMMA2:
         case LLM_FAM_GEMMA3:
@@ -1049,7 +1095,7 @@ parse_layers(llm_model *m, json_t *cfg, const llm_arch_defaults *d, char *err, s
     llm_model_info *in = &m->info;
     json_t *types = json_object_get(cfg, "layer_types"), *v = json_object_get(cfg, "sliding_window");
     json_t *nope = json_object_get(cfg, "no_rope_layers");
-    int window = 0, l, pattern = 6, nope_every = 4, any_sliding = 0;
+    int window = 0, l, pattern = 6, nope_every = 4, any_sliding = 0, interval = 4;
 
     if (json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) < INT_MAX) {
         window = (int) json_integer_value(v);
@@ -1074,12 +1120,14 @@ parse_layers(llm_model *m, json_t *cfg, const llm_arch_defaults *d, char *err, s
         return -1;
     }
     if (jint(cfg, "sliding_window_pattern", 6, &pattern, err, errlen) != 0
-        || jint(cfg, "no_rope_layer_interval", 4, &nope_every, err, errlen) != 0)
+        || jint(cfg, "no_rope_layer_interval", 4, &nope_every, err, errlen) != 0
+        || jint(cfg, "full_attention_interval", 4, &interval, err, errlen) != 0)
     {
         return -1;
     }
-    if (pattern <= 0 || nope_every <= 0) {
-        snprintf(err, errlen, "config.json: sliding_window_pattern and no_rope_layer_interval must be positive");
+    if (pattern <= 0 || nope_every <= 0 || interval <= 0) {
+        snprintf(err, errlen, "config.json: sliding_window_pattern, no_rope_layer_interval and "
+                 "full_attention_interval must be positive");
         return -1;
     }
     for (l = 0; l < in->n_layers; l++) {
@@ -1111,6 +1159,18 @@ parse_layers(llm_model *m, json_t *cfg, const llm_arch_defaults *d, char *err, s
                 if (json_integer_value(json_array_get(idx, k)) == l) L->conv = 0;
             }
             sliding = 0;
+        } else if (m->dn_kernel > 0) {
+            /* Qwen3-Next / Qwen3.5: layer_types "linear_attention" (Gated DeltaNet) or
+             * "full_attention"; without them every full_attention_interval-th layer attends */
+            const char *t = json_string_value(json_array_get(types, (size_t) l));
+            if (json_is_array(types)
+                && (t == NULL || (strcmp(t, "linear_attention") != 0 && strcmp(t, "full_attention") != 0)))
+            {
+                snprintf(err, errlen, "config.json: layer_types[%d] is not \"full_attention\" or \"linear_attention\"", l);
+                return -1;
+            }
+            L->dn = json_is_array(types) ? strcmp(t, "linear_attention") == 0 : (l + 1) % interval != 0;
+            sliding = 0;
         } else if (json_is_array(types)) {
             const char *t = json_string_value(json_array_get(types, (size_t) l));
             if (t == NULL || (strcmp(t, "sliding_attention") != 0 && strcmp(t, "full_attention") != 0)) {
@@ -1140,12 +1200,13 @@ parse_layers(llm_model *m, json_t *cfg, const llm_arch_defaults *d, char *err, s
     m->state_floats = 0;
     for (l = 0; l < in->n_layers; l++) {
         llm_layer *L = &m->layers[l];
-        L->kv = L->conv ? -1 : m->n_kv_layers++;
-        if (L->conv) {
+        L->kv = L->conv || L->dn ? -1 : m->n_kv_layers++;
+        if (L->conv || L->dn) {
             L->rope = -1;
             L->state_off = m->state_floats;
-            m->state_floats += (size_t) (m->conv_kernel - 1) * in->hidden;
         }
+        if (L->conv) m->state_floats += (size_t) (m->conv_kernel - 1) * in->hidden;
+        if (L->dn) m->state_floats += llm_deltanet_state_floats(m);
     }
     if (m->n_kv_layers == 0) {
         snprintf(err, errlen, "config.json: no attention layer (layer_types)");
@@ -1211,6 +1272,13 @@ parse_moe(llm_model *m, json_t *cfg, char *err, size_t errlen)
         }
         m->routed_scale = (float) scale;
         m->shared_intermediate = shared * m->moe_intermediate;
+    }
+    if (m->family == LLM_FAM_QWEN3NEXT) {
+        if (jint(cfg, "shared_expert_intermediate_size", 512, &m->shared_intermediate, err, errlen) != 0) return -1;
+        if (m->shared_intermediate < 0 || m->shared_intermediate > (1 << 18)) {
+            snprintf(err, errlen, "config.json: shared_expert_intermediate_size %d out of range", m->shared_intermediate);
+            return -1;
+        }
     }
     if (m->n_experts <= 0 || m->n_experts > 4096 || m->top_k <= 0 || m->top_k > m->n_experts
         || m->top_k > LLM_MOE_MAX_TOPK || m->moe_intermediate <= 0 || m->moe_intermediate > (1 << 18) || step <= 0)
@@ -1326,6 +1394,35 @@ parse_lfm2(llm_model *m, json_t *cfg, char *msg, size_t msglen)
     return 0;
 }
 
+/*
+ * Qwen3-Next / Qwen3.5: the Gated DeltaNet layers' heads (value heads a
+ * multiple of key heads: each key head serves v_heads / k_heads of them) and
+ * convolution width, and the gated attention of the others.
+ */
+static int
+parse_deltanet(llm_model *m, json_t *cfg, char *msg, size_t msglen)
+{
+    if (jint(cfg, "linear_conv_kernel_dim", 4, &m->dn_kernel, msg, msglen) != 0
+        || jint(cfg, "linear_key_head_dim", 128, &m->dn_k_dim, msg, msglen) != 0
+        || jint(cfg, "linear_value_head_dim", 128, &m->dn_v_dim, msg, msglen) != 0
+        || jint(cfg, "linear_num_key_heads", 16, &m->dn_k_heads, msg, msglen) != 0
+        || jint(cfg, "linear_num_value_heads", 32, &m->dn_v_heads, msg, msglen) != 0)
+    {
+        return -1;
+    }
+    if (m->dn_kernel < 1 || m->dn_kernel > 64 || m->dn_k_dim <= 0 || m->dn_k_dim > 1024 || m->dn_v_dim <= 0
+        || m->dn_v_dim > 1024 || m->dn_k_heads <= 0 || m->dn_v_heads <= 0 || m->dn_v_heads > 1024
+        || m->dn_v_heads % m->dn_k_heads != 0)
+    {
+        snprintf(msg, msglen, "config.json: inconsistent linear attention (kernel %d, key heads %d of %d, "
+                 "value heads %d of %d; value heads a multiple of key heads)", m->dn_kernel, m->dn_k_heads,
+                 m->dn_k_dim, m->dn_v_heads, m->dn_v_dim);
+        return -1;
+    }
+    m->attn_gate = 1;
+    return 0;
+}
+
 int
 llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
 {
@@ -1355,7 +1452,8 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
                  "Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM, Phi3ForCausalLM, "
                  "SmolLM3ForCausalLM, Glm4ForCausalLM, GraniteForCausalLM, Olmo2ForCausalLM, "
                  "Gemma3ForConditionalGeneration (text), Qwen3MoeForCausalLM, MixtralForCausalLM, "
-                 "Glm4MoeForCausalLM, GptOssForCausalLM, Lfm2ForCausalLM)", arch);
+                 "Glm4MoeForCausalLM, GptOssForCausalLM, Lfm2ForCausalLM, Qwen3NextForCausalLM, "
+                 "Qwen3_5ForCausalLM)", arch);
         goto fail;
     }
     if (d->text_config && text_config_of(&cfg, msg, msglen) != 0) goto fail;
@@ -1378,6 +1476,9 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
         goto fail;
     }
     if (d->family == LLM_FAM_LFM2 && parse_lfm2(m, cfg, msg, msglen) != 0) goto fail;
+    if ((d->family == LLM_FAM_QWEN3NEXT || d->family == LLM_FAM_QWEN35) && parse_deltanet(m, cfg, msg, msglen) != 0) {
+        goto fail;
+    }
     if (jint(cfg, "num_key_value_heads", d->kv_heads > 0 ? d->kv_heads : in->n_heads, &in->n_kv_heads, msg, msglen)) goto fail;
     if (in->n_heads <= 0 || in->hidden <= 0) {
         snprintf(msg, msglen, "config.json: hidden_size and num_attention_heads must be positive");
@@ -1414,11 +1515,12 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
     default:            m->qkv_bias = attention_bias; m->o_bias = attention_bias; break;
     }
     m->qk_norm = d->family == LLM_FAM_QWEN3 || d->family == LLM_FAM_GEMMA3 || d->family == LLM_FAM_QWEN3MOE
-                 || d->family == LLM_FAM_LFM2
+                 || d->family == LLM_FAM_LFM2 || m->attn_gate
                ? LLM_QK_NORM_HEAD
                : d->family == LLM_FAM_OLMO2 ? LLM_QK_NORM_ALL
                : d->family == LLM_FAM_GLM4MOE && jbool(cfg, "use_qk_norm", 0) ? LLM_QK_NORM_HEAD : LLM_QK_NORM_NONE;
-    m->norm_plus_one = d->family == LLM_FAM_GEMMA2 || d->family == LLM_FAM_GEMMA3;
+    /* Qwen3-Next / Qwen3.5 too, except the DeltaNet's gated norm (walked as no norm) */
+    m->norm_plus_one = d->family == LLM_FAM_GEMMA2 || d->family == LLM_FAM_GEMMA3 || m->attn_gate;
     m->rope_pairs = d->family == LLM_FAM_GLM4;
 
     /* scales: 1 unless the family has its own */
@@ -1463,7 +1565,8 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
         m->logit_scale = (float) (1.0 / lg);
     }
 
-    if (parse_rot_dim(m, cfg, d->family == LLM_FAM_GLM4 || d->family == LLM_FAM_GLM4MOE ? 0.5 : 1.0, msg, msglen) != 0
+    if (parse_rot_dim(m, cfg, d->family == LLM_FAM_GLM4 || d->family == LLM_FAM_GLM4MOE ? 0.5
+                              : m->attn_gate ? 0.25 : 1.0, msg, msglen) != 0
         || parse_rope(m, cfg, d->theta, d->family == LLM_FAM_GEMMA3, msg, msglen) != 0
         || parse_layers(m, cfg, d, msg, msglen) != 0
         || parse_moe(m, cfg, msg, msglen) != 0)

@@ -41,6 +41,8 @@ typedef struct {
     float   *score_bias;                     /* e_score_correction_bias: added for choosing only, or NULL */
     llm_mat *gate, *up, *down;               /* [n_experts] each: experts' matrices */
     llm_mat  sh_gate, sh_up, sh_down;        /* shared expert (shared_intermediate rows), data NULL if none */
+    float   *sh_weight;                      /* [hidden] the shared expert's output times sigmoid(x . sh_weight)
+                                                (Qwen3-Next shared_expert_gate), NULL: times 1 */
     float   *router_bias;                    /* [n_experts] added to the router's logits (gpt-oss), or NULL */
     float   *gate_bias, *up_bias;            /* [n_experts][moe_intermediate] experts' biases (gpt-oss), or NULL */
     float   *down_bias;                      /* [n_experts][hidden] */
@@ -66,6 +68,16 @@ typedef struct {
     llm_mat  conv_in, conv_out;              /* [3 * hidden][hidden], [hidden][hidden] */
     float   *conv_w;                         /* [hidden][conv_kernel] */
     float   *conv_b, *conv_in_b, *conv_out_b;   /* NULL without conv_bias */
+    /* a Gated DeltaNet block in place of attention (Qwen3-Next, Qwen3.5;
+     * llm_deltanet.h has the computation).  Projections: Qwen3.5 has them
+     * apart (dn_qkv [conv_dim][hidden], dn_z [value_dim], dn_b and dn_a
+     * [v_heads]); Qwen3-Next has two, interleaved per key head: dn_qkv holds
+     * in_proj_qkvz, dn_b in_proj_ba, and dn_z / dn_a stay unbound. */
+    int      dn;                             /* 1: this block; then wq..wo are unused */
+    llm_mat  dn_qkv, dn_z, dn_b, dn_a, dn_out;   /* dn_out [hidden][value_dim] */
+    float   *dn_conv_w;                      /* [conv_dim][dn_kernel] depthwise causal convolution */
+    float   *dn_a_log, *dn_dt_bias;          /* [v_heads]: decay g = -exp(a_log) softplus(a + dt_bias) */
+    float   *dn_norm;                        /* [v_dim] gated RMSNorm weight (applied as is, not 1 + w) */
     size_t   state_off;                      /* its recurrent state's offset in a sequence's (floats) */
     int      rope;                           /* RoPE table of this layer (llm_model.rope[]), -1 = none (NoPE) */
 } llm_layer;
@@ -110,7 +122,8 @@ typedef enum {
 typedef enum {
     LLM_FAM_LLAMA = 0, LLM_FAM_MISTRAL, LLM_FAM_QWEN2, LLM_FAM_QWEN3, LLM_FAM_GEMMA2, LLM_FAM_GEMMA3,
     LLM_FAM_PHI3, LLM_FAM_SMOLLM3, LLM_FAM_GLM4, LLM_FAM_GRANITE, LLM_FAM_OLMO2,
-    LLM_FAM_QWEN3MOE, LLM_FAM_MIXTRAL, LLM_FAM_GLM4MOE, LLM_FAM_GPTOSS, LLM_FAM_LFM2
+    LLM_FAM_QWEN3MOE, LLM_FAM_MIXTRAL, LLM_FAM_GLM4MOE, LLM_FAM_GPTOSS, LLM_FAM_LFM2,
+    LLM_FAM_QWEN3NEXT, LLM_FAM_QWEN35
 } llm_family;
 
 #define LLM_MAX_ROPE 2      /* RoPE tables: global and sliding layers (Gemma 3) */
@@ -147,6 +160,10 @@ struct llm_model {
     int            n_kv_layers;    /* layers with attention: the slabs of a KV block */
     int            conv_kernel;    /* width of the short convolutions (LFM2 conv_L_cache), 0 = none */
     int            conv_bias;      /* their projections and convolutions have biases */
+    int            attn_gate;      /* q_proj gives each head [query; gate]: attention output times
+                                      sigmoid(gate) per value (Qwen3-Next, Qwen3.5) */
+    int            dn_k_heads, dn_v_heads, dn_k_dim, dn_v_dim;   /* Gated DeltaNet heads and their sizes */
+    int            dn_kernel;      /* its convolution's width (linear_conv_kernel_dim), 0 = no DeltaNet */
     size_t         state_floats;   /* recurrent state of one sequence, all layers (0: attention only) */
     int            experts_stacked;   /* each layer's experts in 3-d tensors: 1 gate_up_proj + down_proj
                                          (transformers 5), 2 gate_proj, up_proj, down_proj (GGUF) */

@@ -303,8 +303,12 @@ task_route(void *arg, int ith, int nth, int thread __attribute__((unused)))
             wt[k] *= m->routed_scale;
         }
         if (s->KS > s->K) {
+            /* the shared expert: weight 1, or Qwen3-Next's sigmoid(x . shared_expert_gate) */
             sel[s->K] = s->E;
             wt[s->K] = 1.0f;
+            if (j->moe->sh_weight) {
+                wt[s->K] = 1.0f / (1.0f + expf(-j->rt->k->dot(j->in + (size_t) t * s->H, j->moe->sh_weight, s->H)));
+            }
         }
     }
 }

@@ -118,6 +118,7 @@ llm_model_quantize(llm_model *m, llm_wtype scheme, char *err, size_t errlen)
             { &L->wq, ROLE_Q }, { &L->wk, ROLE_K }, { &L->wv, ROLE_V }, { &L->wo, ROLE_O },
             { &L->w_gate, ROLE_GATE }, { &L->w_up, ROLE_UP }, { &L->w_down, ROLE_DOWN },
             { &L->conv_in, ROLE_Q }, { &L->conv_out, ROLE_O },     /* short-convolution blocks (LFM2) */
+            { &L->dn_qkv, ROLE_Q }, { &L->dn_z, ROLE_Q }, { &L->dn_out, ROLE_O },   /* Gated DeltaNet */
         };
         size_t i;
         int e;

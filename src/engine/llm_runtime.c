@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/llm_deltanet.h"
 #include "engine/llm_runtime_impl.h"
 #include "kernels/cpu/llm_quant.h"
 
@@ -164,6 +165,8 @@ llm_runtime_memory(const llm_model *m, const llm_runtime_opts *opts, size_t *kv_
     total += BUF_BYTES(C * q_dim, sizeof(float));                        /* att */
     total += 2 * BUF_BYTES(C * in->intermediate, sizeof(float));         /* gate, up */
     total += m->conv_kernel ? BUF_BYTES(C * 3 * in->hidden, sizeof(float)) : 0;   /* conv */
+    total += m->dn_kernel ? BUF_BYTES(C * llm_deltanet_row_floats(m), sizeof(float)) : 0;   /* dn */
+    total += m->attn_gate ? BUF_BYTES(C * 2 * q_dim, sizeof(float)) : 0;          /* qg */
     total += llm_attention_scratch_bytes(m, o.n_threads, LLM_CHUNK);     /* attn */
     total += llm_moe_scratch_bytes(m, LLM_CHUNK);                        /* moe */
     total += BUF_BYTES((S + LLM_VERIFY_ROWS) * in->hidden, sizeof(float));   /* rows */
@@ -292,6 +295,8 @@ llm_runtime_create_opts(const llm_model *m, const llm_runtime_opts *opts, char *
     rt->gate = alloc_f((size_t) C * in->intermediate, sizeof(float), &fail);
     rt->up = alloc_f((size_t) C * in->intermediate, sizeof(float), &fail);
     if (m->conv_kernel) rt->conv = alloc_f((size_t) C * 3 * in->hidden, sizeof(float), &fail);
+    if (m->dn_kernel) rt->dn = alloc_f((size_t) C * llm_deltanet_row_floats(m), sizeof(float), &fail);
+    if (m->attn_gate) rt->qg = alloc_f((size_t) C * 2 * rt->q_dim, sizeof(float), &fail);
     {
         void *mem = alloc_f(llm_attention_scratch_bytes(m, n_threads, C), 1, &fail);
         rt->attn = mem ? llm_attention_scratch_init(mem, m, n_threads, C) : NULL;
@@ -301,6 +306,7 @@ llm_runtime_create_opts(const llm_model *m, const llm_runtime_opts *opts, char *
         /* rows: a chunk of tokens, or the rows of the lm head (one per sequence) */
         int widest = in->hidden > rt->q_dim ? in->hidden : rt->q_dim;
         if (in->intermediate > widest) widest = in->intermediate;
+        if (m->dn_v_heads * m->dn_v_dim > widest) widest = m->dn_v_heads * m->dn_v_dim;    /* DeltaNet out_proj */
         rt->ldq = llm_qa_row_bytes(widest);
         rt->xq = alloc_f((size_t) (C > n_seq_max ? C : n_seq_max), rt->ldq, &fail);
     }
@@ -352,6 +358,8 @@ llm_runtime_free(llm_runtime *rt)
     free(rt->state);
     llm_state_snaps_free(rt->snaps);
     free(rt->conv);
+    free(rt->dn);
+    free(rt->qg);
     for (i = 0; rt->seqs && i < rt->n_seq_max; i++) {
         free(rt->seqs[i].table);
         free(rt->seqs[i].chain);

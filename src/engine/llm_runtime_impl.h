@@ -83,6 +83,8 @@ struct llm_runtime {
     int               *tslot, *tpos;
     float             *x, *xn, *q, *kn, *vn, *att, *gate, *up;
     float             *conv;        /* short-convolution blocks: [LLM_CHUNK][3 * hidden] */
+    float             *dn;          /* Gated DeltaNet blocks: [LLM_CHUNK][llm_deltanet_row_floats] */
+    float             *qg;          /* gated attention (llm_model.attn_gate): q_proj's [LLM_CHUNK][2 * q_dim] */
     llm_att_scratch   *attn;        /* tiles, work items, per-thread and split-K states */
     llm_moe_scratch   *moe;         /* sparse MLP layers' buffers, NULL without experts */
     unsigned char     *xq;          /* int8 activation rows of a quantized matmul's input */

@@ -36,7 +36,7 @@ static const char *models[] = {
     "smollm3_f32", "smollm3_bf16", "glm4_f32", "glm4_bf16", "granite_f32", "granite_bf16",
     "olmo2_f32", "olmo2_bf16",
     "gemma3mm_bf16", "qwen3moe_f32", "qwen3moe_bf16", "mixtral_f32", "mixtral_bf16", "glm4moe_f32",
-    "gptoss_bf16", "lfm2_f32",
+    "gptoss_bf16", "lfm2_f32", "qwen3next_f32", "qwen35_f32",
 };
 
 /*
@@ -53,6 +53,9 @@ static const struct { const char *dir, *ref, *quant; } same_as[] = {
     { FIX "/gptoss_bf16", "gptoss_bf16", "q8_0" },
     /* LFM2's short-convolution projections quantized with the rest */
     { FIX "/lfm2_f32", "lfm2_f32", "q8_0" },
+    /* Gated DeltaNet projections quantized with the rest (Qwen3.5: dense, so no expert
+     * choice flips under quantization as Qwen3-Next's random router's do) */
+    { FIX "/qwen35_f32", "qwen35_f32", "q8_0" },
 };
 #define QUANT_REL 0.12
 

@@ -75,6 +75,18 @@ static const family families[] = {
     { "lfm2", "{\"architectures\": [\"Lfm2ForCausalLM\"], " COMMON
       "\"full_attn_idxs\": [1, 3], \"conv_L_cache\": 4, \"conv_bias\": false, "
       "\"block_auto_adjust_ff_dim\": false}", 0 },
+    /* Qwen3-Next as published configs spell it: every 2nd layer full attention by
+     * full_attention_interval, Gated DeltaNet with 2 value heads per key head, experts with a
+     * gated shared expert; Qwen3.5: layer_types, the projections apart, a dense MLP */
+    { "qwen3next", "{\"architectures\": [\"Qwen3NextForCausalLM\"], " COMMON
+      "\"full_attention_interval\": 2, \"linear_num_key_heads\": 2, \"linear_num_value_heads\": 4, "
+      "\"linear_key_head_dim\": 16, \"linear_value_head_dim\": 8, \"linear_conv_kernel_dim\": 4, "
+      "\"num_experts\": 4, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32, "
+      "\"shared_expert_intermediate_size\": 48, \"partial_rotary_factor\": 0.25}", 0 },
+    { "qwen35", "{\"architectures\": [\"Qwen3_5ForCausalLM\"], " COMMON
+      "\"layer_types\": [\"linear_attention\", \"full_attention\", \"linear_attention\", \"linear_attention\"], "
+      "\"linear_num_key_heads\": 4, \"linear_num_value_heads\": 4, \"linear_key_head_dim\": 8, "
+      "\"linear_value_head_dim\": 16, \"linear_conv_kernel_dim\": 3}", 0 },
 };
 
 static int
@@ -301,6 +313,13 @@ check_refusals(void)
         { "{\"architectures\": [\"Lfm2ForCausalLM\"], " COMMON
           "\"layer_types\": [\"conv\", \"mamba\", \"full_attention\", \"conv\"]}", "layer_types[1]" },
         { "{\"architectures\": [\"Lfm2ForCausalLM\"], " COMMON "\"conv_L_cache\": 0}", "conv_L_cache" },
+        { "{\"architectures\": [\"Qwen3_5ForCausalLM\"], " COMMON
+          "\"linear_num_key_heads\": 2, \"linear_num_value_heads\": 3}", "inconsistent linear attention" },
+        { "{\"architectures\": [\"Qwen3_5ForCausalLM\"], " COMMON
+          "\"layer_types\": [\"linear_attention\", \"conv\", \"full_attention\", \"linear_attention\"]}",
+          "layer_types[1]" },
+        { "{\"architectures\": [\"Qwen3NextForCausalLM\"], " COMMON "\"full_attention_interval\": 5}",
+          "no attention layer" },
     };
     size_t i;
 

@@ -1,11 +1,12 @@
 /*
- * Recurrent state (LFM2's short-convolution tails) beside the KV cache: the
+ * Recurrent state (LFM2's short-convolution tails, Qwen3-Next's Gated
+ * DeltaNet convolution tails and state matrices) beside the KV cache: the
  * snapshot store on its own, the runtime's accounting of the state in the
  * KV budget, and prefix reuse through snapshots — a sequence that restores
  * a snapshot and skips its prefix produces the same tokens and logits as
- * one that reads the whole prompt (cache hit = cache miss).  The model is
- * the transformers fixture t/fixtures/models/lfm2_f32 (test_engine checks
- * it against transformers).
+ * one that reads the whole prompt (cache hit = cache miss).  The models are
+ * the transformers fixtures t/fixtures/models/lfm2_f32 and qwen3next_f32
+ * (test_engine checks them against transformers).
  */
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "engine/llm_state.h"
 
 #define MODEL "t/fixtures/models/lfm2_f32"
+#define MODEL_DN "t/fixtures/models/qwen3next_f32"
 #define GEN 12
 
 static void
@@ -131,7 +133,7 @@ run(llm_runtime *rt, int slot, const int32_t *prompt, int from, int n, int chunk
 }
 
 static void
-test_reuse(const llm_model *m)
+test_reuse(const llm_model *m, const char *name)
 {
     int V = m->info.n_vocab, i, slot, got;
     int32_t a[100], b[200], hit[GEN], miss[GEN], first[GEN];
@@ -144,7 +146,7 @@ test_reuse(const llm_model *m)
         diag(err);
         goto done;
     }
-    ok(llm_runtime_has_state(rt), "an LFM2 runtime has recurrent state");
+    ok(llm_runtime_has_state(rt), "%s: the runtime has recurrent state", name);
     for (i = 0; i < 100; i++) a[i] = (i * 37 + 11) % V;
 
     /* a first turn: 70 prompt tokens, GEN generated; closing snapshots the state after them */
@@ -160,8 +162,8 @@ test_reuse(const llm_model *m)
     for (i = 0; i < 30; i++) b[70 + GEN + i] = (i * 53 + 5) % V;
     slot = llm_seq_open(rt);
     got = llm_seq_reuse(rt, slot, b, 70 + GEN + 30 - 1);
-    is_int(got, 70 + GEN - 1, "a prompt continuing the closed sequence restores its snapshot (%d tokens skipped)",
-           got);
+    is_int(got, 70 + GEN - 1, "%s: a prompt continuing the closed sequence restores its snapshot (%d tokens "
+           "skipped)", name, got);
     run(rt, slot, b, got, 70 + GEN + 30, 16, hit, lh);
     llm_seq_close(rt, slot);
 
@@ -169,31 +171,32 @@ test_reuse(const llm_model *m)
     slot = llm_seq_open(cold);
     run(cold, slot, b, 0, 70 + GEN + 30, 64, miss, lm);
     llm_seq_close(cold, slot);
-    ok(memcmp(hit, miss, sizeof(hit)) == 0, "cache hit = cache miss: %d greedy tokens identical", GEN);
+    ok(memcmp(hit, miss, sizeof(hit)) == 0, "%s: cache hit = cache miss: %d greedy tokens identical", name, GEN);
     {
         double d = max_abs(lh, lm, GEN * V);
-        ok(d < 1e-4, "and their logits at every step (max abs %.2g)", d);
+        ok(d < 1e-4, "%s: and their logits at every step (max abs %.2g)", name, d);
     }
 
     /* a prompt that leaves the cached one inside the first block: no snapshot of a prefix of it */
     memcpy(b, a, 70 * sizeof(int32_t));
     b[10] = (b[10] + 1) % V;
     slot = llm_seq_open(rt);
-    is_int(llm_seq_reuse(rt, slot, b, 69), 0, "a different prefix restores nothing");
+    is_int(llm_seq_reuse(rt, slot, b, 69), 0, "%s: a different prefix restores nothing", name);
     llm_seq_close(rt, slot);
 
     /* a prompt that shares KV blocks (the first 64 tokens) but no snapshot's whole prefix */
     memcpy(b, a, 70 * sizeof(int32_t));
     b[66] = (b[66] + 1) % V;
     slot = llm_seq_open(rt);
-    is_int(llm_seq_reuse(rt, slot, b, 69), 0, "shared KV blocks without a snapshot of their prefix are not used");
-    is_int(llm_seq_len(rt, slot), 0, "the slot starts empty");
+    is_int(llm_seq_reuse(rt, slot, b, 69), 0, "%s: shared KV blocks without a snapshot of their prefix are not used",
+           name);
+    is_int(llm_seq_len(rt, slot), 0, "%s: the slot starts empty", name);
     /* recurrent state cannot be cut back: truncation empties the slot */
     run(rt, slot, b, 0, 40, 40, miss, lm);
     llm_seq_truncate(rt, slot, 30);
-    is_int(llm_seq_len(rt, slot), 0, "truncating a recurrent slot empties it");
+    is_int(llm_seq_len(rt, slot), 0, "%s: truncating a recurrent slot empties it", name);
     run(rt, slot, b, 0, 40, 40, hit, lh);
-    ok(memcmp(hit, miss, sizeof(hit)) == 0, "and it reads its prompt again to the same tokens");
+    ok(memcmp(hit, miss, sizeof(hit)) == 0, "%s: and it reads its prompt again to the same tokens", name);
     llm_seq_close(rt, slot);
 
 done:
@@ -216,7 +219,18 @@ main(void)
         return done_testing();
     }
     test_budget(m);
-    test_reuse(m);
+    test_reuse(m, "lfm2_f32");
+    llm_model_free(m);
+    m = llm_model_load(MODEL_DN, err, sizeof(err));
+    if (!ok(m != NULL, "qwen3next_f32 loads")) {
+        diag(err);
+        return done_testing();
+    }
+    /* 6 layers: DeltaNet, DeltaNet, attention, twice; conv_dim = 2 key heads x 16 x 2 + 4 value heads x 8 */
+    is_int((long long) m->n_kv_layers, 2, "qwen3next: 2 of its 6 layers hold KV");
+    is_int((long long) m->state_floats, 4LL * ((4 - 1) * 96 + 4 * 16 * 8),
+           "qwen3next: state of 4 DeltaNet layers x (conv tail 3 x 96 + 4 heads x 16 x 8)");
+    test_reuse(m, "qwen3next_f32");
     llm_model_free(m);
     return done_testing();
 }
