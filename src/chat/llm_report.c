@@ -91,6 +91,17 @@ llm_report_sched(const llm_sched *s, json_t *out)
     json_object_set_new(out, "kv_blocks_evicted",
                         json_integer(st.kv.evicted));
     json_object_set_new(out, "kv_preempted", json_integer(st.preempted));
+    if (st.state.capacity > 0) {
+        /* recurrent models: the state snapshots that stand in for cached KV blocks */
+        json_t  *ss = json_object();
+
+        json_object_set_new(ss, "bytes", json_integer(st.state_bytes));
+        json_object_set_new(ss, "capacity", json_integer(st.state.capacity));
+        json_object_set_new(ss, "held", json_integer(st.state.held));
+        json_object_set_new(ss, "made", json_integer(st.state.made));
+        json_object_set_new(ss, "restored", json_integer(st.state.restored));
+        json_object_set_new(out, "state_snapshots", ss);
+    }
     if (st.kv_disk) {
         json_t  *sp = json_object();
 
@@ -179,6 +190,9 @@ llm_report_metrics(const llm_sched *s, llm_metrics_worker *w)
     w->kv_blocks_pinned = st.kv.pinned;
     w->kv_blocks_evicted = st.kv.evicted;
     w->preempted = st.preempted;
+    w->state_snapshots_held = st.state.held;
+    w->state_snapshots_made = st.state.made;
+    w->state_snapshots_restored = st.state.restored;
     w->prompt_tokens = st.prompt_tokens;
     w->cached_tokens = st.cached_tokens;
     w->generated_tokens = st.generated_tokens;

@@ -67,6 +67,9 @@ typedef struct {
                                     is tokens per step */
     uint64_t  kv_blocks_evicted; /* cached blocks given to new content */
     uint64_t  preempted;         /* sequences preempted for KV room */
+    uint64_t  state_snapshots_held;      /* recurrent models: snapshots held (gauge), */
+    uint64_t  state_snapshots_made;      /* made and restored (counters) */
+    uint64_t  state_snapshots_restored;
 } llm_metrics_worker;
 
 typedef struct llm_metrics  llm_metrics;

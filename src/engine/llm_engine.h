@@ -28,6 +28,7 @@
 
 #include "core/llm_ir.h"
 #include "engine/llm_kv.h"
+#include "engine/llm_state.h"
 
 /* ---- model ---- */
 
@@ -182,8 +183,8 @@ size_t llm_runtime_kv_bytes(const llm_runtime *rt);
  */
 size_t llm_runtime_state_bytes(const llm_runtime *rt);
 int llm_runtime_has_state(const llm_runtime *rt);
-/* Snapshots held now. */
-int llm_runtime_state_snapshots(const llm_runtime *rt);
+/* Its snapshots: entries, held now, made and restored since creation (all 0 without state). */
+void llm_runtime_state_stats(const llm_runtime *rt, llm_state_stats *st);
 int llm_runtime_kv_blocks(const llm_runtime *rt);
 /* Blocks used by sequences, cached (unreferenced, reusable), free. */
 void llm_runtime_kv_stats(const llm_runtime *rt, llm_kv_stats *st);

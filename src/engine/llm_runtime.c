@@ -381,7 +381,7 @@ llm_runtime_free(llm_runtime *rt)
 size_t llm_runtime_kv_bytes(const llm_runtime *rt) { return rt->kv_bytes; }
 size_t llm_runtime_state_bytes(const llm_runtime *rt) { return rt->state_bytes; }
 int llm_runtime_has_state(const llm_runtime *rt) { return rt->state != NULL; }
-int llm_runtime_state_snapshots(const llm_runtime *rt) { return llm_state_snaps_held(rt->snaps); }
+void llm_runtime_state_stats(const llm_runtime *rt, llm_state_stats *st) { llm_state_snaps_get_stats(rt->snaps, st); }
 int llm_runtime_n_ctx(const llm_runtime *rt) { return rt->n_ctx; }
 int llm_runtime_n_seq_max(const llm_runtime *rt) { return rt->n_seq_max; }
 int llm_runtime_logit_rows(const llm_runtime *rt) { return rt->logit_rows; }

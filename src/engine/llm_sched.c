@@ -502,6 +502,8 @@ llm_sched_get_stats(const llm_sched *s, llm_sched_stats *st)
     st->kv_cache_bytes = llm_runtime_kv_bytes(s->rt);
     st->kv_type = s->cfg.kv;
     llm_runtime_kv_stats(s->rt, &st->kv);
+    st->state_bytes = llm_runtime_state_bytes(s->rt);
+    llm_runtime_state_stats(s->rt, &st->state);
     st->kv_disk = s->disk_on;
     llm_runtime_kv_disk_stats(s->rt, &st->disk);
     st->disk_tokens = s->disk_tokens;

@@ -109,6 +109,8 @@ typedef struct {
     size_t   kv_cache_bytes;
     llm_kv_type kv_type;      /* what a KV value is stored as (kv=) */
     llm_kv_stats kv;          /* KV blocks: used, cached, free, evicted */
+    size_t   state_bytes;     /* recurrent models: slots' states and snapshots (0 otherwise) */
+    llm_state_stats state;    /* their snapshots: entries, held, made, restored (0 otherwise) */
     uint64_t preempted;       /* sequences that gave their KV blocks back for others to
                                  grow, and read their tokens again when readmitted */
     int      kv_disk;         /* a disk tier is in use */

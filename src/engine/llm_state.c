@@ -17,6 +17,7 @@ struct llm_state_snaps {
     int       n;
     size_t    floats;
     uint64_t  clock;
+    uint64_t  made, restored;        /* puts, and takes that found an entry, since creation */
     snap_key *keys;                  /* [n] */
     float    *states;                /* [n][floats] */
 };
@@ -60,13 +61,17 @@ llm_state_snaps_free(llm_state_snaps *s)
     free(s);
 }
 
-int
-llm_state_snaps_held(const llm_state_snaps *s)
+void
+llm_state_snaps_get_stats(const llm_state_snaps *s, llm_state_stats *st)
 {
-    int i, n = 0;
+    int i;
 
-    for (i = 0; s && i < s->n; i++) n += s->keys[i].len > 0;
-    return n;
+    memset(st, 0, sizeof(*st));
+    if (s == NULL) return;
+    st->capacity = (uint64_t) s->n;
+    for (i = 0; i < s->n; i++) st->held += s->keys[i].len > 0;
+    st->made = s->made;
+    st->restored = s->restored;
 }
 
 static int
@@ -94,6 +99,7 @@ llm_state_snaps_put(llm_state_snaps *s, uint64_t parent, int len, const int32_t 
     memset(s->keys[at].tail, 0, sizeof(s->keys[at].tail));
     if (len & (LLM_KV_BLOCK - 1)) memcpy(s->keys[at].tail, tail, (size_t) (len & (LLM_KV_BLOCK - 1)) * sizeof(int32_t));
     s->keys[at].used = ++s->clock;
+    s->made++;
     memcpy(s->states + (size_t) at * s->floats, state, s->floats * sizeof(float));
 }
 
@@ -113,6 +119,7 @@ llm_state_snaps_take(llm_state_snaps *s, const uint64_t *chain, const int32_t *t
     }
     if (best < 0) return 0;
     s->keys[best].used = ++s->clock;
+    s->restored++;
     memcpy(dst, s->states + (size_t) best * s->floats, s->floats * sizeof(float));
     return s->keys[best].len;
 }

@@ -24,13 +24,21 @@
 
 typedef struct llm_state_snaps llm_state_snaps;
 
+/* What a store holds and has done (/health "state_snapshots", /metrics llm_state_snapshots_*). */
+typedef struct {
+    uint64_t capacity;      /* entries */
+    uint64_t held;          /* entries holding a state */
+    uint64_t made;          /* states kept (llm_state_snaps_put) */
+    uint64_t restored;      /* states given back for a prefix (llm_state_snaps_take that found one) */
+} llm_state_stats;
+
 /* What llm_state_snaps_create allocates for n entries of `floats` values. */
 size_t llm_state_snaps_bytes(int n, size_t floats);
 /* NULL when out of memory; every page written once (committed, as the runtime's buffers). */
 llm_state_snaps *llm_state_snaps_create(int n, size_t floats);
 void llm_state_snaps_free(llm_state_snaps *s);
-/* Entries holding a state. */
-int llm_state_snaps_held(const llm_state_snaps *s);
+/* Entries, those holding a state, states kept and restored since creation (all 0 for NULL). */
+void llm_state_snaps_get_stats(const llm_state_snaps *s, llm_state_stats *st);
 
 /*
  * Keeps state as the state after the len (> 0) tokens whose full blocks

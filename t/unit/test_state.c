@@ -24,6 +24,14 @@
 #define MODEL_DN "t/fixtures/models/qwen3next_f32"
 #define GEN 12
 
+static long long
+held(const llm_state_snaps *s)
+{
+    llm_state_stats st;
+    llm_state_snaps_get_stats(s, &st);
+    return (long long) st.held;
+}
+
 static void
 test_store(void)
 {
@@ -40,7 +48,7 @@ test_store(void)
     is_int(llm_state_snaps_take(s, chain, toks, 40, got), 0, "empty store: no snapshot");
     llm_state_snaps_put(s, LLM_KV_ROOT, 5, toks, a);            /* after 5 tokens */
     llm_state_snaps_put(s, chain[0], 20, toks + 16, b);         /* after 20: one full block + 4 */
-    is_int(llm_state_snaps_held(s), 2, "two held");
+    is_int(held(s), 2, "two held");
     is_int(llm_state_snaps_take(s, chain, toks, 40, got), 20, "the longest prefix is taken");
     ok(got[0] == 4 && got[2] == 6, "its state copied");
     is_int(llm_state_snaps_take(s, chain, toks, 19, got), 5, "at most max_len tokens");
@@ -54,13 +62,19 @@ test_store(void)
     }
     /* the 5-token entry was taken last: the 20-token one is the least recently used */
     llm_state_snaps_put(s, chain[1], 32, toks + 32, c);
-    is_int(llm_state_snaps_held(s), 2, "still two held");
+    is_int(held(s), 2, "still two held");
     is_int(llm_state_snaps_take(s, chain, toks, 40, got), 32, "a block boundary entry (no tail)");
     is_int(llm_state_snaps_take(s, chain, toks, 31, got), 5, "the least recently used entry was replaced");
     llm_state_snaps_put(s, LLM_KV_ROOT, 5, toks, c);
-    is_int(llm_state_snaps_held(s), 2, "the same key is replaced in place");
+    is_int(held(s), 2, "the same key is replaced in place");
     llm_state_snaps_take(s, chain, toks, 31, got);
     ok(got[0] == 7, "with the new state");
+    {
+        llm_state_stats st;
+        llm_state_snaps_get_stats(s, &st);
+        ok(st.capacity == 2 && st.made == 4 && st.restored == 7,
+           "counted: 2 entries, 4 states kept, 7 takes that found one (the empty store's not)");
+    }
     llm_state_snaps_free(s);
 }
 
@@ -154,7 +168,14 @@ test_reuse(const llm_model *m, const char *name)
     run(rt, slot, a, 0, 70, 32, first, lh);
     is_int(llm_seq_len(rt, slot), 70 + GEN - 1, "first turn: prompt and all but the last token cached");
     llm_seq_close(rt, slot);
-    is_int(llm_runtime_state_snapshots(rt), 1, "closing kept a snapshot");
+    {
+        llm_state_stats ss;
+        llm_runtime_state_stats(rt, &ss);
+        ok(ss.held == 1 && ss.made == 1 && ss.restored == 0 && ss.capacity == 2 * LLM_STATE_SNAPS_PER_SLOT,
+           "%s: closing kept a snapshot (held %llu, made %llu, restored %llu of %llu entries)", name,
+           (unsigned long long) ss.held, (unsigned long long) ss.made, (unsigned long long) ss.restored,
+           (unsigned long long) ss.capacity);
+    }
 
     /* the next turn: what the first read and wrote, then 30 more tokens */
     memcpy(b, a, 70 * sizeof(int32_t));
@@ -166,6 +187,11 @@ test_reuse(const llm_model *m, const char *name)
            "skipped)", name, got);
     run(rt, slot, b, got, 70 + GEN + 30, 16, hit, lh);
     llm_seq_close(rt, slot);
+    {
+        llm_state_stats ss;
+        llm_runtime_state_stats(rt, &ss);
+        ok(ss.restored == 1 && ss.made == 2 && ss.held == 2, "%s: one snapshot restored, two made", name);
+    }
 
     /* the same prompt read from the start in a runtime that never saw it */
     slot = llm_seq_open(cold);
