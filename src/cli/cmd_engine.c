@@ -344,7 +344,7 @@ llm_cmd_bench(int argc, char **argv)
     int32_t *prompt, *next;
     int *slots, b, i, B, P, G;
     uint64_t rng = 12345;
-    double t0, t_prefill, t_decode, t_fastest = 0, bw, bound, t_pick, tp;
+    double t0, t_prefill, t_decode, t_fastest = 0, bw, bound, t_pick, tp, per_token;
     llm_phase_times ph;
     llm_sampler_params greedy;
     llm_sampler **pick;
@@ -379,14 +379,17 @@ llm_cmd_bench(int argc, char **argv)
            llm_runtime_kernels(rt), o.threads, o.kv ? o.kv : "f32",
            llm_runtime_kv_bytes(rt) / 1048576.0);
     bw = llm_runtime_read_bandwidth(rt, (size_t) 1 << 30);
-    /* bytes one token reads: every weight but the unchosen experts and an untied embedding table */
-    bound = bw / (double) in->active_bytes;
+    /* bytes one token moves: every weight but the unchosen experts and an untied embedding
+     * table, and a recurrent model's state, read and written back */
+    per_token = (double) in->active_bytes + 2.0 * (double) in->state_bytes;
+    bound = bw / per_token;
     printf("read bandwidth: %.1f GB/s (1 GiB streaming read)\n", bw / 1e9);
-    printf("bandwidth bound, 1 stream: %.1f tok/s (%.1f MB per token)\n", bound, in->active_bytes / 1e6);
+    printf("bandwidth bound, 1 stream: %.1f tok/s (%.1f MB per token: %.1f MB of weights, recurrent state "
+           "%.1f MB read and written)\n", bound, per_token / 1e6, in->active_bytes / 1e6, in->state_bytes / 1e6);
     {
         double wbw = llm_runtime_weight_read_bandwidth(rt);
         printf("read bandwidth over the mapped weights: %.1f GB/s (bound %.1f tok/s)\n",
-               wbw / 1e9, wbw / (double) in->active_bytes);
+               wbw / 1e9, wbw / per_token);
     }
 
     /* prefill: each prompt in its own call, timed */
@@ -433,7 +436,7 @@ llm_cmd_bench(int argc, char **argv)
         /* bandwidth on a shared machine drifts: probe again and compare with the best */
         double bw2 = llm_runtime_read_bandwidth(rt, (size_t) 1 << 30);
         if (bw2 > bw) bw = bw2;
-        bound = bw / (double) in->active_bytes;
+        bound = bw / per_token;
         printf("read bandwidth after decode: %.1f GB/s; best %.1f GB/s, bound %.1f tok/s\n",
                bw2 / 1e9, bw / 1e9, bound);
     }

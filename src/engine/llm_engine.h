@@ -47,6 +47,8 @@ typedef struct {
     uint64_t    active_bytes;        /* weight bytes one token reads at batch 1: all but the
                                         unchosen experts (top_k of n_experts run) and, when
                                         not tied to the output, the embedding table (one row) */
+    uint64_t    state_bytes;         /* recurrent state of one sequence, which every token reads
+                                        and writes (LFM2, Qwen3-Next, Qwen3.5); 0 otherwise */
     int         n_vocab;
     int         max_position_embeddings;
     int         hidden;

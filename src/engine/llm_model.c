@@ -1208,6 +1208,7 @@ parse_layers(llm_model *m, json_t *cfg, const llm_arch_defaults *d, char *err, s
         if (L->conv) m->state_floats += (size_t) (m->conv_kernel - 1) * in->hidden;
         if (L->dn) m->state_floats += llm_deltanet_state_floats(m);
     }
+    in->state_bytes = m->state_floats * sizeof(float);
     if (m->n_kv_layers == 0) {
         snprintf(err, errlen, "config.json: no attention layer (layer_types)");
         return -1;

@@ -54,6 +54,13 @@ for b in 1 4; do
     "$build/llm" bench --model "$moe" --prompt-len "$prompt" --gen "$gen" --batch "$b" --threads "$threads"
 done
 
+echo "== hybrid: Qwen3-Next-80B-A3B's Gated DeltaNet, gated attention and experts with 4 of its layers (3 DeltaNet, 1 attention) and 64 of its 512 experts (t/bench/qwen3-next-80b-a3b-4l.json, $dtype)"
+hybrid="$top/$build/bench/qwen3-next-80b-a3b-4l-$dtype"
+[ -f "$hybrid/model.safetensors" ] || "$build/llm" synth --config t/bench/qwen3-next-80b-a3b-4l.json --out "$hybrid" --dtype "$dtype"
+for b in 1 4; do
+    "$build/llm" bench --model "$hybrid" --prompt-len "$prompt" --gen "$gen" --batch "$b" --threads "$threads"
+done
+
 echo "== server (nginx + thread pool + SSE), $threads threads"
 prefix="$top/$build/bench/nginx"
 mkdir -p "$prefix/conf" "$prefix/logs"
