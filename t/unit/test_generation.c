@@ -175,6 +175,17 @@ run_steps(llm_sched *s, driver *d)
     }
 }
 
+/* What a test made, freed in one place. */
+static void
+release(driver *d, llm_session_prompt *prompt, llm_request *req, llm_sched *s)
+{
+    llm_generation_free(d->gen);
+    llm_buf_free(&d->bytes);
+    llm_session_prompt_free(prompt);
+    llm_request_free(req);
+    llm_sched_free(s);
+}
+
 static json_t *
 body_json(driver *d)
 {
@@ -239,11 +250,7 @@ test_chat(void)
 
     is_str(d.note, "", "chat: nothing to note");
 
-    llm_generation_free(d.gen);
-    llm_buf_free(&d.bytes);
-    llm_session_prompt_free(&prompt);
-    llm_request_free(&req);
-    llm_sched_free(s);
+    release(&d, &prompt, &req, s);
 }
 
 /* A response that reaches max_response_size is noted, in the words logged. */
@@ -271,11 +278,7 @@ test_full(void)
     snprintf(want, sizeof(want), "%d the response reached llm_max_response_size (65536 bytes): it ends "
              "with finish_reason length", (int) LLM_GENERATION_FULL);
     is_str(d.note, want, "full: noted with the limit");
-    llm_generation_free(d.gen);
-    llm_buf_free(&d.bytes);
-    llm_session_prompt_free(&prompt);
-    llm_request_free(&req);
-    llm_sched_free(s);
+    release(&d, &prompt, &req, s);
 }
 
 static void
@@ -384,12 +387,7 @@ test_refusals(void)
            "n=2 on one place: never admitted");
     llm_sched_get_stats(s, &st);
     is_int(st.waiting + st.running, 0, "n=2 on one place: nothing queued");
-    llm_generation_free(d.gen);
-    llm_session_prompt_free(&prompt);
-    llm_request_free(&req);
-
-    llm_buf_free(&d.bytes);
-    llm_sched_free(s);
+    release(&d, &prompt, &req, s);
 }
 
 int
