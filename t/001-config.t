@@ -239,7 +239,7 @@ qr/invalid llm_model option "kv=q4"/
 === TEST 20: llm_kv_cache_path takes max_size= only, with a size
 --- http_config
 llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32;
-llm_kv_cache_path kvcache max_size=lots;
+llm_kv_cache_path kv_cache max_size=lots;
 --- config
 location = /health { llm_api health; }
 --- must_die
@@ -251,7 +251,7 @@ qr/invalid max_size value "max_size=lots" in .*nginx\.conf:\d+/
 === TEST 21: llm_kv_cache_path rejects other parameters
 --- http_config
 llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32;
-llm_kv_cache_path kvcache levels=1:2;
+llm_kv_cache_path kv_cache levels=1:2;
 --- config
 location = /health { llm_api health; }
 --- must_die
@@ -277,7 +277,7 @@ qr/mkdir\(\) "\/proc\/no\/such\/kvcache" failed/
 thread_pool llm threads=1;
 --- http_config
 llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 ctx=128;
-llm_kv_cache_path kvcache max_size=16m;
+llm_kv_cache_path kv_cache max_size=16m;
 llm_thread_pool llm;
 --- config
 location = /health { llm_api health; }

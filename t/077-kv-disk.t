@@ -20,7 +20,7 @@ my $srv = start_nginx(
 llm_model f32 $TEST_NGINX_FIXTURES/models/qwen3_f32 parallel=2 ctx=1024;
 llm_model f16 $TEST_NGINX_FIXTURES/models/qwen3_f32 parallel=2 ctx=1024 kv=f16;
 llm_model q8 $TEST_NGINX_FIXTURES/models/qwen3_f32 parallel=2 ctx=1024 kv=q8_0;
-llm_kv_cache_path kvcache max_size=64m;
+llm_kv_cache_path kv_cache max_size=64m;
 llm_thread_pool llm;
 EOC
     config => 'location = /v1/chat/completions { llm_api chat; }
@@ -66,7 +66,7 @@ sub reload {
     ok(wait_until(sub { !kill 0, $old }, 60), "$what: the old worker has exited");
 }
 
-my $dir = $srv->root . '/kvcache';
+my $dir = $srv->root . '/kv_cache';
 ok(-d $dir, 'nginx made the llm_kv_cache_path directory');
 unlink glob("$dir/*/*/*.kv");    # an earlier run's
 

@@ -16,7 +16,7 @@ my $srv = start_nginx(
     main_config => 'thread_pool llm threads=1;',
     http_config => <<'EOC',
 llm_model m $TEST_NGINX_FIXTURES/models/qwen3_f32 parallel=2 ctx=1024;
-llm_kv_cache_path kvcache max_size=64m;
+llm_kv_cache_path kv_cache max_size=64m;
 llm_thread_pool llm;
 EOC
     config => 'location = /v1/chat/completions { llm_api chat; }
@@ -45,7 +45,7 @@ sub finish {
 
 sub workers { my $m = $srv->pid; return grep { /\d/ } map { s/\s+//gr } `ps -o pid= --ppid $m` }
 
-my $dir = $srv->root . '/kvcache';
+my $dir = $srv->root . '/kv_cache';
 unlink glob("$dir/*/*/*.kv");    # an earlier run's
 my @first = workers();
 is(scalar @first, 2, 'two workers run');
