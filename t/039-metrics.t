@@ -152,8 +152,14 @@ ok(wait_until(sub {
         && (value($f, 'llm_generation_tokens_total', 'llm_generation_tokens_total',
                   model => 'tiny') // 0) == $gen
         && (value($f, 'llm_time_to_first_token_seconds',
-                  'llm_time_to_first_token_seconds_count', model => 'tiny') // 0) == 3;
-}, 20), 'the scrape counts the three chat requests, their tokens and first tokens')
+                  'llm_time_to_first_token_seconds_count', model => 'tiny') // 0) == 3
+        # a request is counted in its log phase, after the client has its answer: wait
+        # for the two tokenize requests too, or the scrapes below can race them
+        && (value($f, 'llm_requests_total', 'llm_requests_total',
+                  endpoint => 'tokenize', code => 400) // 0) == 1
+        && (value($f, 'llm_requests_total', 'llm_requests_total',
+                  endpoint => 'tokenize', code => 200) // 0) == 1;
+}, 20), 'the scrape counts the three chat requests, their tokens and first tokens, and the tokenize requests')
     or diag($last);
 
 # every scrape, whichever worker answers it, shows the same totals
