@@ -29,19 +29,24 @@ t.run(async () => {
   const home = path.join(dir, 'home'), work = path.join(dir, 'work');
   fs.mkdirSync(home); fs.mkdirSync(work);
 
-  const r = await cli.run(bin, ['-p', 'Say hello.', '--model', model,
-                            '--tools', 'Read', 'Bash',
-                            '--system-prompt', 'You are a coding agent. Answer briefly.',
-                            '--effort', 'low', '--max-turns', '3',
-                            '--output-format', 'stream-json', '--verbose'], {
-    cwd: work,
-    env: { ...process.env, HOME: home, ANTHROPIC_BASE_URL: base,
-           ANTHROPIC_API_KEY: 'sk-unused', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-           CLAUDE_CODE_MAX_OUTPUT_TOKENS: '600' },
-  });
-  const events = r.out.split('\n').filter(Boolean).map((l) => {
-    try { return JSON.parse(l); } catch (e) { return { type: 'unparsed', line: l }; }
-  });
+  // one headless Claude Code turn with the given --tools values; its
+  // stream-json lines parsed (a line that is not JSON is kept as 'unparsed')
+  const turn = async (tools) => {
+    const run = await cli.run(bin, ['-p', 'Say hello.', '--model', model, '--tools', ...tools,
+                                    '--system-prompt', 'You are a coding agent. Answer briefly.',
+                                    '--effort', 'low', '--max-turns', '3',
+                                    '--output-format', 'stream-json', '--verbose'], {
+      cwd: work,
+      env: { ...process.env, HOME: home, ANTHROPIC_BASE_URL: base,
+             ANTHROPIC_API_KEY: 'sk-unused', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+             CLAUDE_CODE_MAX_OUTPUT_TOKENS: '600' },
+    });
+    return [run, run.out.split('\n').filter(Boolean).map((l) => {
+      try { return JSON.parse(l); } catch (e) { return { type: 'unparsed', line: l }; }
+    })];
+  };
+
+  const [r, events] = await turn(['Read', 'Bash']);
   t.note('claude events: ' + [...new Set(events.map((e) => e.type + (e.subtype ? '/' + e.subtype : '')))].join(' '));
 
   const result = events.find((e) => e.type === 'result');
@@ -93,18 +98,7 @@ t.run(async () => {
   // success.  The model's answers are sampled (its temperature 0.3), so this
   // is what it did in every run here, not a guarantee.
   const since2 = log.mark();
-  const r2 = await cli.run(bin, ['-p', 'Say hello.', '--model', model, '--tools', '',
-                             '--system-prompt', 'You are a coding agent. Answer briefly.',
-                             '--effort', 'low', '--max-turns', '3',
-                             '--output-format', 'stream-json', '--verbose'], {
-    cwd: work,
-    env: { ...process.env, HOME: home, ANTHROPIC_BASE_URL: base,
-           ANTHROPIC_API_KEY: 'sk-unused', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-           CLAUDE_CODE_MAX_OUTPUT_TOKENS: '600' },
-  });
-  const events2 = r2.out.split('\n').filter(Boolean).map((l) => {
-    try { return JSON.parse(l); } catch (e) { return { type: 'unparsed', line: l }; }
-  });
+  const [r2, events2] = await turn(['']);
   const result2 = events2.find((e) => e.type === 'result');
   t.ok(r2.code === 0 && result2 && result2.subtype === 'success' && result2.is_error === false
        && result2.usage && result2.usage.output_tokens > 0,
