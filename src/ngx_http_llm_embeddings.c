@@ -67,11 +67,6 @@ ngx_http_llm_embeddings(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
     ngx_http_llm_model_t  *m = p->model;
     ngx_http_llm_embed_t  *e;
 
-    if (m->sched == NULL) {
-        llm_api_error_not_loaded(&err, (char *) m->alias.data, m->alias.len);
-        return ngx_http_llm_send_api_error(r, &err);
-    }
-
     e = ngx_pcalloc(r->pool, sizeof(ngx_http_llm_embed_t));
     if (e == NULL) {
         return NGX_HTTP_INTERNAL_SERVER_ERROR;

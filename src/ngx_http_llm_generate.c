@@ -225,24 +225,6 @@ ngx_http_llm_send_stream_header(ngx_http_llm_gen_t *g)
 }
 
 
-/* The model's structured-output state in this worker: built at load
- * (ngx_http_llm_workers_init), here when that failed. */
-static llm_structured *
-ngx_http_llm_structured_state(ngx_http_llm_model_t *m, char *err, size_t errlen)
-{
-    const llm_model_info  *info;
-
-    if (m->structured == NULL) {
-        info = llm_model_get_info(m->served.model);
-        m->structured = llm_structured_create(m->served.tok, info->eos_ids,
-                                              (size_t) info->n_eos,
-                                              err, errlen);
-    }
-
-    return m->structured;
-}
-
-
 ngx_int_t
 ngx_http_llm_send_busy(ngx_http_request_t *r, ngx_http_llm_model_t *m)
 {
@@ -280,12 +262,6 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
 
     lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
     ctx = ngx_http_llm_get_ctx(r);
-    ctx->model = m;
-
-    if (m->sched == NULL) {
-        llm_api_error_not_loaded(&err, (char *) m->alias.data, m->alias.len);
-        return ngx_http_llm_send_api_error(r, &err);
-    }
 
     g = ngx_pcalloc(r->pool, sizeof(ngx_http_llm_gen_t));
     if (g == NULL) {
@@ -325,8 +301,12 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
     cfg.speculation = (llm_spec_mode) lcf->speculation;
     cfg.thinking_key = &p->mcf->thinking_key;
 
-    cfg.structured = ngx_http_llm_structured_state(m, err_text,
-                                                   sizeof(err_text));
+    /* built at worker start (ngx_http_llm_workers_init), here if that failed */
+    if (m->structured == NULL) {
+        m->structured = llm_served_structured(&m->served, err_text,
+                                              sizeof(err_text));
+    }
+    cfg.structured = m->structured;
     if (cfg.structured == NULL) {
         ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
                       "llm: structured output unavailable: %s", err_text);

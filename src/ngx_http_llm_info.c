@@ -35,21 +35,6 @@ ngx_http_llm_find_model_in(ngx_http_llm_main_conf_t *mcf, const char *name)
 }
 
 
-/* max_tokens: the llm_max_tokens of the models location, or NGX_CONF_UNSET */
-static void
-ngx_http_llm_model_card(ngx_http_llm_model_t *m, ngx_int_t max_tokens,
-    llm_api_model_card *card)
-{
-    card->id = (char *) m->alias.data;
-    card->id_len = m->alias.len;
-    card->created = (long long) m->created;
-    card->context_length = m->served.n_ctx;
-    card->max_output_tokens = max_tokens != NGX_CONF_UNSET
-                              && max_tokens < m->served.n_ctx
-                              ? (long) max_tokens : m->served.n_ctx;
-}
-
-
 static ngx_int_t
 ngx_http_llm_send_json_value(ngx_http_request_t *r, ngx_uint_t status,
     json_t *v)
@@ -100,7 +85,10 @@ ngx_http_llm_models_handler(ngx_http_request_t *r)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
     for (i = 0; i < mcf->models.nelts; i++) {
-        ngx_http_llm_model_card(&m[i], lcf->max_tokens, &cards[i]);
+        /* max_output_tokens: the models location's llm_max_tokens, if set */
+        llm_api_model_card_init(&cards[i], (char *) m[i].alias.data,
+                                m[i].alias.len, (long long) m[i].created,
+                                m[i].served.n_ctx, (long) lcf->max_tokens);
     }
 
     v = llm_api_models_get(cards, mcf->models.nelts, (char *) r->uri.data,

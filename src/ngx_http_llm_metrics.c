@@ -214,8 +214,8 @@ ngx_http_llm_metrics_handler(ngx_http_request_t *r)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    rc = ngx_http_llm_send_body(r, NGX_HTTP_OK, NGX_HTTP_LLM_METRICS_TYPE,
-                                b.data, b.len);
+    rc = ngx_http_llm_send_bytes(r, NGX_HTTP_OK, NGX_HTTP_LLM_METRICS_TYPE,
+                                 (u_char *) b.data, b.len, 1);
     llm_buf_free(&b);
 
     return rc;

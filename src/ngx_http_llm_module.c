@@ -6,6 +6,7 @@
 #include "api/llm_api_route.h"
 #include "api/llm_volatile.h"
 #include "chat/llm_served.h"
+#include "engine/llm_kv_disk.h"
 
 
 static void *ngx_http_llm_create_main_conf(ngx_conf_t *cf);
@@ -449,12 +450,6 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     /* the options after the path (NUL-terminated by the conf parser) */
-    o = &m->opts;
-    o->path = (char *) m->path.data;
-    o->parallel = 4;
-    o->threads = ngx_ncpu > 0 ? (int) ngx_ncpu : 1;
-    o->queue = -1;
-
     args = ngx_palloc(cf->pool, cf->args->nelts * sizeof(char *));
     if (args == NULL) {
         return NGX_CONF_ERROR;
@@ -463,15 +458,13 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         args[i - 3] = (char *) value[i].data;
     }
 
-    if (llm_served_options(o, args, cf->args->nelts - 3, err, sizeof(err))
+    o = &m->opts;
+    if (llm_served_line(o, (char *) m->path.data, (int) ngx_ncpu, args,
+                        cf->args->nelts - 3, err, sizeof(err))
         != 0)
     {
         ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s", err);
         return NGX_CONF_ERROR;
-    }
-
-    if (o->queue < 0) {
-        o->queue = 4 * o->parallel;
     }
 
     if (o->draft_path) {
@@ -502,7 +495,8 @@ ngx_http_llm_kv_cache_path(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_llm_main_conf_t *mcf = conf;
 
-    ngx_str_t   *value, size;
+    char         err[256];
+    ngx_str_t   *value;
     ngx_path_t  *path;
 
     if (mcf->kv_cache_path) {
@@ -510,22 +504,15 @@ ngx_http_llm_kv_cache_path(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     value = cf->args->elts;
-    mcf->kv_cache_max = 1024 * 1024 * 1024;
+    mcf->kv_cache_max = LLM_KV_DISK_DEFAULT_MAX;
 
-    if (cf->args->nelts == 3) {
-        if (ngx_strncmp(value[2].data, "max_size=", 9) != 0) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "invalid parameter \"%V\"", &value[2]);
-            return NGX_CONF_ERROR;
-        }
-        size.len = value[2].len - 9;
-        size.data = value[2].data + 9;
-        mcf->kv_cache_max = ngx_parse_offset(&size);
-        if (mcf->kv_cache_max <= 0) {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "invalid max_size value \"%V\"", &value[2]);
-            return NGX_CONF_ERROR;
-        }
+    if (cf->args->nelts == 3
+        && llm_kv_disk_option((char *) value[2].data, &mcf->kv_cache_max, err,
+                              sizeof(err))
+           != 0)
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "%s", err);
+        return NGX_CONF_ERROR;
     }
 
     path = ngx_pcalloc(cf->pool, sizeof(ngx_path_t));

@@ -61,7 +61,7 @@ typedef struct {
     /* llm_kv_cache_path: the disk tier of the prefix caches, or NULL */
     ngx_path_t                *kv_cache_path;
     char                      *kv_cache_dir;     /* its name, NUL-terminated */
-    off_t                      kv_cache_max;     /* max_size= */
+    uint64_t                   kv_cache_max;     /* max_size= */
 } ngx_http_llm_main_conf_t;
 
 
@@ -124,9 +124,8 @@ ngx_table_elt_t *ngx_http_llm_find_header(ngx_http_request_t *r,
 /* Responses (ngx_http_llm_response.c). */
 ngx_int_t ngx_http_llm_send_json(ngx_http_request_t *r, ngx_uint_t status,
     const char *body, size_t len);
-ngx_int_t ngx_http_llm_send_body(ngx_http_request_t *r, ngx_uint_t status,
-    const char *content_type, const char *body, size_t len);
-/* The same; copy = 0: body outlives the request (sent from where it is). */
+/* A body of content_type; copy = 0: it outlives the request (sent from
+ * where it is), else copied to the request's pool. */
 ngx_int_t ngx_http_llm_send_bytes(ngx_http_request_t *r, ngx_uint_t status,
     const char *content_type, const u_char *body, size_t len,
     ngx_uint_t copy);

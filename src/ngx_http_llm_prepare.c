@@ -209,6 +209,11 @@ ngx_http_llm_prepared(ngx_http_request_t *r)
         rc = ngx_http_llm_send_json(r, NGX_HTTP_OK, p->pr.answer.data,
                                     p->pr.answer.len);
 
+    } else if (p->model->sched == NULL) {   /* not served by this worker */
+        llm_api_error_not_loaded(err, (char *) p->model->alias.data,
+                                 p->model->alias.len);
+        rc = ngx_http_llm_send_api_error(r, err);
+
     } else if (p->cfg.api == LLM_API_EMBEDDINGS) {
         rc = ngx_http_llm_embeddings(r, p);
 

@@ -33,7 +33,6 @@ ngx_http_llm_error_json(ngx_http_request_t *r, const llm_api_error *err,
     size_t *len)
 {
     int                       rc;
-    char                      rid[160];
     u_char                   *out;
     llm_buf                   b;
     ngx_http_llm_ctx_t       *ctx;
@@ -42,17 +41,12 @@ ngx_http_llm_error_json(ngx_http_request_t *r, const llm_api_error *err,
     lcf = ngx_http_get_module_loc_conf(r, ngx_http_llm_module);
     ctx = ngx_http_llm_get_ctx(r);
 
-    rid[0] = '\0';
-    if (ctx && ctx->request_id.len < sizeof(rid)) {
-        ngx_memcpy(rid, ctx->request_id.data, ctx->request_id.len);
-        rid[ctx->request_id.len] = '\0';
-    }
-
     llm_buf_init(&b);
     rc = llm_api_error_body(ctx && ctx->anthropic_shape
                             ? LLM_API_MESSAGES
                             : (llm_api_kind) ngx_http_llm_error_api(lcf),
-                            &b, err, rid[0] ? rid : NULL);
+                            &b, err, ctx ? (char *) ctx->request_id.data : NULL,
+                            ctx ? ctx->request_id.len : 0);
 
     out = NULL;
     if (rc == 0) {
@@ -73,15 +67,7 @@ ngx_int_t
 ngx_http_llm_send_json(ngx_http_request_t *r, ngx_uint_t status,
     const char *body, size_t len)
 {
-    return ngx_http_llm_send_body(r, status, "application/json", body, len);
-}
-
-
-ngx_int_t
-ngx_http_llm_send_body(ngx_http_request_t *r, ngx_uint_t status,
-    const char *content_type, const char *body, size_t len)
-{
-    return ngx_http_llm_send_bytes(r, status, content_type,
+    return ngx_http_llm_send_bytes(r, status, "application/json",
                                    (const u_char *) body, len, 1);
 }
 

@@ -154,13 +154,8 @@ ngx_http_llm_workers_init(ngx_cycle_t *cycle)
          * retried on first use (ngx_http_llm_generate.c).
          */
         if (m[i].structured == NULL) {
-            const llm_model_info  *info;
-
-            info = llm_model_get_info(m[i].served.model);
-            m[i].structured = llm_structured_create(m[i].served.tok,
-                                                    info->eos_ids,
-                                                    (size_t) info->n_eos,
-                                                    err, sizeof(err));
+            m[i].structured = llm_served_structured(&m[i].served, err,
+                                                    sizeof(err));
             if (m[i].structured == NULL) {
                 ngx_log_error(NGX_LOG_WARN, cycle->log, 0,
                               "llm_model \"%V\": structured output state: "
@@ -307,5 +302,5 @@ ngx_http_llm_sched_config(ngx_http_llm_main_conf_t *mcf,
     cfg->kv = m->opts.kv;
     cfg->draft = m->served.draft;
     cfg->kv_disk = mcf->kv_cache_dir;
-    cfg->kv_disk_max = (uint64_t) mcf->kv_cache_max;
+    cfg->kv_disk_max = mcf->kv_cache_max;
 }

@@ -99,9 +99,11 @@ int llm_api_parse_request(llm_api_kind api, const char *body, size_t len,
     const llm_api_limits *lim, llm_request *req, llm_api_error *err);
 
 /* The error body in the protocol of `api`: Anthropic's shape for MESSAGES
- * and COUNT_TOKENS, OpenAI's for the rest. */
+ * and COUNT_TOKENS, OpenAI's for the rest, with the request's id when it
+ * has one (request_id_len 1 to LLM_API_REQUEST_ID_MAX bytes, not
+ * NUL-terminated; else none). */
 int llm_api_error_body(llm_api_kind api, llm_buf *b, const llm_api_error *err,
-    const char *request_id);
+    const char *request_id, size_t request_id_len);
 
 /* Common errors, worded once: 404 model_not_found; 400
  * context_length_exceeded on param ("messages" or "prompt"); 429 (OpenAI) /

@@ -89,10 +89,20 @@ llm_anthropic_error_json(llm_buf *b, const llm_api_error *err,
 
 int
 llm_api_error_body(llm_api_kind api, llm_buf *b, const llm_api_error *err,
-    const char *request_id)
+    const char *request_id, size_t request_id_len)
 {
-    return is_anthropic(api) ? llm_anthropic_error_json(b, err, request_id)
-                             : llm_openai_error_json(b, err, request_id);
+    char  rid[LLM_API_REQUEST_ID_MAX + 1];
+
+    /* the glue holds the id as nginx's string (not NUL-terminated) */
+    rid[0] = '\0';
+    if (request_id && request_id_len <= LLM_API_REQUEST_ID_MAX) {
+        memcpy(rid, request_id, request_id_len);
+        rid[request_id_len] = '\0';
+    }
+
+    return is_anthropic(api)
+           ? llm_anthropic_error_json(b, err, rid[0] ? rid : NULL)
+           : llm_openai_error_json(b, err, rid[0] ? rid : NULL);
 }
 
 int

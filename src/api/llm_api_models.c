@@ -21,6 +21,18 @@ rfc3339(long long t)
     return json_string(s);
 }
 
+void
+llm_api_model_card_init(llm_api_model_card *card, const char *id,
+    size_t id_len, long long created, long context_length, long max_tokens)
+{
+    card->id = id;
+    card->id_len = id_len;
+    card->created = created;
+    card->context_length = context_length;
+    card->max_output_tokens = max_tokens > 0 && max_tokens < context_length
+                              ? max_tokens : context_length;
+}
+
 json_t *
 llm_api_model_object(const llm_api_model_card *m, int anthropic)
 {

@@ -23,6 +23,12 @@ typedef struct {
     long        max_output_tokens;  /* llm_max_tokens, or context_length */
 } llm_api_model_card;
 
+/* The card of a served model with a context of context_length tokens:
+ * max_output_tokens is max_tokens (llm_max_tokens; <= 0: none) when it is
+ * below the context, else the context. */
+void llm_api_model_card_init(llm_api_model_card *card, const char *id,
+    size_t id_len, long long created, long context_length, long max_tokens);
+
 /* One model object; NULL when out of memory. */
 json_t *llm_api_model_object(const llm_api_model_card *m, int anthropic);
 

@@ -174,6 +174,15 @@ llm_served_summary(const llm_served_opts *o, const llm_served *s, char *out, siz
              o->parallel, o->threads, s->kv_memory >> 20, s->why);
 }
 
+llm_structured *
+llm_served_structured(const llm_served *s, char *err, size_t errlen)
+{
+    const llm_model_info  *info = llm_model_get_info(s->model);
+
+    return llm_structured_create(s->tok, info->eos_ids, (size_t) info->n_eos,
+                                 err, errlen);
+}
+
 void
 llm_served_free(llm_served *s)
 {
@@ -355,6 +364,28 @@ llm_served_options(llm_served_opts *o, char *const *args, size_t n,
         if (llm_served_option(o, args[i], err, errlen) != 0) {
             return -1;
         }
+    }
+
+    return 0;
+}
+
+int
+llm_served_line(llm_served_opts *o, const char *path, int ncpu,
+    char *const *args, size_t n, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof(*o));
+    o->path = path;
+    o->parallel = LLM_SERVED_PARALLEL;
+    o->threads = ncpu > 0 ? ncpu : 1;
+    o->queue = -1;
+
+    if (llm_served_options(o, args, n, err, errlen) != 0) {
+        return -1;
+    }
+
+    /* room for a burst of LLM_SERVED_QUEUE_PER_SLOT requests per slot */
+    if (o->queue < 0) {
+        o->queue = LLM_SERVED_QUEUE_PER_SLOT * o->parallel;
     }
 
     return 0;

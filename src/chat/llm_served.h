@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "chat/llm_chat.h"
+#include "chat/llm_structured.h"
 #include "engine/llm_engine.h"
 #include "engine/llm_tokenizer.h"
 #include "parsers/llm_parser.h"
@@ -50,6 +51,19 @@ typedef struct {
 int llm_served_options(llm_served_opts *o, char *const *args, size_t n,
     char *err, size_t errlen);
 
+/*
+ * A whole llm_model line: the server's defaults for path (parallel
+ * LLM_SERVED_PARALLEL, threads ncpu, or 1 when unknown), its options
+ * (llm_served_options) and then, unless queue= was given,
+ * LLM_SERVED_QUEUE_PER_SLOT x parallel waiting sequences.  0, or -1 with
+ * err as llm_served_options words it.
+ */
+#define LLM_SERVED_PARALLEL        4
+#define LLM_SERVED_QUEUE_PER_SLOT  4
+
+int llm_served_line(llm_served_opts *o, const char *path, int ncpu,
+    char *const *args, size_t n, char *err, size_t errlen);
+
 typedef struct {
     llm_model             *model;
     llm_model             *draft;          /* NULL without draft= */
@@ -80,6 +94,10 @@ int llm_served_load(const llm_served_opts *o, llm_served *s, char *err,
  * threads, KV budget and why these parsers. */
 void llm_served_summary(const llm_served_opts *o, const llm_served *s,
     char *out, size_t len);
+/* The model's structured-output state (chat/llm_structured.h: its
+ * vocabulary, ended by its end-of-sequence ids); NULL with err. */
+llm_structured *llm_served_structured(const llm_served *s, char *err,
+    size_t errlen);
 void llm_served_free(llm_served *s);
 
 #endif

@@ -118,7 +118,7 @@ fail(llm_api_kind api, const llm_api_error *err)
     llm_buf  b;
 
     llm_buf_init(&b);
-    if (llm_api_error_body(api, &b, err, NULL) == 0) {
+    if (llm_api_error_body(api, &b, err, NULL, 0) == 0) {
         printf("%.*s\n", (int) b.len, b.data);
     }
     llm_buf_free(&b);
@@ -222,9 +222,7 @@ llm_cmd_chat(int argc, char **argv)
                                ? info->max_position_embeddings : CHAT_DEFAULT_CTX;
     sc.threads = threads;
     sched = llm_sched_create(sv.model, &sc, err, sizeof(err));
-    st = sched ? llm_structured_create(sv.tok, info->eos_ids, (size_t) info->n_eos,
-                                       err, sizeof(err))
-               : NULL;
+    st = sched ? llm_served_structured(&sv, err, sizeof(err)) : NULL;
     if (st == NULL) {
         fprintf(stderr, "llm chat: %s\n", err);
         rc = 2;

@@ -347,3 +347,44 @@ reject:
     d->st.rejected++;
     return -1;
 }
+
+int
+llm_kv_disk_option(const char *arg, uint64_t *max, char *err, size_t errlen)
+{
+    size_t       i, len;
+    uint64_t     n, unit;
+    const char  *p;
+
+    if (strncmp(arg, "max_size=", 9) != 0) {
+        snprintf(err, errlen, "invalid parameter \"%s\"", arg);
+        return -1;
+    }
+
+    p = arg + 9;
+    len = strlen(p);
+    unit = 1;
+    if (len > 0 && strchr("kKmMgG", p[len - 1])) {
+        unit = p[len - 1] == 'k' || p[len - 1] == 'K' ? 1024
+               : p[len - 1] == 'm' || p[len - 1] == 'M' ? 1024 * 1024
+               : 1024 * 1024 * 1024;
+        len--;
+    }
+
+    /* digits only, above 0, and within an off_t (as nginx's offsets) */
+    n = 0;
+    for (i = 0; i < len; i++) {
+        if (p[i] < '0' || p[i] > '9' || n > ((uint64_t) INT64_MAX - 9) / 10) {
+            len = 0;
+            break;
+        }
+        n = n * 10 + (uint64_t) (p[i] - '0');
+    }
+
+    if (len == 0 || n == 0 || n > (uint64_t) INT64_MAX / unit) {
+        snprintf(err, errlen, "invalid max_size value \"%s\"", arg);
+        return -1;
+    }
+
+    *max = n * unit;
+    return 0;
+}

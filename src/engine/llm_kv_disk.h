@@ -49,6 +49,16 @@ typedef struct {
     uint64_t bytes;          /* what the directory holds (as this process last counted) */
 } llm_kv_disk_stats;
 
+/* llm_kv_cache_path's bound when it names none. */
+#define LLM_KV_DISK_DEFAULT_MAX  (1024ULL * 1024 * 1024)
+
+/*
+ * llm_kv_cache_path's optional parameter, "max_size=SIZE", SIZE as nginx
+ * takes an offset (N, Nk, Nm or Ng; above 0): the bound into *max.  0, or
+ * -1 with err in the words nginx logs, naming the parameter.
+ */
+int llm_kv_disk_option(const char *arg, uint64_t *max, char *err, size_t errlen);
+
 /* Opens (creates) dir/<fingerprint>/; NULL with err when it cannot. */
 llm_kv_disk *llm_kv_disk_open(const char *dir, uint64_t max_size, const llm_kv_disk_shape *shape,
     char *err, size_t errlen);

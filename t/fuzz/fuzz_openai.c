@@ -25,7 +25,7 @@ check(llm_api_kind api, const uint8_t *data, size_t size)
         /* every failure carries a status and a message */
         if (err.status < 400 || err.message[0] == '\0') __builtin_trap();
         llm_buf_init(&b);
-        if (llm_api_error_body(api, &b, &err, "req-1") != 0) __builtin_trap();
+        if (llm_api_error_body(api, &b, &err, "req-1", 5) != 0) __builtin_trap();
         llm_buf_free(&b);
     }
     llm_request_free(&req);

@@ -48,12 +48,12 @@ main(void)
     llm_api_error_model_not_found(&err, "gpt-9");
     ok(err.status == 404 && strcmp(err.code, "model_not_found") == 0 && strstr(err.message, "'gpt-9'"),
        "model_not_found");
-    llm_api_error_body(LLM_API_CHAT, &b, &err, "r1");
+    llm_api_error_body(LLM_API_CHAT, &b, &err, "r1", 2);
     root = json_loads(b.data, 0, NULL);
     is_str(GETS(json_object_get(root, "error"), "code"), "model_not_found", "OpenAI shape for chat");
     json_decref(root);
     llm_buf_reset(&b);
-    llm_api_error_body(LLM_API_MESSAGES, &b, &err, "r1");
+    llm_api_error_body(LLM_API_MESSAGES, &b, &err, "r1", 2);
     root = json_loads(b.data, 0, NULL);
     is_str(GETS(root, "type"), "error", "Anthropic shape for messages");
     is_str(GETS(json_object_get(root, "error"), "type"), "not_found_error", "404 -> not_found_error");
@@ -73,8 +73,23 @@ main(void)
     llm_api_error_overloaded(&err, LLM_API_MESSAGES, "tiny", 2);
     is_int(err.status, 529, "Anthropic busy is 529");
     llm_buf_reset(&b);
-    llm_api_error_body(LLM_API_MESSAGES, &b, &err, NULL);
+    llm_api_error_body(LLM_API_MESSAGES, &b, &err, NULL, 0);
     ok(strstr(b.data, "\"overloaded_error\"") && !strstr(b.data, "request_id"), "overloaded_error, no request_id");
+    /* the id as nginx holds it: its length, not a NUL, ends it */
+    llm_buf_reset(&b);
+    llm_api_error_body(LLM_API_CHAT, &b, &err, "req-7 and more", 5);
+    ok(strstr(b.data, "\"request_id\":\"req-7\"") != NULL, "the request id is its first len bytes");
+    {
+        char long_id[LLM_API_REQUEST_ID_MAX + 2];
+
+        memset(long_id, 'a', sizeof(long_id));
+        llm_buf_reset(&b);
+        llm_api_error_body(LLM_API_CHAT, &b, &err, long_id, sizeof(long_id));
+        ok(b.len > 0 && !strstr(b.data, "request_id"), "an id longer than LLM_API_REQUEST_ID_MAX is left out");
+        llm_buf_reset(&b);
+        llm_api_error_body(LLM_API_CHAT, &b, &err, long_id, LLM_API_REQUEST_ID_MAX);
+        ok(strstr(b.data, "\"request_id\":\"aaaa") != NULL, "an id of LLM_API_REQUEST_ID_MAX bytes is kept");
+    }
     llm_buf_free(&b);
 
     /* only the documented paths of prefix locations answer */
@@ -114,6 +129,21 @@ main(void)
            && json_integer_value(json_object_get(o, "context_length")) == 8192,
            "the output cap is advertised next to the context");
         json_decref(o);
+        {
+            llm_api_model_card c;
+
+            llm_api_model_card_init(&c, "big", 3, 86400, 8192, 1000);
+            ok(c.id_len == 3 && c.created == 86400 && c.context_length == 8192 && c.max_output_tokens == 1000,
+               "a card: llm_max_tokens below the context is the output cap");
+            llm_api_model_card_init(&c, "big", 3, 86400, 8192, 0);
+            is_int(c.max_output_tokens, 8192, "no llm_max_tokens: the context is the cap");
+            llm_api_model_card_init(&c, "big", 3, 86400, 8192, -1);
+            is_int(c.max_output_tokens, 8192, "unset (-1): the context");
+            llm_api_model_card_init(&c, "big", 3, 86400, 8192, 8192);
+            is_int(c.max_output_tokens, 8192, "llm_max_tokens at the context: the context");
+            llm_api_model_card_init(&c, "big", 3, 86400, 8192, 100000);
+            is_int(c.max_output_tokens, 8192, "llm_max_tokens above the context: the context");
+        }
         o = llm_api_model_object(&cards[1], 1);
         ok(strcmp(GETS(o, "type"), "model") == 0 && strcmp(GETS(o, "id"), "big") == 0
            && strcmp(GETS(o, "display_name"), "big") == 0

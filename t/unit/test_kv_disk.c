@@ -73,6 +73,30 @@ flip_byte(const char *path, long at)
     fclose(f);
 }
 
+/* llm_kv_cache_path's max_size=, as nginx takes an offset. */
+static void
+test_option(void)
+{
+    char      err[256];
+    uint64_t  max = 7;
+
+    ok(llm_kv_disk_option("max_size=16m", &max, err, sizeof(err)) == 0 && max == 16ULL << 20, "max_size=16m");
+    ok(llm_kv_disk_option("max_size=3", &max, err, sizeof(err)) == 0 && max == 3, "max_size=3: bytes");
+    ok(llm_kv_disk_option("max_size=2K", &max, err, sizeof(err)) == 0 && max == 2048, "max_size=2K");
+    ok(llm_kv_disk_option("max_size=4g", &max, err, sizeof(err)) == 0 && max == 4ULL << 30, "max_size=4g: offsets take g");
+    max = 7;
+    ok(llm_kv_disk_option("max_size=lots", &max, err, sizeof(err)) == -1 && max == 7, "max_size=lots is refused, nothing set");
+    is_str(err, "invalid max_size value \"max_size=lots\"", "the value named as nginx logs it");
+    ok(llm_kv_disk_option("max_size=0", &max, err, sizeof(err)) == -1, "max_size=0: above 0 only");
+    ok(llm_kv_disk_option("max_size=", &max, err, sizeof(err)) == -1, "max_size= empty");
+    ok(llm_kv_disk_option("max_size=m", &max, err, sizeof(err)) == -1, "a unit without a number");
+    ok(llm_kv_disk_option("max_size=-1", &max, err, sizeof(err)) == -1, "a sign is not a number");
+    ok(llm_kv_disk_option("max_size=99999999999g", &max, err, sizeof(err)) == -1, "beyond an off_t");
+    ok(llm_kv_disk_option("max_size=99999999999999999999999", &max, err, sizeof(err)) == -1, "a number that overflows");
+    ok(llm_kv_disk_option("size=16m", &max, err, sizeof(err)) == -1, "another parameter is refused");
+    is_str(err, "invalid parameter \"size=16m\"", "the parameter named");
+}
+
 int
 main(void)
 {
@@ -85,6 +109,8 @@ main(void)
     size_t half;
     uint64_t parent2;
     int i;
+
+    test_option();
 
     if (mkdtemp(dir) == NULL) return 1;
     d = llm_kv_disk_open(dir, 0, &shape, err, sizeof(err));

@@ -94,6 +94,26 @@ test_options(void)
            "twice: naming both");
     ok(line(&o, "kv=f16", "kv_memory=1m", NULL, err) == 0,
        "kv= and kv_memory= are different options");
+
+    /* a whole line: the server's defaults, then the options */
+    {
+        char  *args[2] = { "parallel=8", "queue=0" };
+
+        ok(llm_served_line(&o, "/m", 6, args, 0, err, 1024) == 0
+           && strcmp(o.path, "/m") == 0 && o.parallel == 4 && o.threads == 6
+           && o.queue == 16 && o.ctx == 0 && o.kv_memory == 0,
+           "a bare line: parallel 4, threads ncpu, queue 4 x parallel");
+        ok(llm_served_line(&o, "/m", 0, args, 1, err, 1024) == 0
+           && o.parallel == 8 && o.queue == 32 && o.threads == 1,
+           "parallel=8: queue 32; ncpu unknown: one thread");
+        ok(llm_served_line(&o, "/m", 2, args, 2, err, 1024) == 0
+           && o.parallel == 8 && o.queue == 0, "queue=0 as given");
+        args[1] = "parallel=2";
+        ok(llm_served_line(&o, "/m", 2, args, 2, err, 1024) == -1,
+           "a line's error");
+        is_str(err, "duplicate llm_model option \"parallel=2\" "
+               "(\"parallel=8\" given before)", "worded by the options");
+    }
 }
 
 int
@@ -116,6 +136,13 @@ main(void)
        "a tool parser chosen for the model (%s)", s.tool_parser);
     ok(s.why[0] != '\0', "the choice says why (%s)", s.why);
     is_str(s.chat_missing, "", "nothing missing");
+    {
+        llm_structured  *st = llm_served_structured(&s, err, sizeof(err));
+
+        ok(st != NULL && llm_structured_vocab(st) != NULL,
+           "its structured-output state (%s)", st ? "built" : err);
+        llm_structured_free(st);
+    }
     llm_served_summary(&o, &s, err, sizeof(err));
     ok(strncmp(err, llm_model_get_info(s.model)->architecture, strlen(llm_model_get_info(s.model)->architecture)) == 0
        && strstr(err, MODEL ", ") && strstr(err, " parameters, ") && strstr(err, s.why),
