@@ -64,7 +64,7 @@ ngx_http_llm_embeddings(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
 {
     llm_api_error          err;
     ngx_pool_cleanup_t    *cln;
-    ngx_http_llm_model_t  *m = p->model;
+    llm_served_model      *m = p->model;
     ngx_http_llm_embed_t  *e;
 
     e = ngx_pcalloc(r->pool, sizeof(ngx_http_llm_embed_t));
@@ -81,7 +81,7 @@ ngx_http_llm_embeddings(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
     cln->data = e;
 
     /* parsed and tokenized in a thread (ngx_http_llm_prepare.c) */
-    if (llm_embedding_create(m->sched, (char *) m->alias.data, &p->pr.ereq,
+    if (llm_embedding_create(m->sched, m->alias, &p->pr.ereq,
                              p->pr.input_ids, p->pr.input_n,
                              &ngx_http_llm_embed_events, e, &e->emb, &err)
         != 0)

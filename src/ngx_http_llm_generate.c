@@ -17,7 +17,7 @@
 typedef struct {
     ngx_http_request_t             *r;
     ngx_http_llm_ctx_t             *ctx;
-    ngx_http_llm_model_t           *model;
+    llm_served_model               *model;
     llm_generation                 *gen;
     llm_reply                      *reply;          /* the response's bytes */
     ngx_uint_t                      stream;
@@ -226,7 +226,7 @@ ngx_http_llm_send_stream_header(ngx_http_llm_gen_t *g)
 
 
 ngx_int_t
-ngx_http_llm_send_busy(ngx_http_request_t *r, ngx_http_llm_model_t *m)
+ngx_http_llm_send_busy(ngx_http_request_t *r, llm_served_model *m)
 {
     ngx_str_t                 retry;
     llm_api_error             err;
@@ -239,7 +239,7 @@ ngx_http_llm_send_busy(ngx_http_request_t *r, ngx_http_llm_model_t *m)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
 
-    llm_api_error_overloaded(&err, lcf->api, (char *) m->alias.data,
+    llm_api_error_overloaded(&err, lcf->api, m->alias,
                              (size_t) m->opts.parallel);
     return ngx_http_llm_send_api_error(r, &err);
 }
@@ -253,7 +253,7 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
     llm_admit                 admit;
     llm_api_error             err;
     llm_request              *req = &p->pr.req;
-    ngx_http_llm_model_t     *m = p->model;
+    llm_served_model         *m = p->model;
     llm_generation_config     cfg;
     ngx_pool_cleanup_t       *cln;
     ngx_http_llm_gen_t       *g;
@@ -292,7 +292,7 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
     cfg.tool = lcf->tool.model ? m->served.tool_def : lcf->tool.def;
     cfg.reasoning = lcf->reasoning.model ? m->served.reasoning_def
                                          : lcf->reasoning.def;
-    cfg.model = (char *) m->alias.data;
+    cfg.model = m->alias;
     cfg.fingerprint = NGX_HTTP_LLM_FINGERPRINT;
     cfg.created = ngx_time();
     cfg.max_tokens = lcf->max_tokens == NGX_CONF_UNSET
@@ -333,7 +333,7 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
 
     if (admit == LLM_ADMIT_NEVER) {
         llm_api_error_choices(&err, llm_generation_n_choices(g->gen),
-                              (char *) m->alias.data, (size_t) m->opts.parallel,
+                              m->alias, (size_t) m->opts.parallel,
                               (size_t) m->opts.queue,
                               llm_sched_capacity(m->sched));
         return ngx_http_llm_send_api_error(r, &err);
@@ -344,8 +344,8 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
     }
 
     ngx_log_debug4(NGX_LOG_DEBUG_HTTP, r->connection->log, 0,
-                   "llm submit: model \"%V\", %uz sequences of %uz prompt "
-                   "tokens, max %uz new", &m->alias,
+                   "llm submit: model \"%s\", %uz sequences of %uz prompt "
+                   "tokens, max %uz new", m->alias,
                    llm_generation_n_choices(g->gen), n_prompt,
                    llm_generation_max_new(g->gen));
 

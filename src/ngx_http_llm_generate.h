@@ -6,7 +6,6 @@
 #define _NGX_HTTP_LLM_GENERATE_H_INCLUDED_
 
 #include "ngx_http_llm_module.h"
-#include "ngx_http_llm_sched.h"
 
 #include "api/llm_api_tokenize.h"
 #include "api/llm_openai.h"
@@ -38,7 +37,7 @@ typedef struct {
 
     /* the task's results */
     llm_prepared               pr;
-    ngx_http_llm_model_t      *model;           /* pr.model's owner */
+    llm_served_model          *model;           /* pr.model's owner */
 } ngx_http_llm_prep_t;
 
 
@@ -51,8 +50,7 @@ ngx_int_t ngx_http_llm_generate(ngx_http_request_t *r,
     ngx_http_llm_prep_t *p);
 
 /* 429 (529 for Anthropic) with Retry-After: the model is busy, retry. */
-ngx_int_t ngx_http_llm_send_busy(ngx_http_request_t *r,
-    ngx_http_llm_model_t *m);
+ngx_int_t ngx_http_llm_send_busy(ngx_http_request_t *r, llm_served_model *m);
 
 /* POST /v1/embeddings (ngx_http_llm_embeddings.c). */
 ngx_int_t ngx_http_llm_embeddings(ngx_http_request_t *r,

@@ -12,7 +12,7 @@ static void ngx_http_llm_model_cleanup(void *data);
 
 /* Weights, tokenizer, chat template and parser choice (chat/llm_served.h). */
 char *
-ngx_http_llm_model_load(ngx_conf_t *cf, ngx_http_llm_model_t *m)
+ngx_http_llm_model_load(ngx_conf_t *cf, llm_served_model *m)
 {
     char                 msg[1024];
     ngx_pool_cleanup_t  *cln;
@@ -25,26 +25,26 @@ ngx_http_llm_model_load(ngx_conf_t *cf, ngx_http_llm_model_t *m)
     cln->data = m;
 
     if (llm_served_load(&m->opts, &m->served, msg, sizeof(msg)) != 0) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "llm_model \"%V\": %s",
-                           &m->alias, msg);
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0, "llm_model \"%s\": %s",
+                           m->alias, msg);
         return NGX_CONF_ERROR;
     }
 
     if (m->opts.chat_off) {
         ngx_conf_log_error(NGX_LOG_NOTICE, cf, 0,
-                           "llm_model \"%V\": chat=off: chat and messages "
-                           "requests are refused", &m->alias);
+                           "llm_model \"%s\": chat=off: chat and messages "
+                           "requests are refused", m->alias);
 
     } else if (m->served.chat == NULL) {
         ngx_conf_log_error(NGX_LOG_WARN, cf, 0,
-                           "llm_model \"%V\": %s: chat and messages "
-                           "requests are refused", &m->alias,
+                           "llm_model \"%s\": %s: chat and messages "
+                           "requests are refused", m->alias,
                            m->served.chat_missing);
     }
 
     llm_served_summary(&m->opts, &m->served, msg, sizeof(msg));
-    ngx_conf_log_error(NGX_LOG_NOTICE, cf, 0, "llm_model \"%V\": %s",
-                       &m->alias, msg);
+    ngx_conf_log_error(NGX_LOG_NOTICE, cf, 0, "llm_model \"%s\": %s",
+                       m->alias, msg);
 
     return NGX_CONF_OK;
 }
@@ -53,7 +53,7 @@ ngx_http_llm_model_load(ngx_conf_t *cf, ngx_http_llm_model_t *m)
 static void
 ngx_http_llm_model_cleanup(void *data)
 {
-    ngx_http_llm_model_t  *m = data;
+    llm_served_model  *m = data;
 
     llm_served_free(&m->served);
 }

@@ -15,7 +15,6 @@
  * has been read: worker_processes may come after the http block.
  */
 #include "ngx_http_llm_module.h"
-#include "ngx_http_llm_sched.h"
 
 #include "engine/llm_memory.h"
 
@@ -50,14 +49,8 @@ static char *
 ngx_http_llm_memory_init_conf(ngx_cycle_t *cycle, void *conf)
 {
     char                       msg[NGX_MAX_ERROR_STR];
-    size_t                     kv;
     uint64_t                   limit, workers;
-    ngx_uint_t                 i;
-    llm_model                 *draft;
-    llm_sched_config           cfg;
-    llm_memory_model          *list;
     ngx_core_conf_t           *ccf;
-    ngx_http_llm_model_t      *m;
     ngx_http_llm_main_conf_t  *mcf;
 
     mcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_llm_module);
@@ -78,29 +71,10 @@ ngx_http_llm_memory_init_conf(ngx_cycle_t *cycle, void *conf)
         return NGX_CONF_OK;
     }
 
-    list = ngx_palloc(cycle->pool, mcf->models.nelts * sizeof(*list));
-    if (list == NULL) {
-        return NGX_CONF_ERROR;
-    }
-
-    m = mcf->models.elts;
-    for (i = 0; i < mcf->models.nelts; i++) {
-        ngx_http_llm_sched_config(mcf, &m[i], &cfg);
-        draft = m[i].served.draft;
-        list[i].alias = (char *) m[i].alias.data;
-        list[i].per_worker = llm_sched_memory(m[i].served.model, &cfg, &kv);
-        list[i].kv = kv;
-        list[i].weights = llm_model_get_info(m[i].served.model)->weight_bytes
-                          + (draft ? llm_model_get_info(draft)->weight_bytes
-                                   : 0);
-        list[i].parallel = m[i].opts.parallel;
-        list[i].n_ctx = m[i].served.n_ctx;
-        list[i].conf_file = m[i].conf_file;
-        list[i].conf_line = m[i].conf_line;
-    }
-
-    if (llm_memory_check(list, mcf->models.nelts, workers, limit,
-                         mcf->memory_limit != NGX_CONF_UNSET, msg, sizeof(msg))
+    if (llm_served_memory_check(mcf->models.elts, mcf->models.nelts,
+                                &mcf->kv_cache, workers, limit,
+                                mcf->memory_limit != NGX_CONF_UNSET, msg,
+                                sizeof(msg))
         != 0)
     {
         ngx_log_error(NGX_LOG_EMERG, cycle->log, 0, "%s", msg);

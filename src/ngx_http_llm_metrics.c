@@ -86,7 +86,7 @@ ngx_http_llm_metrics_log(ngx_http_request_t *r)
     ctx = ngx_http_get_module_ctx(r, ngx_http_llm_module);
     if (ctx && ctx->model && ctx->ttft_ms >= 0) {
         llm_metrics_observe(mcf->metrics,
-                            ctx->model - (ngx_http_llm_model_t *)
+                            ctx->model - (llm_served_model *)
                                          mcf->models.elts,
                             LLM_METRICS_TTFT,
                             (uint64_t) ctx->ttft_ms * 1000000);
@@ -142,21 +142,21 @@ ngx_http_llm_metrics_postconfiguration(ngx_conf_t *cf)
 
 
 void
-ngx_http_llm_metrics_observe(ngx_http_llm_model_t *m, ngx_uint_t kind,
+ngx_http_llm_metrics_observe(llm_served_model *m, ngx_uint_t kind,
     uint64_t ns)
 {
     ngx_http_llm_main_conf_t  *mcf = ngx_http_llm_metrics_conf();
 
     if (mcf && mcf->metrics) {
         llm_metrics_observe(mcf->metrics,
-                            m - (ngx_http_llm_model_t *) mcf->models.elts,
+                            m - (llm_served_model *) mcf->models.elts,
                             (llm_metrics_hist_kind) kind, ns);
     }
 }
 
 
 void
-ngx_http_llm_metrics_publish(ngx_http_llm_model_t *m)
+ngx_http_llm_metrics_publish(llm_served_model *m)
 {
     llm_metrics_worker         w;
     ngx_http_llm_main_conf_t  *mcf = ngx_http_llm_metrics_conf();
@@ -169,7 +169,7 @@ ngx_http_llm_metrics_publish(ngx_http_llm_model_t *m)
 
     llm_report_metrics(m->sched, &w);
     llm_metrics_publish(mcf->metrics,
-                        m - (ngx_http_llm_model_t *) mcf->models.elts,
+                        m - (llm_served_model *) mcf->models.elts,
                         ngx_worker, &w);
 }
 
@@ -182,7 +182,7 @@ ngx_http_llm_metrics_handler(ngx_http_request_t *r)
     ngx_int_t                  rc;
     llm_api_error              err;
     ngx_uint_t                 i;
-    ngx_http_llm_model_t      *m;
+    llm_served_model      *m;
     ngx_http_llm_main_conf_t  *mcf;
 
     mcf = ngx_http_get_module_main_conf(r, ngx_http_llm_module);
@@ -203,7 +203,7 @@ ngx_http_llm_metrics_handler(ngx_http_request_t *r)
         return NGX_HTTP_INTERNAL_SERVER_ERROR;
     }
     for (i = 0; i < mcf->models.nelts; i++) {
-        names[i] = (char *) m[i].alias.data;
+        names[i] = (char *) m[i].alias;
     }
 
     llm_buf_init(&b);

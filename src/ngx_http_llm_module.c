@@ -233,7 +233,7 @@ ngx_http_llm_create_main_conf(ngx_conf_t *cf)
     }
 
     if (ngx_array_init(&mcf->models, cf->pool, 2,
-                       sizeof(ngx_http_llm_model_t))
+                       sizeof(llm_served_model))
         != NGX_OK)
     {
         return NULL;
@@ -407,23 +407,26 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
 {
     ngx_http_llm_main_conf_t *mcf = conf;
 
-    char                   err[512], **args;
-    ngx_str_t             *value, draft;
-    ngx_uint_t             i;
-    llm_served_opts       *o;
-    ngx_http_llm_model_t  *m;
+    char               err[512], **args;
+    ngx_str_t         *value, path, draft;
+    ngx_uint_t         i;
+    llm_served_opts   *o;
+    llm_served_model  *m;
 
     value = cf->args->elts;
 
-    m = mcf->models.elts;
-    for (i = 0; i < mcf->models.nelts; i++) {
-        if (m[i].alias.len == value[1].len
-            && ngx_strncmp(m[i].alias.data, value[1].data, value[1].len) == 0)
-        {
-            ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                               "duplicate llm_model alias \"%V\"", &value[1]);
-            return NGX_CONF_ERROR;
-        }
+    if (value[1].len == 0 || value[1].len > 256) {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "invalid llm_model alias \"%V\"", &value[1]);
+        return NGX_CONF_ERROR;
+    }
+
+    if (llm_served_find(mcf->models.elts, mcf->models.nelts,
+                        (char *) value[1].data, 0))
+    {
+        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
+                           "duplicate llm_model alias \"%V\"", &value[1]);
+        return NGX_CONF_ERROR;
     }
 
     m = ngx_array_push(&mcf->models);
@@ -431,21 +434,16 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
         return NGX_CONF_ERROR;
     }
 
-    ngx_memzero(m, sizeof(ngx_http_llm_model_t));
+    ngx_memzero(m, sizeof(llm_served_model));
 
-    m->alias = value[1];
-    m->path = value[2];
+    m->alias = (char *) value[1].data;      /* NUL-terminated */
+    m->alias_len = value[1].len;
     m->created = ngx_time();
     m->conf_file = (char *) cf->conf_file->file.name.data;
     m->conf_line = cf->conf_file->line;
 
-    if (m->alias.len == 0 || m->alias.len > 256) {
-        ngx_conf_log_error(NGX_LOG_EMERG, cf, 0,
-                           "invalid llm_model alias \"%V\"", &value[1]);
-        return NGX_CONF_ERROR;
-    }
-
-    if (ngx_conf_full_name(cf->cycle, &m->path, 0) != NGX_OK) {
+    path = value[2];
+    if (ngx_conf_full_name(cf->cycle, &path, 0) != NGX_OK) {
         return NGX_CONF_ERROR;
     }
 
@@ -459,7 +457,7 @@ ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     o = &m->opts;
-    if (llm_served_line(o, (char *) m->path.data, (int) ngx_ncpu, args,
+    if (llm_served_line(o, (char *) path.data, (int) ngx_ncpu, args,
                         cf->args->nelts - 3, err, sizeof(err))
         != 0)
     {
@@ -496,6 +494,7 @@ ngx_http_llm_kv_cache_path(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     ngx_http_llm_main_conf_t *mcf = conf;
 
     char         err[256];
+    u_char      *dir;
     ngx_str_t   *value;
     ngx_path_t  *path;
 
@@ -504,10 +503,10 @@ ngx_http_llm_kv_cache_path(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     }
 
     value = cf->args->elts;
-    mcf->kv_cache_max = LLM_KV_DISK_DEFAULT_MAX;
+    mcf->kv_cache.max = LLM_KV_DISK_DEFAULT_MAX;
 
     if (cf->args->nelts == 3
-        && llm_kv_disk_option((char *) value[2].data, &mcf->kv_cache_max, err,
+        && llm_kv_disk_option((char *) value[2].data, &mcf->kv_cache.max, err,
                               sizeof(err))
            != 0)
     {
@@ -529,12 +528,12 @@ ngx_http_llm_kv_cache_path(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)
     path->conf_file = cf->conf_file->file.name.data;
     path->line = cf->conf_file->line;
 
-    mcf->kv_cache_dir = ngx_pnalloc(cf->pool, path->name.len + 1);
-    if (mcf->kv_cache_dir == NULL || ngx_add_path(cf, &path) != NGX_OK) {
+    dir = ngx_pnalloc(cf->pool, path->name.len + 1);
+    if (dir == NULL || ngx_add_path(cf, &path) != NGX_OK) {
         return NGX_CONF_ERROR;
     }
-    ngx_cpystrn((u_char *) mcf->kv_cache_dir, path->name.data,
-                path->name.len + 1);
+    ngx_cpystrn(dir, path->name.data, path->name.len + 1);
+    mcf->kv_cache.dir = (char *) dir;
     mcf->kv_cache_path = path;
 
     return NGX_CONF_OK;

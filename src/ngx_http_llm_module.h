@@ -13,35 +13,14 @@
 
 #include "api/llm_api.h"
 #include "api/llm_thinking_sig.h"
-#include "chat/llm_served.h"
+#include "chat/llm_served_set.h"
 #include "core/llm_ir.h"
 
 
-typedef struct ngx_http_llm_stepper_s  ngx_http_llm_stepper_t;
-struct llm_sched;
-
-
-/* One llm_model line: loaded in the master at configuration time. */
 typedef struct {
-    ngx_str_t                  alias;
-    ngx_str_t                  path;         /* its full name: opts.path */
-    llm_served_opts            opts;         /* the line's options (queue
-                                                resolved: 4 x parallel) */
-    llm_served                 served;       /* weights, tokenizer, template,
-                                                parsers; context resolved */
-    time_t                     created;
-    char                      *conf_file;
-    ngx_uint_t                 conf_line;
-
-    struct llm_sched          *sched;        /* engine scheduler, per worker */
-    struct llm_structured     *structured;   /* compiled grammars, per worker,
-                                                built on first use */
-    ngx_http_llm_stepper_t    *stepper;      /* its step loop (_sched.c) */
-} ngx_http_llm_model_t;
-
-
-typedef struct {
-    ngx_array_t                models;       /* ngx_http_llm_model_t */
+    /* the llm_model lines, loaded in the master at configuration time; each
+     * worker gives each its scheduler and step loop (_sched.c) */
+    ngx_array_t                models;       /* llm_served_model */
     ngx_str_t                  thread_pool_name;
     ngx_thread_pool_t         *thread_pool;
     ngx_str_t                  prepare_pool_name;    /* llm_prepare_thread_pool */
@@ -60,8 +39,8 @@ typedef struct {
     llm_thinking_key           thinking_key;
     /* llm_kv_cache_path: the disk tier of the prefix caches, or NULL */
     ngx_path_t                *kv_cache_path;
-    char                      *kv_cache_dir;     /* its name, NUL-terminated */
-    uint64_t                   kv_cache_max;     /* max_size= */
+    llm_served_disk            kv_cache;     /* its name, NUL-terminated;
+                                                max_size= */
 } ngx_http_llm_main_conf_t;
 
 
@@ -103,7 +82,7 @@ typedef struct {
     ngx_uint_t                 rewritten:1;
     ngx_str_t                  error_body;       /* JSON for a replaced error page */
 
-    ngx_http_llm_model_t      *model;
+    llm_served_model          *model;
     long                       prompt_tokens;
     long                       completion_tokens;
     ngx_msec_int_t             ttft_ms;          /* -1 until the first token */
@@ -155,17 +134,12 @@ ngx_int_t ngx_http_llm_page_handler(ngx_http_request_t *r);
  */
 ngx_int_t ngx_http_llm_metrics_postconfiguration(ngx_conf_t *cf);
 ngx_int_t ngx_http_llm_metrics_handler(ngx_http_request_t *r);
-void ngx_http_llm_metrics_observe(ngx_http_llm_model_t *m, ngx_uint_t kind,
+void ngx_http_llm_metrics_observe(llm_served_model *m, ngx_uint_t kind,
     uint64_t ns);
-void ngx_http_llm_metrics_publish(ngx_http_llm_model_t *m);
-
-/* The model called name ("" or NULL: the only one, if only one); read
- * only, so safe in a thread.  NULL when there is none. */
-ngx_http_llm_model_t *ngx_http_llm_find_model_in(
-    ngx_http_llm_main_conf_t *mcf, const char *name);
+void ngx_http_llm_metrics_publish(llm_served_model *m);
 
 /* Configuration-time model loading (ngx_http_llm_load.c). */
-char *ngx_http_llm_model_load(ngx_conf_t *cf, ngx_http_llm_model_t *m);
+char *ngx_http_llm_model_load(ngx_conf_t *cf, llm_served_model *m);
 
 /* Content handler (ngx_http_llm_handler.c). */
 ngx_int_t ngx_http_llm_handler(ngx_http_request_t *r);

@@ -140,31 +140,8 @@ ngx_http_llm_prep_find(void *data, const char *name, llm_prepare_model *pm)
 {
     ngx_http_llm_prep_t *p = data;
 
-    ngx_http_llm_model_t  *m;
-
-    m = ngx_http_llm_find_model_in(p->mcf, name);
-
-    /*
-     * llm_any_model: agents send their own model names (and some rewrite
-     * one they do not know); a single-model server may answer them all
-     */
-    if (m == NULL && p->any_model && p->mcf->models.nelts == 1) {
-        m = p->mcf->models.elts;
-    }
-
-    if (m == NULL) {
-        return -1;
-    }
-
-    pm->owner = m;
-    pm->alias = (char *) m->alias.data;
-    pm->model = m->served.model;
-    pm->tok = m->served.tok;
-    pm->chat = m->served.chat;
-    pm->reasoning_parser = m->served.reasoning_parser;
-    pm->context_length = m->served.n_ctx;
-
-    return 0;
+    return llm_served_pick(p->mcf->models.elts, p->mcf->models.nelts, name,
+                           p->any_model, pm);
 }
 
 
@@ -200,8 +177,8 @@ ngx_http_llm_prepared(ngx_http_request_t *r)
     if (err->status) {
         if (p->pr.prompt.template_error[0]) {
             ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
-                          "llm: chat template of \"%V\": %s",
-                          &p->model->alias, p->pr.prompt.template_error);
+                          "llm: chat template of \"%s\": %s",
+                          p->model->alias, p->pr.prompt.template_error);
         }
         rc = ngx_http_llm_send_api_error(r, err);
 
@@ -210,8 +187,7 @@ ngx_http_llm_prepared(ngx_http_request_t *r)
                                     p->pr.answer.len);
 
     } else if (p->model->sched == NULL) {   /* not served by this worker */
-        llm_api_error_not_loaded(err, (char *) p->model->alias.data,
-                                 p->model->alias.len);
+        llm_api_error_not_loaded(err, p->model->alias, p->model->alias_len);
         rc = ngx_http_llm_send_api_error(r, err);
 
     } else if (p->cfg.api == LLM_API_EMBEDDINGS) {

@@ -8,13 +8,13 @@
  * handler, then the next step while any sequence is runnable.  Only one step
  * per model is in flight, so the event loop never runs model math.
  */
-#include "ngx_http_llm_sched.h"
-#include "chat/llm_structured.h"
+#include "ngx_http_llm_module.h"
+
 #include "core/llm_metrics.h"
 
 
-struct ngx_http_llm_stepper_s {
-    ngx_http_llm_model_t     *model;
+typedef struct {
+    llm_served_model         *model;
     llm_sched                *sched;
     ngx_thread_pool_t        *tp;
     ngx_thread_task_t        *task;
@@ -22,7 +22,7 @@ struct ngx_http_llm_stepper_s {
     ngx_uint_t                exiting;
     ngx_uint_t                files_logged;
     uint64_t                  posted_ns;    /* the step in flight, for /metrics */
-};
+} ngx_http_llm_stepper_t;
 
 
 static void ngx_http_llm_step_post(void *data);
@@ -34,7 +34,7 @@ static void ngx_http_llm_step_note(ngx_http_llm_stepper_t *st);
 /* ---- worker start and exit ---- */
 
 static ngx_int_t
-ngx_http_llm_stepper_create(ngx_cycle_t *cycle, ngx_http_llm_model_t *m,
+ngx_http_llm_stepper_create(ngx_cycle_t *cycle, llm_served_model *m,
     ngx_thread_pool_t *tp)
 {
     char                       err[512];
@@ -64,27 +64,27 @@ ngx_http_llm_stepper_create(ngx_cycle_t *cycle, ngx_http_llm_model_t *m,
     st->task->event.log = cycle->log;
 
     mcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_llm_module);
-    ngx_http_llm_sched_config(mcf, m, &cfg);
+    llm_served_sched_config(m, &mcf->kv_cache, &cfg);
     cfg.wake = ngx_http_llm_step_post;
     cfg.wake_data = st;
 
     st->sched = llm_sched_create(m->served.model, &cfg, err, sizeof(err));
     if (st->sched == NULL) {
         ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
-                      "llm_model \"%V\": %s", &m->alias, err);
+                      "llm_model \"%s\": %s", m->alias, err);
         return NGX_ERROR;
     }
 
     m->sched = st->sched;
-    m->stepper = st;
+    m->runner = st;
 
     ngx_http_llm_step_note(st);
 
     llm_sched_get_stats(st->sched, &stats);
     ngx_log_error(NGX_LOG_NOTICE, cycle->log, 0,
-                  "llm_model \"%V\": worker runtime ready: %d slots of up "
+                  "llm_model \"%s\": worker runtime ready: %d slots of up "
                   "to %uz tokens sharing %uz MiB of KV blocks, %d threads",
-                  &m->alias, m->opts.parallel, llm_sched_n_ctx(st->sched),
+                  m->alias, m->opts.parallel, llm_sched_n_ctx(st->sched),
                   stats.kv_cache_bytes >> 20, m->opts.threads);
 
     return NGX_OK;
@@ -96,7 +96,7 @@ ngx_http_llm_workers_init(ngx_cycle_t *cycle)
 {
     char                       err[512];
     ngx_uint_t                 i;
-    ngx_http_llm_model_t      *m;
+    llm_served_model      *m;
     ngx_http_llm_main_conf_t  *mcf;
 
     mcf = ngx_http_cycle_get_module_main_conf(cycle, ngx_http_llm_module);
@@ -126,9 +126,9 @@ ngx_http_llm_workers_init(ngx_cycle_t *cycle)
          */
         if (llm_model_files_changed(m[i].served.model, err, sizeof(err))) {
             ngx_log_error(NGX_LOG_ALERT, cycle->log, 0,
-                          "llm_model \"%V\": %s; the model is not served "
+                          "llm_model \"%s\": %s; the model is not served "
                           "until nginx is reloaded (docs/operations.md, "
-                          "\"Updating a model\")", &m[i].alias, err);
+                          "\"Updating a model\")", m[i].alias, err);
             continue;
         }
 
@@ -142,8 +142,8 @@ ngx_http_llm_workers_init(ngx_cycle_t *cycle)
             != NGX_OK)
         {
             ngx_log_error(NGX_LOG_EMERG, cycle->log, 0,
-                          "llm_model \"%V\" cannot run in this worker: "
-                          "its requests get 503", &m[i].alias);
+                          "llm_model \"%s\" cannot run in this worker: "
+                          "its requests get 503", m[i].alias);
             continue;
         }
 
@@ -158,8 +158,8 @@ ngx_http_llm_workers_init(ngx_cycle_t *cycle)
                                                     sizeof(err));
             if (m[i].structured == NULL) {
                 ngx_log_error(NGX_LOG_WARN, cycle->log, 0,
-                              "llm_model \"%V\": structured output state: "
-                              "%s; built on first use", &m[i].alias, err);
+                              "llm_model \"%s\": structured output state: "
+                              "%s; built on first use", m[i].alias, err);
             }
         }
     }
@@ -172,7 +172,7 @@ void
 ngx_http_llm_workers_exit(ngx_cycle_t *cycle)
 {
     ngx_uint_t                 i;
-    ngx_http_llm_model_t      *m;
+    llm_served_model      *m;
     ngx_http_llm_stepper_t    *st;
     ngx_http_llm_main_conf_t  *mcf;
 
@@ -185,7 +185,7 @@ ngx_http_llm_workers_exit(ngx_cycle_t *cycle)
 
     m = mcf->models.elts;
     for (i = 0; i < mcf->models.nelts; i++) {
-        st = m[i].stepper;
+        st = m[i].runner;
         if (st == NULL || llm_sched_in_flight(st->sched)) {
             continue;
         }
@@ -195,7 +195,7 @@ ngx_http_llm_workers_exit(ngx_cycle_t *cycle)
         llm_structured_free(m[i].structured);
         m[i].structured = NULL;
         m[i].sched = NULL;
-        m[i].stepper = NULL;
+        m[i].runner = NULL;
     }
 }
 
@@ -213,7 +213,7 @@ ngx_http_llm_step_post(void *data)
     }
 
     ngx_log_debug1(NGX_LOG_DEBUG_HTTP, st->log, 0,
-                   "llm step post: model \"%V\"", &st->model->alias);
+                   "llm step post: model \"%s\"", st->model->alias);
 
     st->posted_ns = llm_metrics_now_ns();
 
@@ -255,14 +255,14 @@ ngx_http_llm_step_done(ngx_event_t *ev)
         if (!st->files_logged) {
             st->files_logged = 1;
             ngx_log_error(NGX_LOG_ALERT, st->log, 0,
-                          "llm_model \"%V\": %s; every request for the model "
+                          "llm_model \"%s\": %s; every request for the model "
                           "fails until nginx is reloaded (docs/operations.md, "
-                          "\"Updating a model\")", &st->model->alias, failure);
+                          "\"Updating a model\")", st->model->alias, failure);
         }
 
     } else if (failure) {
-        ngx_log_error(NGX_LOG_ERR, st->log, 0, "llm_model \"%V\": %s",
-                      &st->model->alias, failure);
+        ngx_log_error(NGX_LOG_ERR, st->log, 0, "llm_model \"%s\": %s",
+                      st->model->alias, failure);
     }
 
     llm_sched_step_complete(st->sched);
@@ -283,24 +283,7 @@ ngx_http_llm_step_note(ngx_http_llm_stepper_t *st)
     char  note[512];
 
     if (llm_sched_take_note(st->sched, note, sizeof(note))) {
-        ngx_log_error(NGX_LOG_WARN, st->log, 0, "llm_model \"%V\": %s",
-                      &st->model->alias, note);
+        ngx_log_error(NGX_LOG_WARN, st->log, 0, "llm_model \"%s\": %s",
+                      st->model->alias, note);
     }
-}
-
-
-void
-ngx_http_llm_sched_config(ngx_http_llm_main_conf_t *mcf,
-    ngx_http_llm_model_t *m, llm_sched_config *cfg)
-{
-    ngx_memzero(cfg, sizeof(llm_sched_config));
-    cfg->parallel = m->opts.parallel;
-    cfg->queue = m->opts.queue;
-    cfg->n_ctx = m->served.n_ctx;
-    cfg->kv_memory = m->served.kv_memory;
-    cfg->threads = m->opts.threads;
-    cfg->kv = m->opts.kv;
-    cfg->draft = m->served.draft;
-    cfg->kv_disk = mcf->kv_cache_dir;
-    cfg->kv_disk_max = mcf->kv_cache_max;
 }

@@ -34,8 +34,8 @@ ngx_http_llm_variable(ngx_http_request_t *r, ngx_http_variable_value_t *v,
                    : ctx->ttft_ms);
     }
 
-    v->data = ctx->model->alias.data;
-    v->len = ctx->model->alias.len;
+    v->data = (u_char *) ctx->model->alias;
+    v->len = ctx->model->alias_len;
     v->valid = 1;
     v->no_cacheable = 1;
     v->not_found = 0;
