@@ -208,3 +208,21 @@ POST /v1/chat/completions
 {"messages": [{"role": "user", "content": "Hi"}], "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"x": {"anyOf": [{"type": "integer"}, {"type": "boolean"}]}}}}}], "tool_choice": "required"}
 --- error_code: 400
 --- response_body_like: "message":"tool 'f' parameters: parameter 'x': 'anyOf' cannot be enforced on a text value in this tool-call format\.".*"param":"tool_choice"
+
+
+
+=== TEST 19: tool_choice auto: a tool whose parameters cannot be enforced is a 400 naming the keyword (a call the model starts must complete validly)
+--- request
+POST /v1/chat/completions
+{"messages": [{"role": "user", "content": "Hi"}], "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"x": {"type": "string", "not": {"const": "b"}}}}}}], "tool_choice": "auto"}
+--- error_code: 400
+--- response_body_like: "message":"tool 'f' parameters: JSON Schema keyword 'not' is not supported\.".*"param":"tools"
+
+
+
+=== TEST 20: oneOf whose branches may both match one value is a 400 naming oneOf (never enforced as anyOf)
+--- request
+POST /v1/chat/completions
+{"messages": [{"role": "user", "content": "Hi"}], "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object", "properties": {"id": {"oneOf": [{"type": "integer"}, {"type": "number"}]}}}}}}
+--- error_code: 400
+--- response_body_like: "message":"Invalid 'response_format.json_schema.schema': JSON Schema: 'oneOf' branches 0 and 1 may match the same value

@@ -333,14 +333,9 @@ llm_structured_prepare(llm_structured *s, const llm_request *req,
     }
     g = build(req, &ps, plan->n_triggers > 0, err, errlen);
     if (g == NULL) {
+        /* tool_choice auto too: a call the model starts must be enforced,
+         * so a tool list that cannot be is refused, never served weaker */
         free(key);
-        if (ps.lazy_tools) {
-            /* tool_choice auto asked for nothing: a tool list that cannot be
-             * compiled leaves the output free, as without a grammar */
-            memset(plan, 0, sizeof(*plan));
-            err[0] = 0;
-            return 0;
-        }
         *param = ps.param;
         return -1;
     }

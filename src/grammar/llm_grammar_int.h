@@ -69,6 +69,15 @@ int    llm_gseq_take_rule(llm_gbuild *b, llm_gseq *s, size_t from, const char *n
 int llm_gregex_rule(llm_gbuild *b, const char *re, size_t len, int json,
                     char *err, size_t errlen);
 
+/* The schema a local `$ref` ("#", "#/a/b" JSON pointer) names within root,
+ * NULL when it names nothing (llm_jschema.c). */
+const json_t *llm_jschema_ref(const json_t *root, const char *ref);
+
+/* 1 when no JSON text the grammar of schema a writes is valid against b and
+ * none of b's is valid against a -- oneOf branches a grammar keeps apart;
+ * 0 when that is not proven (llm_jexclusive.c). */
+int llm_jschema_exclusive(const json_t *root, const json_t *a, const json_t *b);
+
 /* Set err and return NULL / -1 in the callers (printf-style). */
 void llm_gerr(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -1116,10 +1116,10 @@ kv_args(js *j, const char *name, const json_t *schema, const llm_gargs_style *st
 
 /* ---- dispatch ---- */
 
-static const json_t *
-resolve_ref(js *j, const char *ref)
+const json_t *
+llm_jschema_ref(const json_t *root, const char *ref)
 {
-    const json_t *cur = j->root;
+    const json_t *cur = root;
     const char *p;
     char seg[256];
 
@@ -1143,6 +1143,12 @@ resolve_ref(js *j, const char *ref)
         if (cur == NULL) return NULL;
     }
     return cur;
+}
+
+static const json_t *
+resolve_ref(js *j, const char *ref)
+{
+    return llm_jschema_ref(j->root, ref);
 }
 
 static int
@@ -1249,6 +1255,23 @@ r_alternatives(js *j, const json_t *list, const char *kw)
         if (a < 0) { llm_gseq_free(s); return -1; }
         if (i > 0) llm_gseq_alt(s);
         llm_gseq_ref(s, a);
+    }
+    if (strcmp(kw, "oneOf") == 0) {
+        /* exactly one branch: the union is exact only when no branch's text
+         * can match another (llm_jexclusive.c); never enforced weaker */
+        size_t a, c;
+        for (a = 0; a < json_array_size(list); a++) {
+            for (c = a + 1; c < json_array_size(list); c++) {
+                if (!llm_jschema_exclusive(j->root, json_array_get(list, a), json_array_get(list, c))) {
+                    char which[64];
+                    snprintf(which, sizeof(which), "%zu and %zu", a, c);
+                    llm_gseq_free(s);
+                    return jfail(j, "JSON Schema: 'oneOf' branches %s may match the same value, so "
+                                 "exactly-one cannot be enforced (branches that differ by type, "
+                                 "const/enum or a required property can be; anyOf allows overlap)", which);
+                }
+            }
+        }
     }
     if (llm_gbuild_define(j->b, r, s) < 0) r = -1;
     llm_gseq_free(s);

@@ -276,6 +276,29 @@ test_schema(void)
     /* composition */
     schema("{\"anyOf\":[{\"type\":\"integer\"},{\"type\":\"string\",\"maxLength\":1}]}", L("5", "\"a\""), L("\"ab\"", "true"));
     schema("{\"oneOf\":[{\"type\":\"boolean\"},{\"type\":\"null\"}]}", L("true", "null"), L("0"));
+    /* oneOf is exact: branches kept apart by type, const/enum, a required
+     * discriminator or a key the other never writes; else a 400 naming it */
+    schema("{\"oneOf\":[{\"type\":\"string\"},{\"type\":\"integer\"},{\"type\":\"array\",\"items\":{\"type\":\"string\"}}]}",
+           L("\"a\"", "3", "[\"x\"]"), L("true", "1.5"));
+    schema("{\"oneOf\":[{\"const\":\"a\"},{\"enum\":[\"b\",1]},{\"type\":\"boolean\"}]}", L("\"a\"", "\"b\"", "1", "false"), L("\"c\""));
+    schema("{\"oneOf\":[{\"type\":\"object\",\"properties\":{\"kind\":{\"const\":\"circle\"},\"r\":{\"type\":\"number\"}},"
+           "\"required\":[\"kind\",\"r\"]},{\"type\":\"object\",\"properties\":{\"kind\":{\"const\":\"square\"},"
+           "\"side\":{\"type\":\"number\"}},\"required\":[\"kind\",\"side\"]}]}",
+           L("{\"kind\":\"circle\",\"r\":1}", "{\"kind\":\"square\",\"side\":2}"), L("{\"kind\":\"circle\",\"side\":2}"));
+    schema("{\"oneOf\":[{\"properties\":{\"path\":{\"type\":\"string\"}},\"required\":[\"path\"]},"
+           "{\"properties\":{\"url\":{\"type\":\"string\"}},\"required\":[\"url\"]}]}",
+           L("{\"path\":\"/a\"}", "{\"url\":\"u\"}"), L("{}", "{\"path\":\"/a\",\"url\":\"u\"}"));
+    schema("{\"$defs\":{\"a\":{\"type\":\"object\",\"properties\":{\"t\":{\"enum\":[1,2]}},\"required\":[\"t\"]}},"
+           "\"oneOf\":[{\"$ref\":\"#/$defs/a\"},{\"type\":\"object\",\"properties\":{\"t\":{\"const\":3}},\"required\":[\"t\"]},"
+           "{\"type\":\"string\",\"nullable\":true}]}", L("{\"t\":1}", "{\"t\":3}", "null", "\"s\""), L("{\"t\":4}"));
+    schema_err("{\"oneOf\":[{\"type\":\"integer\"},{\"type\":\"number\"}]}", "'oneOf' branches 0 and 1");
+    schema_err("{\"oneOf\":[{\"type\":\"string\"},{\"type\":\"string\",\"maxLength\":3}]}", "'oneOf'");
+    schema_err("{\"oneOf\":[{\"const\":1},{\"const\":1.0}]}", "'oneOf'");
+    schema_err("{\"oneOf\":[{\"type\":\"string\",\"nullable\":true},{\"type\":\"null\"}]}", "'oneOf'");
+    schema_err("{\"oneOf\":[{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"string\"}},\"required\":[\"a\"]},"
+               "{\"type\":\"object\",\"properties\":{\"b\":{\"type\":\"string\"}}}]}", "'oneOf' branches 0 and 1");
+    schema_err("{\"oneOf\":[{\"type\":\"object\"},{\"type\":\"object\",\"required\":[\"k\"]}]}", "'oneOf'");
+    schema_err("{\"type\":\"object\",\"properties\":{\"v\":{\"oneOf\":[{\"type\":\"string\"},{}]}}}", "'oneOf' branches 0 and 1");
     schema("{\"allOf\":[{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"}},\"required\":[\"a\"]},"
            "{\"properties\":{\"b\":{\"type\":\"string\"}},\"required\":[\"b\"]}]}",
            L("{\"a\":1,\"b\":\"x\"}"), L("{\"a\":1}", "{\"b\":\"x\"}"));
@@ -483,6 +506,10 @@ static const char *walk_schemas[] = {
     "{\"type\":\"object\"}",
     /* counts of at least LLM_GVOCAB_LONG (24): cuts use the repetition's twin */
     "{\"type\":\"object\",\"properties\":{\"s\":{\"type\":\"string\",\"maxLength\":30},\"t\":{\"type\":\"array\",\"items\":{\"type\":\"string\",\"minLength\":2,\"maxLength\":28},\"maxItems\":2}},\"required\":[\"s\",\"t\"],\"additionalProperties\":false}",
+    /* oneOf kept exact: a const discriminator, a required key the other never writes, a type */
+    "{\"oneOf\":[{\"type\":\"object\",\"properties\":{\"kind\":{\"const\":\"a\"},\"n\":{\"type\":\"integer\",\"maximum\":9}},\"required\":[\"kind\"]},"
+    "{\"type\":\"object\",\"properties\":{\"kind\":{\"enum\":[\"b\",\"c\"]},\"n\":{\"type\":\"integer\"}},\"required\":[\"kind\",\"n\"]},"
+    "{\"type\":\"object\",\"properties\":{\"url\":{\"type\":\"string\",\"maxLength\":4}},\"required\":[\"url\"]},{\"type\":[\"string\",\"null\"],\"maxLength\":2}]}",
     NULL
 };
 
