@@ -70,7 +70,7 @@ int llm_gregex_rule(llm_gbuild *b, const char *re, size_t len, int json,
                     char *err, size_t errlen);
 
 /* The schema a local `$ref` ("#", "#/a/b" JSON pointer) names within root,
- * NULL when it names nothing (llm_jschema.c). */
+ * NULL when it names nothing (llm_jref.c). */
 const json_t *llm_jschema_ref(const json_t *root, const char *ref);
 
 /* 1 when no JSON text the grammar of schema a writes is valid against b and
