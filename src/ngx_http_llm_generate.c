@@ -483,6 +483,10 @@ ngx_http_llm_on_done(void *data, llm_generation_end end,
         break;
 
     default:
+        /* kept before the answer leaves: a client's next request may
+         * name it at once */
+        ngx_http_llm_responses_keep(r, g->reply);
+
         if (g->stream) {
             rc = ngx_http_llm_send_pending(g, 1);
 

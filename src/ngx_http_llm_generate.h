@@ -12,6 +12,7 @@
 #include "api/llm_openai_embeddings.h"
 #include "chat/llm_chat.h"
 #include "chat/llm_prepare.h"
+#include "chat/llm_reply.h"
 #include "chat/llm_session.h"
 #include "engine/llm_tokenizer.h"
 #include "parsers/llm_parser.h"
@@ -51,6 +52,18 @@ ngx_int_t ngx_http_llm_generate(ngx_http_request_t *r,
 
 /* 429 (529 for Anthropic) with Retry-After: the model is busy, retry. */
 ngx_int_t ngx_http_llm_send_busy(ngx_http_request_t *r, llm_served_model *m);
+
+/*
+ * Kept responses of the Responses API (ngx_http_llm_responses.c): the
+ * lookup previous_response_id is read with (NULL without a store); keeping
+ * a finished response (its record, when llm_reply_record gives one); GET /
+ * DELETE /v1/responses/{id}.
+ */
+const llm_response_lookup *ngx_http_llm_responses_lookup(
+    ngx_http_llm_main_conf_t *mcf);
+void ngx_http_llm_responses_keep(ngx_http_request_t *r, llm_reply *reply);
+ngx_int_t ngx_http_llm_responses_handler(ngx_http_request_t *r,
+    const char *id, size_t id_len);
 
 /* POST /v1/embeddings (ngx_http_llm_embeddings.c). */
 ngx_int_t ngx_http_llm_embeddings(ngx_http_request_t *r,

@@ -129,6 +129,20 @@ ngx_http_llm_handler(ngx_http_request_t *r)
         return ngx_http_llm_refuse(r, &err);
     }
 
+    /* GET and DELETE of a kept response */
+    if (route.api == LLM_API_RESPONSES && route.id) {
+        if (!(r->method & (NGX_HTTP_GET|NGX_HTTP_HEAD|NGX_HTTP_DELETE))) {
+            return ngx_http_llm_not_allowed(r, "GET, HEAD, DELETE");
+        }
+
+        rc = ngx_http_discard_request_body(r);
+        if (rc != NGX_OK) {
+            return rc;
+        }
+
+        return ngx_http_llm_responses_handler(r, route.id, route.id_len);
+    }
+
     info = llm_api_route_reads(lcf->api);
 
     if (info ? !(r->method & (NGX_HTTP_GET|NGX_HTTP_HEAD))

@@ -173,6 +173,13 @@ static ngx_command_t  ngx_http_llm_commands[] = {
       offsetof(ngx_http_llm_loc_conf_t, stream_keepalive),
       NULL },
 
+    { ngx_string("llm_responses_store"),
+      NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE12,
+      ngx_http_llm_responses_store,
+      NGX_HTTP_MAIN_CONF_OFFSET,
+      0,
+      NULL },
+
     { ngx_string("llm_thinking_key"),
       NGX_HTTP_MAIN_CONF|NGX_CONF_TAKE1,
       ngx_conf_set_str_slot,

@@ -17,6 +17,9 @@
 #include "core/llm_ir.h"
 
 
+typedef struct ngx_http_llm_responses_s  ngx_http_llm_responses_t;
+
+
 typedef struct {
     /* the llm_model lines, loaded in the master at configuration time; each
      * worker gives each its scheduler and step loop (_sched.c) */
@@ -41,6 +44,8 @@ typedef struct {
     ngx_path_t                *kv_cache_path;
     llm_served_disk            kv_cache;     /* its name, NUL-terminated;
                                                 max_size= */
+    /* llm_responses_store: the kept responses' zone, or NULL */
+    ngx_http_llm_responses_t  *responses;
 } ngx_http_llm_main_conf_t;
 
 
@@ -137,6 +142,10 @@ ngx_int_t ngx_http_llm_metrics_handler(ngx_http_request_t *r);
 void ngx_http_llm_metrics_observe(llm_served_model *m, ngx_uint_t kind,
     uint64_t ns);
 void ngx_http_llm_metrics_publish(llm_served_model *m);
+
+/* llm_responses_store zone=NAME:SIZE [ttl=TIME] (ngx_http_llm_responses.c). */
+char *ngx_http_llm_responses_store(ngx_conf_t *cf, ngx_command_t *cmd,
+    void *conf);
 
 /* Configuration-time model loading (ngx_http_llm_load.c). */
 char *ngx_http_llm_model_load(ngx_conf_t *cf, llm_served_model *m);

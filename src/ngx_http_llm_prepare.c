@@ -80,6 +80,7 @@ ngx_http_llm_prepare(ngx_http_request_t *r, u_char *body, size_t len)
     }
     p->cfg.prompt_strip = mcf->prompt_strip;
     p->cfg.thinking_key = &mcf->thinking_key;
+    p->cfg.responses = ngx_http_llm_responses_lookup(mcf);
     p->cfg.split_special_tokens = lcf->split_special_tokens != 0;
     p->cfg.embeddings_max_tokens = (size_t) lcf->embeddings_max_tokens;
     p->cfg.find_model = ngx_http_llm_prep_find;

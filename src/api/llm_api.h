@@ -24,6 +24,17 @@ typedef struct {
     const char *code;          /* "invalid_type", ... (static string) or NULL */
 } llm_api_error;
 
+/*
+ * The kept responses a Responses request's previous_response_id is read
+ * from (the server's llm_responses_store): get appends the record kept
+ * under id (llm_responses.h) to out and returns 1, 0 when none is kept
+ * (unknown, expired, evicted), -1 on a failure.
+ */
+typedef struct {
+    int   (*get)(void *ctx, const char *id, size_t id_len, llm_buf *out);
+    void   *ctx;
+} llm_response_lookup;
+
 /* Resource bounds applied while parsing a request body. */
 typedef struct {
     int     max_depth;      /* JSON nesting depth; default 64 */
@@ -36,6 +47,8 @@ typedef struct {
     /* Anthropic thinking blocks sent back must carry this key's signature
      * (api/llm_thinking_sig.h); NULL (the default): not checked */
     const struct llm_thinking_key *thinking_key;
+    /* kept responses (previous_response_id, store); NULL: none are kept */
+    const llm_response_lookup *responses;
 } llm_api_limits;
 
 #define LLM_API_DEFAULT_MAX_DEPTH     64

@@ -53,8 +53,26 @@ llm_api_route_uri(llm_api_kind location_api, const char *uri, size_t len,
         return -1;
 
     case LLM_API_RESPONSES:
-        /* /responses/{id} and its input_items would need kept responses */
-        return ends_with(uri, len, "/responses") ? 0 : -1;
+        if (ends_with(uri, len, "/responses")) {
+            return 0;
+        }
+        /* ".../responses/{id}" after the first "/responses/": a kept
+         * response (the id non-empty, without '/') */
+        for (end = 0; end + 11 <= (long) len; end++) {
+            if (memcmp(uri + end, "/responses/", 11) == 0) {
+                break;
+            }
+        }
+        if (end + 11 > (long) len) {
+            return -1;
+        }
+        end += 11;
+        if ((size_t) end == len || memchr(uri + end, '/', len - end)) {
+            return -1;
+        }
+        out->id = uri + end;
+        out->id_len = len - (size_t) end;
+        return 0;
 
     case LLM_API_MODELS:
         end = models_segment(uri, len);

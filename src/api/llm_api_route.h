@@ -18,7 +18,8 @@ typedef struct {
     llm_api_kind  api;      /* the endpoint: MESSAGES or COUNT_TOKENS in a
                                messages location, MODELS elsewhere, ... */
     const char   *id;       /* models: the {id} of /models/{id} (may hold
-                               '/'), NULL for the list */
+                               '/'), NULL for the list; responses: the
+                               {id} of /responses/{id}, NULL for POST */
     size_t        id_len;
 } llm_api_route;
 
@@ -28,7 +29,8 @@ typedef struct {
  * answer that path (the caller sends a 404).
  *   messages: ".../messages" -> MESSAGES, ".../messages/count_tokens" ->
  *             COUNT_TOKENS; nothing else.
- *   responses: ".../responses" only (no response is kept to GET).
+ *   responses: ".../responses" (create) and ".../responses/{id}" (a kept
+ *             response: id non-empty, no '/'; .../input_items is not one).
  *   models:   ".../models" -> the list, ".../models/{id}" (id non-empty:
  *             the rest of the path after the first "/models/") -> one model.
  *   page:     a URI ending in '/' (the page's directory: "/", "/chat/").

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "api/llm_anthropic.h"
+#include "api/llm_api_json.h"
 #include "api/llm_formatter.h"
 #include "api/llm_openai.h"
 #include "api/llm_responses.h"
@@ -19,6 +20,8 @@ struct llm_formatter {
     llm_anthropic_stream           messages;    /* Anthropic: one choice */
     llm_responses_meta             rmeta;
     llm_responses_stream           responses;   /* Responses: one choice */
+    json_t                        *final;       /* Responses, not streamed:
+                                                   the response object */
 };
 
 
@@ -254,23 +257,43 @@ responses_response(llm_formatter *f, llm_buf *b, const llm_result *results,
 {
     llm_usage  usage = results[0].usage;
 
-    return llm_responses_response(b, &f->rmeta, &results[0], &usage);
+    json_decref(f->final);
+    f->final = llm_responses_object(&f->rmeta, &results[0], &usage);
+    if (f->final == NULL) {
+        b->failed = 1;
+        return -1;
+    }
+    return llm_api_dump(b, f->final);
+}
+
+/* The finished response with the items before it (llm_responses.h). */
+static int
+responses_record(llm_formatter *f, llm_buf *b)
+{
+    const json_t *response = f->cfg.stream ? f->responses.final : f->final;
+
+    if (f->cfg.response_input == NULL || response == NULL) {
+        return 0;
+    }
+    return llm_responses_record(b, f->cfg.response_input, response) == 0
+           ? 1 : -1;
 }
 
 
 static const llm_formatter_def  llm_formatter_defs[] = {
     { "chat", "chatcmpl-", "server_error", chat_start, NULL, chat_event,
       chat_finish_choice, chat_finish, openai_error, openai_keepalive,
-      chat_response },
+      chat_response, NULL },
     { "completions", "cmpl-", "server_error", completion_start, NULL,
       completion_event, completion_finish_choice, completion_finish,
-      openai_error, openai_keepalive, completion_response },
+      openai_error, openai_keepalive, completion_response, NULL },
     { "messages", "msg_", "api_error", messages_start, messages_prompt_read,
       messages_event, messages_finish_choice, messages_finish, messages_error,
-      messages_keepalive, messages_response },
+      messages_keepalive, messages_response, NULL },
     { "responses", "resp_", "server_error", responses_start, NULL,
       responses_event, responses_finish_choice, responses_finish,
-      responses_error, openai_keepalive, responses_response },
+      responses_error, openai_keepalive, responses_response,
+      responses_record },
 };
 
 
@@ -354,7 +377,15 @@ llm_formatter_free(llm_formatter *f)
     free(f->chat);
     free(f->completion);
     llm_responses_stream_free(&f->responses);
+    json_decref(f->final);
     free(f);
+}
+
+
+int
+llm_formatter_record(llm_formatter *f, llm_buf *b)
+{
+    return f->def->record ? f->def->record(f, b) : 0;
 }
 
 

@@ -39,6 +39,9 @@ typedef struct {
                                           blocks; NULL: signatures are "" */
     int                 seal_reasoning;  /* Responses reasoning items carry
                                           encrypted_content (with thinking_key) */
+    const json_t       *response_input;  /* llm_request.response_input: the
+                                          items kept with the response; NULL:
+                                          it is not kept */
 } llm_formatter_config;
 
 typedef struct {
@@ -61,6 +64,9 @@ typedef struct {
     int (*keepalive)(llm_formatter *f, llm_buf *b);
     int (*response)(llm_formatter *f, llm_buf *b, const llm_result *results,
                     const llm_logprobs_list *lps);
+    /* what a response store keeps of the finished response; NULL: the
+       protocol keeps nothing */
+    int (*record)(llm_formatter *f, llm_buf *b);
 } llm_formatter_def;
 
 /* The table of a protocol (CHAT, COMPLETIONS, MESSAGES, RESPONSES), or NULL. */
@@ -99,6 +105,14 @@ int llm_formatter_keepalive(llm_formatter *f, llm_buf *b);
 /* The whole non-streaming body; lps per choice, or NULL without logprobs. */
 int llm_formatter_response(llm_formatter *f, llm_buf *b,
     const llm_result *results, const llm_logprobs_list *lps);
+
+/*
+ * After finish (streaming) or response: the record a response store keeps
+ * (the Responses API's, llm_responses.h, when cfg.response_input is set):
+ * 1 with it appended to b, 0 when nothing is to be kept (another protocol,
+ * store false, no store, the response failed), -1 when out of memory.
+ */
+int llm_formatter_record(llm_formatter *f, llm_buf *b);
 
 /*
  * The 500 of a generation that failed part-way, typed for the protocol

@@ -19,9 +19,13 @@
  * A reasoning item's encrypted_content (llm_reasoning_seal.h) is opened
  * with lim->thinking_key and is its text; one this key did not seal is a
  * 400 (without a key it is ignored).
- * previous_response_id (no response is kept; store is accepted and
- * ignored), item references, background mode, other tool types and media
- * parts are refused with a 400 naming the field.  On failure returns -1
+ * previous_response_id is read from the kept responses
+ * (lim->responses, below): the items kept with it come before `input`;
+ * unknown or expired ids are a 404; without kept responses the field is a
+ * 400.  With kept responses and store not false, req->response_input holds
+ * the items to keep with this response.  Item references, background mode,
+ * conversation, prompt, other tool types and media parts are refused with a
+ * 400 naming the field.  On failure returns -1
  * with *err filled and *req freed and re-initialised.
  *
  * Formatting: the response object, and the semantic SSE events of a
@@ -49,6 +53,29 @@
 int llm_responses_parse(const char *body, size_t len,
     const llm_api_limits *lim, llm_request *req, llm_api_error *err);
 
+/*
+ * Kept responses (api/llm_response_store.h keeps the bytes): a record is
+ * {"input": [the items before the response: those kept with its
+ * previous_response_id, then its own input], "response": {the response
+ * object}}.  A later request's previous_response_id continues with the
+ * record's input then the response's output items.
+ */
+int llm_responses_record(llm_buf *b, const json_t *input,
+    const json_t *response);
+/* A new array: the record's input then its response's output; NULL when
+ * rec is not a record (or out of memory). */
+json_t *llm_responses_record_items(const char *rec, size_t len);
+/* The response object of a record (GET /v1/responses/{id}); -1 when rec is
+ * not a record or out of memory. */
+int llm_responses_record_response(llm_buf *b, const char *rec, size_t len);
+/* DELETE's answer: {"id", "object": "response", "deleted": true}. */
+int llm_responses_deleted(llm_buf *b, const char *id, size_t id_len);
+/* 404 invalid_request_error for an id no kept response has: of
+ * previous_response_id when param is set (code previous_response_not_found),
+ * else of /v1/responses/{id} (code not_found).  Returns -1. */
+int llm_responses_error_not_found(llm_api_error *err, const char *param,
+    const char *id, size_t id_len);
+
 /* What the response object of one request carries besides its output.
  * Borrowed; must outlive every call that uses it. */
 typedef struct {
@@ -61,6 +88,10 @@ typedef struct {
     const struct llm_thinking_key *seal_key;
 } llm_responses_meta;
 
+/* The response object of one result (new reference), NULL when out of
+ * memory; llm_responses_response writes it. */
+json_t *llm_responses_object(const llm_responses_meta *m, const llm_result *r,
+    const llm_usage *usage);
 /* The whole non-streamed response object, for one result. */
 int llm_responses_response(llm_buf *b, const llm_responses_meta *m,
     const llm_result *r, const llm_usage *usage);
@@ -86,6 +117,8 @@ typedef struct {
     char                     *call_name;
     llm_buf                   text;       /* the open item's text so far */
     json_t                   *output;     /* the items done, in order */
+    json_t                   *final;      /* the response object of
+                                             response.completed / incomplete */
 } llm_responses_stream;
 
 void llm_responses_stream_init(llm_responses_stream *s,

@@ -16,7 +16,7 @@ static const char *const echo_before[] = {
 };
 static const char *const echo_after[] = {
     "parallel_tool_calls", "reasoning", "temperature", "text", "tool_choice",
-    "tools", "top_p", "truncation", NULL
+    "tools", "top_p", "truncation", "previous_response_id", "store", NULL
 };
 
 static void
@@ -69,9 +69,9 @@ response_json(const llm_responses_meta *m, const char *status,
     json_object_set_new(o, "model", llm_api_jstr_or_null(m->model));
     json_object_set_new(o, "output", output);
     copy_echo(o, echo, echo_after);
-    json_object_set_new(o, "previous_response_id", json_null());
-    /* nothing is kept, whatever the request's store said */
-    json_object_set_new(o, "store", json_false());
+    if (!json_is_boolean(json_object_get(o, "store"))) {
+        json_object_set_new(o, "store", json_false());  /* not kept */
+    }
     json_object_set_new(o, "usage", usage ? usage_json(usage) : json_null());
     v = echo ? json_object_get(echo, "user") : NULL;
     json_object_set_new(o, "user", v ? json_deep_copy(v) : json_null());
@@ -262,19 +262,31 @@ output_json(const llm_responses_meta *m, const llm_result *r)
     return out;
 }
 
+json_t *
+llm_responses_object(const llm_responses_meta *m, const llm_result *r,
+    const llm_usage *usage)
+{
+    json_t *output;
+
+    output = output_json(m, r);
+    if (output == NULL) {
+        return NULL;
+    }
+    return response_json(m, final_status(r->finish), output, usage, NULL);
+}
+
 int
 llm_responses_response(llm_buf *b, const llm_responses_meta *m,
     const llm_result *r, const llm_usage *usage)
 {
-    json_t *root, *output;
+    json_t *root;
     int     rc;
 
-    output = output_json(m, r);
-    if (output == NULL) {
+    root = llm_responses_object(m, r, usage);
+    if (root == NULL) {
         b->failed = 1;
         return -1;
     }
-    root = response_json(m, final_status(r->finish), output, usage, NULL);
     rc = llm_api_dump(b, root);
     json_decref(root);
     return rc;
@@ -558,11 +570,11 @@ llm_responses_stream_finish(llm_responses_stream *s, llm_buf *b,
     }
     s->finished = 1;
     output = json_deep_copy(s->output);
+    s->final = response_json(s->meta, status, output, usage, NULL);
     event(s, b, strcmp(status, "incomplete") == 0 ? "response.incomplete"
                                                   : "response.completed",
-          json_pack("{s:o}", "response",
-                    response_json(s->meta, status, output, usage, NULL)));
-    return b->failed ? -1 : 0;
+          json_pack("{s:O}", "response", s->final));
+    return b->failed || s->final == NULL ? -1 : 0;
 }
 
 int

@@ -474,18 +474,73 @@ reasoning_item(conv *cv, const json_t *item, size_t i, llm_api_error *err)
     return 0;
 }
 
+/* One input item (the i-th of `input`, or of the kept ones before it). */
 static int
-input_in(const json_t *root, conv *cv, llm_api_error *err)
+item_in(conv *cv, const json_t *item, size_t i, llm_api_error *err)
 {
     char          path[128];
-    const json_t *in = json_object_get(root, "input");
-    const json_t *item, *t;
+    const json_t *t;
     const char   *type;
+
+    llm_api_path(path, sizeof(path), "input[%zu]", i);
+    if (!json_is_object(item)) {
+        return llm_api_type_error(err, path, "an input item object", item);
+    }
+    t = json_object_get(item, "type");
+    llm_api_path(path, sizeof(path), "input[%zu].type", i);
+    if (t == NULL || json_is_null(t)) {
+        type = "message";         /* {"role", "content"} */
+    } else if (!json_is_string(t)) {
+        return llm_api_type_error(err, path, "a string", t);
+    } else {
+        type = json_string_value(t);
+    }
+    if (strcmp(type, "message") == 0) {
+        return message_item(cv, item, i, err);
+    }
+    if (strcmp(type, "function_call") == 0) {
+        return function_call_item(cv, item, i, err);
+    }
+    if (strcmp(type, "function_call_output") == 0) {
+        return function_output_item(cv, item, i, err);
+    }
+    if (strcmp(type, "reasoning") == 0) {
+        return reasoning_item(cv, item, i, err);
+    }
+    if (strcmp(type, "item_reference") == 0) {
+        return llm_api_bad_request(err, "unsupported_value", path,
+            "Invalid value for '%s': item references are not supported: "
+            "send the items themselves, or continue a kept response with "
+            "'previous_response_id'.", path);
+    }
+    return llm_api_bad_request(err, "unsupported_value", path,
+        "Invalid value for '%s': input items of type '%.64s' are not "
+        "supported by this server; expected 'message', "
+        "'function_call', 'function_call_output' or 'reasoning'.",
+        path, type);
+}
+
+/*
+ * The kept items of previous_response_id (prior, or NULL), then `input`.
+ * Errors name input[i] by the index in `input` (the kept items were read
+ * once already and are what this server wrote).
+ */
+static int
+input_in(const json_t *root, const json_t *prior, conv *cv,
+    llm_api_error *err)
+{
+    const json_t *in = json_object_get(root, "input");
+    const json_t *item;
     size_t        i, max;
 
     if (in == NULL || json_is_null(in)) {
         return llm_api_bad_request(err, "missing_required_parameter",
             "input", "Missing required parameter: 'input'.");
+    }
+    json_array_foreach(prior, i, item) {
+        if (item_in(cv, item, i, err) < 0) {
+            return -1;
+        }
     }
     if (json_is_string(in)) {
         return add_message(cv, "user", json_string_value(in),
@@ -508,47 +563,8 @@ input_in(const json_t *root, conv *cv, llm_api_error *err)
             max, json_array_size(in));
     }
     json_array_foreach(in, i, item) {
-        llm_api_path(path, sizeof(path), "input[%zu]", i);
-        if (!json_is_object(item)) {
-            return llm_api_type_error(err, path, "an input item object",
-                item);
-        }
-        t = json_object_get(item, "type");
-        llm_api_path(path, sizeof(path), "input[%zu].type", i);
-        if (t == NULL || json_is_null(t)) {
-            type = "message";         /* {"role", "content"} */
-        } else if (!json_is_string(t)) {
-            return llm_api_type_error(err, path, "a string", t);
-        } else {
-            type = json_string_value(t);
-        }
-        if (strcmp(type, "message") == 0) {
-            if (message_item(cv, item, i, err) < 0) {
-                return -1;
-            }
-        } else if (strcmp(type, "function_call") == 0) {
-            if (function_call_item(cv, item, i, err) < 0) {
-                return -1;
-            }
-        } else if (strcmp(type, "function_call_output") == 0) {
-            if (function_output_item(cv, item, i, err) < 0) {
-                return -1;
-            }
-        } else if (strcmp(type, "reasoning") == 0) {
-            if (reasoning_item(cv, item, i, err) < 0) {
-                return -1;
-            }
-        } else if (strcmp(type, "item_reference") == 0) {
-            return llm_api_bad_request(err, "unsupported_value", path,
-                "Invalid value for '%s': item references are not supported: "
-                "this server keeps no response items; send the items "
-                "themselves.", path);
-        } else {
-            return llm_api_bad_request(err, "unsupported_value", path,
-                "Invalid value for '%s': input items of type '%.64s' are not "
-                "supported by this server; expected 'message', "
-                "'function_call', 'function_call_output' or 'reasoning'.",
-                path, type);
+        if (item_in(cv, item, i, err) < 0) {
+            return -1;
         }
     }
     if (json_array_size(cv->messages) == 0) {
@@ -922,25 +938,27 @@ metadata_in(const json_t *root, llm_request *req, llm_api_error *err)
 
 /* Fields that would need state this server does not keep. */
 static int
-stateless(const json_t *root, llm_api_error *err)
+stateless(const json_t *root, const llm_api_limits *lim, llm_api_error *err)
 {
     const json_t *v;
     int           b, rc;
 
     v = json_object_get(root, "previous_response_id");
-    if (v && !json_is_null(v)) {
+    if (v && !json_is_null(v) && (lim == NULL || lim->responses == NULL)) {
         return llm_api_bad_request(err, "unsupported_parameter",
             "previous_response_id",
             "Unsupported parameter: 'previous_response_id'. This server keeps "
-            "no responses (it is stateless): send the whole conversation in "
-            "'input', including the output items of earlier responses.");
+            "no responses (no llm_responses_store is configured): send the "
+            "whole conversation in 'input', including the output items of "
+            "earlier responses.");
     }
     v = json_object_get(root, "conversation");
     if (v && !json_is_null(v)) {
         return llm_api_bad_request(err, "unsupported_parameter",
             "conversation",
             "Unsupported parameter: 'conversation'. This server keeps no "
-            "conversations: send the whole conversation in 'input'.");
+            "conversations: send the whole conversation in 'input', or "
+            "continue a kept response with 'previous_response_id'.");
     }
     v = json_object_get(root, "prompt");
     if (v && !json_is_null(v)) {
@@ -955,13 +973,84 @@ stateless(const json_t *root, llm_api_error *err)
     if (rc && b) {
         return llm_api_bad_request(err, "unsupported_value", "background",
             "Invalid value for 'background': background responses are not "
-            "supported by this server (it keeps no responses to poll).");
+            "supported by this server (it runs no response in the "
+            "background to poll).");
     }
-    /* store: true is accepted; nothing is stored (the response says
-     * "store": false) */
-    if (llm_api_opt_bool(root, "store", "store", &b, err) < 0) {
+    return 0;
+}
+
+/*
+ * previous_response_id: *prior = the items kept with it (its input, then
+ * its output), or NULL without the field.  An id no kept response has is a
+ * 404, as OpenAI answers it.
+ */
+static int
+previous_in(const json_t *root, const llm_api_limits *lim, json_t **prior,
+    llm_api_error *err)
+{
+    const char *id;
+    llm_buf     rec;
+    int         rc;
+
+    *prior = NULL;
+    rc = llm_api_opt_string(root, "previous_response_id",
+                            "previous_response_id", &id, err);
+    if (rc <= 0) {
+        return rc;
+    }
+    llm_buf_init(&rec);
+    rc = lim->responses->get(lim->responses->ctx, id, strlen(id), &rec);
+    if (rc == 1) {
+        *prior = llm_responses_record_items(rec.data, rec.len);
+    }
+    llm_buf_free(&rec);
+    if (rc == 0) {
+        return llm_responses_error_not_found(err, "previous_response_id",
+                                             id, strlen(id));
+    }
+    if (*prior == NULL) {
+        return llm_api_error_set(err, 500, "api_error", NULL,
+            "previous_response_id",
+            "The kept response '%.128s' could not be read.", id);
+    }
+    return 0;
+}
+
+/*
+ * store (default true): with kept responses, the items to keep with this
+ * response (the prior ones, then input as items) go to req->response_input.
+ */
+static int
+store_in(const json_t *root, const llm_api_limits *lim, const json_t *prior,
+    llm_request *req, llm_api_error *err)
+{
+    const json_t *in = json_object_get(root, "input");
+    json_t       *keep, *msg;
+    int           store = 1, rc;
+
+    rc = llm_api_opt_bool(root, "store", "store", &store, err);
+    if (rc < 0) {
         return -1;
     }
+    if (!store || lim == NULL || lim->responses == NULL) {
+        return 0;
+    }
+    keep = prior ? json_copy((json_t *) prior) : json_array();
+    if (keep == NULL) {
+        return OOM(err);
+    }
+    if (json_is_string(in)) {
+        msg = json_pack("{s:s,s:s,s:O}", "type", "message", "role", "user",
+                        "content", in);
+        rc = msg ? json_array_append_new(keep, msg) : -1;
+    } else {
+        rc = json_array_extend(keep, (json_t *) in);
+    }
+    if (rc != 0) {
+        json_decref(keep);
+        return OOM(err);
+    }
+    req->response_input = keep;
     return 0;
 }
 
@@ -972,7 +1061,7 @@ echo_in(const json_t *root, llm_request *req, llm_api_error *err)
     static const char *const keys[] = {
         "instructions", "max_output_tokens", "tool_choice", "tools",
         "temperature", "top_p", "text", "reasoning", "truncation", "user",
-        "parallel_tool_calls", NULL
+        "parallel_tool_calls", "previous_response_id", NULL
     };
     const json_t *v;
     json_t       *echo, *dflt;
@@ -1000,6 +1089,8 @@ echo_in(const json_t *root, llm_request *req, llm_api_error *err)
                                    json_string("disabled")))
         || json_object_set_new(echo, "parallel_tool_calls",
                                json_boolean(req->parallel_tool_calls)) != 0
+        || json_object_set_new(echo, "store",
+                               json_boolean(req->response_input != NULL)) != 0
         || json_object_set_new(echo, "metadata",
                                req->metadata ? json_deep_copy(req->metadata)
                                              : json_object()) != 0)
@@ -1062,8 +1153,11 @@ responses_in(const json_t *root, const llm_api_limits *lim, void *ctx,
     long long     i;
     int           b, rc;
     conv          cv;
+    json_t       *prior;
 
-    if (stateless(root, err) < 0) {
+    if (stateless(root, lim, err) < 0
+        || previous_in(root, lim, &prior, err) < 0)
+    {
         return -1;
     }
     if ((rc = llm_api_opt_string(root, "model", "model", &s, err)) < 0) {
@@ -1091,8 +1185,12 @@ responses_in(const json_t *root, const llm_api_limits *lim, void *ctx,
             return -1;
         }
     }
-    rc = input_in(root, &cv, err);
+    rc = input_in(root, prior, &cv, err);
     llm_buf_free(&cv.reasoning);
+    if (rc == 0) {
+        rc = store_in(root, lim, prior, req, err);
+    }
+    json_decref(prior);
     if (rc < 0) {
         return -1;
     }

@@ -153,6 +153,7 @@ llm_prepare_request(const llm_prepare_config *cfg, const char *body,
 
     llm_api_limits_default(&lim);
     lim.thinking_key = cfg->thinking_key;
+    lim.responses = cfg->responses;
 
     if (cfg->api == LLM_API_EMBEDDINGS) {
         if (llm_openai_parse_embeddings(body, len, &lim, &p->ereq, &p->err)

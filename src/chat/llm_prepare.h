@@ -48,6 +48,8 @@ typedef struct {
     /* Anthropic thinking blocks sent back are verified with it
      * (api/llm_thinking_sig.h); NULL: not checked */
     const struct llm_thinking_key *thinking_key;
+    /* kept responses for previous_response_id (api/llm_api.h); NULL: none */
+    const llm_response_lookup *responses;
     /* the model called name (NULL or "": none named): 0 with *m, or -1 */
     int                    (*find_model)(void *data, const char *name,
                                          llm_prepare_model *m);

@@ -131,6 +131,7 @@ llm_reply_create(const llm_reply_config *cfg)
     fc.echo_len = cfg->echo_len;
     fc.fields = req->response_fields;
     fc.seal_reasoning = req->seal_reasoning;
+    fc.response_input = req->response_input;
 
     r->fmt = llm_formatter_create(def, &fc);
     r->choices = calloc(r->n_choices, sizeof(llm_reply_choice));
@@ -438,6 +439,13 @@ llm_reply_completion_tokens(const llm_reply *r)
     }
 
     return n;
+}
+
+
+int
+llm_reply_record(llm_reply *r, llm_buf *b)
+{
+    return llm_formatter_record(r->fmt, b);
 }
 
 

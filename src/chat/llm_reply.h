@@ -113,6 +113,13 @@ int llm_reply_prompt_read(llm_reply *r, size_t n_cached, size_t n_cache_written)
  */
 int llm_reply_finish(llm_reply *r, const char *error);
 
+/*
+ * After a successful llm_reply_finish: what a response store keeps of this
+ * response (llm_formatter_record): 1 with it appended to b, 0 when nothing
+ * is to be kept, -1 when out of memory.
+ */
+int llm_reply_record(llm_reply *r, llm_buf *b);
+
 /* The 500 of a generation that failed part-way, typed for the protocol. */
 void llm_reply_failure(const llm_reply *r, const char *error,
     llm_api_error *err);

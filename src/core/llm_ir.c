@@ -47,6 +47,7 @@ llm_request_free(llm_request *r)
     json_decref(r->response_format);
     json_decref(r->metadata);
     json_decref(r->response_fields);
+    json_decref(r->response_input);
     memset(r, 0, sizeof(*r));
 }
 

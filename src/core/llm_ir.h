@@ -136,6 +136,10 @@ typedef struct {
     /* Responses include: ["reasoning.encrypted_content"]: reasoning items
      * carry their text sealed (api/llm_reasoning_seal.h) */
     int            seal_reasoning;
+    /* Responses API with kept responses and store not false: the items
+     * kept with the response (those of previous_response_id, then input),
+     * an array; NULL: the response is not kept.  Owned ref. */
+    json_t        *response_input;
     int            return_token_ids;  /* extension: choices[].token_ids */
     /* extension "speculation": -1 absent (the location's llm_speculation),
      * LLM_SPECULATION_OFF / _AUTO / _ON */

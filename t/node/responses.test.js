@@ -3,7 +3,9 @@
 // shipped default model: responses.create, responses.stream (the SDK
 // accumulates the semantic events into the same response), a function-call
 // round trip that sends the output items back with a function_call_output,
-// structured output through text.format, and a refused field as an APIError.
+// structured output through text.format, previous_response_id with
+// responses.retrieve / responses.delete (llm_responses_store), and a refused
+// field as an APIError.
 const t = require('./lib/harness');
 
 const weather = {
@@ -92,12 +94,45 @@ t.run(async () => {
   try { parsed = JSON.parse(s.output_text); } catch (e) { /* reported below */ }
   t.ok(parsed && Number.isInteger(parsed.n), 'text.format: the output follows the schema');
 
+  // kept responses (llm_responses_store): the function-call round trip again,
+  // continued by previous_response_id instead of sending the output back
+  const kept = await client.responses.create({ model, input, tools: [weather], temperature: 0 });
+  t.is(kept.store, true, 'store: the response says it is kept');
+  const kcall = kept.output.find((i) => i.type === 'function_call');
+  t.ok(kcall, 'store: the kept response has the call');
+  const next = await client.responses.create({
+    model, tools: [weather], temperature: 0, previous_response_id: kept.id,
+    input: [{ type: 'function_call_output', call_id: kcall.call_id, output: result }],
+  });
+  t.is(next.previous_response_id, kept.id, 'previous_response_id: repeated in the response');
+  t.is(next.status, 'completed', 'previous_response_id: completed');
+  t.is(next.output_text, answer.output_text, 'previous_response_id: the same answer as sending the items back');
+  t.is(next.usage.input_tokens, answer.usage.input_tokens, 'previous_response_id: the same prompt');
+  const got = await client.responses.retrieve(kept.id);
+  t.is(got.id, kept.id, 'responses.retrieve: the kept response');
+  t.is(JSON.stringify(got.output), JSON.stringify(kept.output), 'responses.retrieve: its output as answered');
+  await client.responses.delete(next.id);
+  try {
+    await client.responses.retrieve(next.id);
+    t.fail('responses.delete: the response is gone');
+  } catch (e) {
+    t.is(e.status, 404, 'responses.delete: then retrieve is a 404 (NotFoundError)');
+  }
+  try {
+    await client.responses.create({ model, input: 'hi', previous_response_id: next.id });
+    t.fail('previous_response_id of a deleted response: refused');
+  } catch (e) {
+    t.is(e.status, 404, 'previous_response_id of a deleted response: 404');
+    t.is(e.param, 'previous_response_id', 'previous_response_id: the param is named');
+    t.is(e.code, 'previous_response_not_found', 'previous_response_id: code previous_response_not_found');
+  }
+
   // a refused field is an APIError with OpenAI's fields
   try {
-    await client.responses.create({ model, input: 'hi', previous_response_id: r.id });
-    t.fail('previous_response_id: refused');
+    await client.responses.create({ model, input: 'hi', conversation: 'conv_1' });
+    t.fail('conversation: refused');
   } catch (e) {
-    t.is(e.status, 400, 'previous_response_id: 400');
-    t.is(e.param, 'previous_response_id', 'previous_response_id: the param is named');
+    t.is(e.status, 400, 'conversation: 400');
+    t.is(e.param, 'conversation', 'conversation: the param is named');
   }
 });

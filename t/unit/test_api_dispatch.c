@@ -114,6 +114,12 @@ main(void)
         ok(ROUTE(LLM_API_MODELS, "/v1/modelsfoo") == -1, "/v1/modelsfoo is not an endpoint");
         ok(ROUTE(LLM_API_MODELS, "/v1/modelsfoo/models") == 0 && rt.id == NULL, "the first /models segment counts");
         ok(ROUTE(LLM_API_CHAT, "/anything") == 0 && rt.api == LLM_API_CHAT, "exact locations route every URI");
+        ok(ROUTE(LLM_API_RESPONSES, "/v1/responses") == 0 && rt.api == LLM_API_RESPONSES && rt.id == NULL, "/v1/responses creates");
+        ok(ROUTE(LLM_API_RESPONSES, "/v1/responses/resp_1") == 0 && rt.api == LLM_API_RESPONSES && rt.id_len == 6 && memcmp(rt.id, "resp_1", 6) == 0, "/v1/responses/{id} names a kept response");
+        ok(ROUTE(LLM_API_RESPONSES, "/v1/responses/") == -1, "/v1/responses/ (empty id) is not an endpoint");
+        ok(ROUTE(LLM_API_RESPONSES, "/v1/responses/resp_1/input_items") == -1, "/v1/responses/{id}/input_items is not served");
+        ok(ROUTE(LLM_API_RESPONSES, "/v1/responsesX") == -1, "/v1/responsesX is not an endpoint");
+        ok(ROUTE(LLM_API_RESPONSES, "/v1/responses/a/responses/b") == -1, "a second segment is not an id");
 #undef ROUTE
     }
     /* model list in either protocol's shape */

@@ -35,7 +35,7 @@ static const struct {
     { "{\"input\":5}", "input", "a string or an array of input items" },
     { "{\"input\":[5]}", "input[0]", "an input item object" },
     { "{\"input\":\"hi\",\"previous_response_id\":\"resp_1\"}",
-      "previous_response_id", "keeps no responses" },
+      "previous_response_id", "no llm_responses_store is configured" },
     { "{\"input\":\"hi\",\"conversation\":\"conv_1\"}", "conversation",
       "Unsupported parameter" },
     { "{\"input\":\"hi\",\"background\":true}", "background",
@@ -782,6 +782,216 @@ test_namespace_tools(void)
     json_decref(fields);
 }
 
+/* ---- kept responses: previous_response_id, store, the record ---- */
+
+static int
+lparse(const char *body, const llm_api_limits *l, llm_request *req,
+    llm_api_error *err)
+{
+    return llm_responses_parse(body, strlen(body), l, req, err);
+}
+
+/* A lookup over one kept record (or none), counting its calls. */
+typedef struct {
+    const char *id;
+    const char *rec;
+    int         calls;
+} kept;
+
+static int
+kept_get(void *ctx, const char *id, size_t id_len, llm_buf *out)
+{
+    kept *k = ctx;
+
+    k->calls++;
+    if (k->rec == NULL || strlen(k->id) != id_len
+        || memcmp(k->id, id, id_len) != 0)
+    {
+        return 0;
+    }
+    return llm_buf_puts(out, k->rec) == 0 ? 1 : -1;
+}
+
+static void
+test_kept(void)
+{
+    llm_api_limits       kl;
+    llm_response_lookup  lookup;
+    kept                 k;
+    llm_request          req;
+    llm_api_error        err;
+    llm_formatter       *f;
+    llm_formatter_config c;
+    llm_result           r;
+    llm_buf              b, rec, back;
+    json_t              *items, *o, *input;
+    const char          *prior =
+        "{\"input\":[{\"type\":\"message\",\"role\":\"user\","
+        "\"content\":\"My name is Ada.\"}],"
+        "\"response\":{\"id\":\"resp_1\",\"object\":\"response\","
+        "\"output\":[{\"id\":\"rs_1\",\"type\":\"reasoning\",\"summary\":[],"
+        "\"content\":[{\"type\":\"reasoning_text\",\"text\":\"greet\"}]},"
+        "{\"id\":\"msg_1\",\"type\":\"message\",\"status\":\"completed\","
+        "\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\","
+        "\"text\":\"Hello Ada.\",\"annotations\":[],\"logprobs\":[]}]},"
+        "{\"id\":\"fc_1\",\"type\":\"function_call\",\"status\":"
+        "\"completed\",\"call_id\":\"call_1\",\"name\":\"f\","
+        "\"arguments\":\"{}\"}]}}";
+
+    kl = lim;
+    lookup.get = kept_get;
+    lookup.ctx = &k;
+    kl.responses = &lookup;
+    k.id = "resp_1";
+    k.rec = prior;
+    k.calls = 0;
+
+    /* the record's items */
+    items = llm_responses_record_items(prior, strlen(prior));
+    is_int(json_array_size(items), 4, "record items: 1 input + 3 output");
+    is_str(jstr(json_array_get(items, 3), "type"), "function_call",
+           "the output's items come after the input");
+    json_decref(items);
+    ok(llm_responses_record_items("{\"input\":3}", 11) == NULL,
+       "not a record: NULL");
+    llm_buf_init(&back);
+    is_int(llm_responses_record_response(&back, prior, strlen(prior)), 0,
+           "the record's response");
+    ok(strncmp(back.data, "{\"id\":\"resp_1\"", 14) == 0,
+       "is the response object");
+    llm_buf_free(&back);
+
+    /* previous_response_id continues the kept conversation */
+    memset(&err, 0, sizeof(err));
+    is_int(lparse("{\"input\":[{\"type\":\"function_call_output\","
+        "\"call_id\":\"call_1\",\"output\":\"42\"},{\"role\":\"user\","
+        "\"content\":\"And mine?\"}],\"previous_response_id\":\"resp_1\","
+        "\"instructions\":\"Be brief.\"}", &kl, &req, &err), 0,
+        "previous_response_id: parsed (%s)", err.message);
+    is_int(k.calls, 1, "the store was asked once");
+    is_int(json_array_size(req.messages), 5,
+           "system, kept user, kept assistant, tool answer, new user");
+    is_str(msg_str(&req, 0, "content"), "Be brief.",
+           "this request's instructions (not kept ones) first");
+    is_str(msg_str(&req, 1, "content"), "My name is Ada.", "the kept input");
+    is_str(msg_str(&req, 2, "role"), "assistant", "the kept output");
+    is_str(msg_str(&req, 2, "content"), "Hello Ada.", "its text");
+    is_str(msg_str(&req, 2, "reasoning_content"), "greet", "its reasoning");
+    is_int(json_array_size(json_object_get(json_array_get(req.messages, 2),
+                                           "tool_calls")), 1, "its call");
+    is_str(msg_str(&req, 3, "role"), "tool",
+           "the new input answers the kept call");
+    is_str(msg_str(&req, 4, "content"), "And mine?", "then the new message");
+    ok(json_is_array(req.response_input), "store (default): items to keep");
+    is_int(json_array_size(req.response_input), 6,
+           "kept: 1 + 3 prior items, then the 2 of input");
+    is_str(json_string_value(json_object_get(req.response_fields,
+               "previous_response_id")), "resp_1",
+           "the response repeats previous_response_id");
+    ok(json_is_true(json_object_get(req.response_fields, "store")),
+       "and says store: true");
+    llm_request_free(&req);
+
+    /* an unknown id: 404 in OpenAI's shape */
+    memset(&err, 0, sizeof(err));
+    is_int(lparse("{\"input\":\"x\",\"previous_response_id\":"
+        "\"resp_gone\"}", &kl, &req, &err), -1, "an unknown id: -1");
+    is_int(err.status, 404, "404");
+    is_str(err.type, "invalid_request_error", "invalid_request_error");
+    is_str(err.code, "previous_response_not_found", "its code");
+    is_str(err.param, "previous_response_id", "its param");
+    is_str(err.message, "Previous response with id 'resp_gone' not found.",
+           "its message names the id");
+    llm_request_free(&req);
+    memset(&err, 0, sizeof(err));
+    is_int(lparse("{\"input\":\"x\",\"previous_response_id\":3}", &kl, &req, &err), -1, "a number: -1");
+    is_str(err.param, "previous_response_id", "a 400 on the field");
+    is_int(err.status, 400, "400");
+    llm_request_free(&req);
+
+    /* store: false keeps nothing; a string input is kept as a message */
+    memset(&err, 0, sizeof(err));
+    is_int(lparse("{\"input\":\"x\",\"store\":false}", &kl, &req, &err), 0, "store false");
+    ok(req.response_input == NULL, "nothing to keep");
+    ok(json_is_false(json_object_get(req.response_fields, "store")),
+       "the response says store: false");
+    llm_request_free(&req);
+    is_int(lparse("{\"input\":\"x\"}", &kl, &req, &err), 0,
+           "a string input");
+    is_str(jstr(json_array_get(req.response_input, 0), "role"), "user",
+           "kept as a user message");
+    is_str(jstr(json_array_get(req.response_input, 0), "content"), "x",
+           "with its text");
+    input = json_incref(req.response_input);
+    llm_request_free(&req);
+    is_int(lparse("{\"input\":\"x\"}", &lim, &req, &err), 0,
+           "without a store");
+    ok(req.response_input == NULL, "nothing is kept");
+    ok(json_is_false(json_object_get(req.response_fields, "store")),
+       "and the response says store: false");
+    llm_request_free(&req);
+
+    /* the formatter's record: input + the response object */
+    memset(&c, 0, sizeof(c));
+    c.id = "resp_2";
+    c.created = 1700000000;
+    c.model = "tiny";
+    c.n_choices = 1;
+    c.response_input = input;
+    memset(&r, 0, sizeof(r));
+    r.content = "Hi.";
+    r.finish = LLM_FINISH_STOP;
+    llm_buf_init(&b);
+    llm_buf_init(&rec);
+    f = llm_formatter_create(llm_formatter_find(LLM_API_RESPONSES), &c);
+    is_int(llm_formatter_record(f, &rec), 0, "no record before the response");
+    ok(llm_formatter_response(f, &b, &r, NULL) == 0, "a response");
+    is_int(llm_formatter_record(f, &rec), 1, "then a record");
+    o = json_loadb(rec.data, rec.len, 0, NULL);
+    ok(json_equal(json_object_get(o, "input"), input), "with the input");
+    is_str(jstr(json_object_get(o, "response"), "id"), "resp_2",
+           "and the response");
+    json_decref(o);
+    items = llm_responses_record_items(rec.data, rec.len);
+    is_int(json_array_size(items), 2, "which continues as input + message");
+    json_decref(items);
+    llm_formatter_free(f);
+
+    c.stream = 1;
+    llm_buf_reset(&rec);
+    f = llm_formatter_create(llm_formatter_find(LLM_API_RESPONSES), &c);
+    llm_formatter_start(f, &b);
+    llm_formatter_event(f, &b, 0, ev(LLM_EV_CONTENT, 0, NULL, NULL, "Hi."),
+                        NULL);
+    is_int(llm_formatter_record(f, &rec), 0, "streamed: none before the end");
+    llm_formatter_finish(f, &b, &r, &r.usage);
+    is_int(llm_formatter_record(f, &rec), 1, "streamed: one after");
+    ok(strstr(rec.data, "\"text\":\"Hi.\"") != NULL, "with the streamed text");
+    llm_formatter_free(f);
+
+    c.response_input = NULL;
+    llm_buf_reset(&rec);
+    f = llm_formatter_create(llm_formatter_find(LLM_API_RESPONSES), &c);
+    llm_formatter_start(f, &b);
+    llm_formatter_finish(f, &b, &r, &r.usage);
+    is_int(llm_formatter_record(f, &rec), 0, "store false: no record");
+    llm_formatter_free(f);
+    c.response_input = input;
+    f = llm_formatter_create(llm_formatter_find(LLM_API_CHAT), &c);
+    llm_formatter_start(f, &b);
+    llm_formatter_finish(f, &b, &r, &r.usage);
+    is_int(llm_formatter_record(f, &rec), 0, "chat keeps nothing");
+    llm_formatter_free(f);
+
+    llm_buf_reset(&b);
+    is_int(llm_responses_deleted(&b, "resp_2", 6), 0, "DELETE's answer");
+    is_str(b.data, "{\"id\":\"resp_2\",\"object\":\"response\","
+           "\"deleted\":true}", "is OpenAI's");
+    llm_buf_free(&b);
+    llm_buf_free(&rec);
+    json_decref(input);
+}
+
 int
 main(void)
 {
@@ -796,5 +1006,6 @@ main(void)
     test_stream();
     test_response();
     test_namespace_tools();
+    test_kept();
     return done_testing();
 }
