@@ -19,6 +19,7 @@ llm_api_limits_default(llm_api_limits *lim)
     lim->max_logit_bias = LLM_API_DEFAULT_MAX_LOGIT_BIAS;
     lim->max_tool_calls = LLM_API_DEFAULT_MAX_TOOL_CALLS;
     lim->thinking_key = NULL;
+    lim->responses = NULL;
 }
 
 static int

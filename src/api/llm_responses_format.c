@@ -310,8 +310,10 @@ llm_responses_stream_free(llm_responses_stream *s)
     llm_buf_free(&s->text);
     free(s->call_name);
     json_decref(s->output);
+    json_decref(s->final);
     s->call_name = NULL;
     s->output = NULL;
+    s->final = NULL;
 }
 
 /* event: NAME / data: {"type":NAME,"sequence_number":N, ...obj}; takes obj. */

@@ -24,6 +24,7 @@ run_node_tests(
                     llm_tool_parser auto;
                     llm_reasoning_parser auto;
                     llm_any_model on;
+                    llm_responses_store zone=llm_responses:16m;
                     client_body_buffer_size 1m;
                     log_format clients escape=json \'$status $request_method $request_uri $request_length $request_body\';',
     config      => 'access_log logs/clients.log clients;
