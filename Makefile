@@ -98,7 +98,7 @@ cli: $(CLI)
 $(CLI): $(CLI_SRCS) $(CORE_LIB) $(CORE_HDRS)
 	$(CC) $(CFLAGS_CORE) -Isrc/cli $(CLI_SRCS) $(CORE_LIB) $(LDLIBS) -o $@
 
-BENCH_BINS  := $(BUILD)/bench/grammar $(BUILD)/bench/spec $(BUILD)/bench/families
+BENCH_BINS  := $(BUILD)/bench/grammar $(BUILD)/bench/spec $(BUILD)/bench/families $(BUILD)/bench/qmatmul
 $(BUILD)/bench/%: t/bench/%.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_CORE) $< $(CORE_LIB) $(LDLIBS) -o $@

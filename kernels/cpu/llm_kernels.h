@@ -128,7 +128,9 @@ const llm_kernels *llm_kernels_scalar(void);
 const llm_kernels *llm_kernels_avx2(void);    /* NULL if the CPU lacks it */
 const llm_kernels *llm_kernels_avx512(void);  /* NULL if the CPU lacks it */
 const llm_kernels *llm_kernels_avx512vnni(void);  /* AVX-512 with VNNI; NULL if the CPU lacks it */
-/* The fastest table this CPU runs; LLM_KERNELS=scalar|avx2|avx512|avx512vnni in the environment
+/* VNNI's table with batches of panel types on AMX tiles; NULL without AMX-INT8 or the OS's leave */
+const llm_kernels *llm_kernels_avx512amx(void);
+/* The fastest table this CPU runs; LLM_KERNELS=scalar|avx2|avx512|avx512vnni|avx512amx in the environment
  * picks another one the CPU runs. */
 const llm_kernels *llm_kernels_best(void);
 

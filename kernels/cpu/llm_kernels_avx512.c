@@ -7,6 +7,8 @@
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "kernels/cpu/llm_kernels.h"
 #include "kernels/cpu/llm_kernels_q.h"
@@ -644,11 +646,11 @@ v_f32_to_f16(uint16_t *y, const float *x, int n)
     }
 }
 
-#define AVX512_TABLE(tname, isa)                                                           \
+#define AVX512_TABLE(tname, isa, r16isa)                                                   \
     {                                                                                      \
         .name = tname,                                                                     \
         .matmul = { [LLM_WT_F32] = mm_f32, [LLM_WT_F16] = mm_f16, [LLM_WT_BF16] = mm_bf16 }, \
-        .matmul_q = LLM_MM_Q_TABLE(isa),                                                   \
+        .matmul_q = LLM_MM_Q_TABLE_R16(isa, r16isa),                                       \
         .quantize_act = llm_avx2_quantize_act,                                             \
         .dot = v_dot, .axpy = v_axpy, .scale = v_scale, .rmsnorm = v_rmsnorm,              \
         .softmax = v_softmax, .silu_mul = v_silu_mul, .gelu_tanh_mul = v_gelu_tanh_mul,    \
@@ -657,9 +659,11 @@ v_f32_to_f16(uint16_t *y, const float *x, int n)
         .f32_to_f16 = v_f32_to_f16,                                                        \
     }
 
-static const llm_kernels avx512_table = AVX512_TABLE("avx512", avx512);
+static const llm_kernels avx512_table = AVX512_TABLE("avx512", avx512, avx512);
 /* the same with the quantized matmuls on VNNI's vpdpbusd */
-static const llm_kernels avx512vnni_table = AVX512_TABLE("avx512vnni", avx512vnni);
+static const llm_kernels avx512vnni_table = AVX512_TABLE("avx512vnni", avx512vnni, avx512vnni);
+/* and with batches of panel types on AMX tiles */
+static const llm_kernels avx512amx_table = AVX512_TABLE("avx512amx", avx512vnni, avx512amx);
 
 /* F16C from CPUID leaf 1 (not every compiler's __builtin_cpu_supports knows it) */
 static int
@@ -686,5 +690,30 @@ const llm_kernels *
 llm_kernels_avx512vnni(void)
 {
     if (llm_kernels_avx512() != NULL && __builtin_cpu_supports("avx512vnni")) return &avx512vnni_table;
+    return NULL;
+}
+
+/*
+ * AMX-TILE and AMX-INT8 (CPUID leaf 7: EDX bits 24, 25), and the kernel's
+ * permission for this process to use the tile data (Linux asks for it once:
+ * arch_prctl ARCH_REQ_XCOMP_PERM for XTILEDATA; granting it again is a no-op).
+ */
+static int
+amx_usable(void)
+{
+    unsigned a, b, c, d;
+
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || (d & (1u << 24)) == 0 || (d & (1u << 25)) == 0) return 0;
+#if defined(__linux__) && defined(SYS_arch_prctl)
+    return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XFEATURE_XTILEDATA */) == 0;
+#else
+    return 0;
+#endif
+}
+
+const llm_kernels *
+llm_kernels_avx512amx(void)
+{
+    if (llm_kernels_avx512vnni() != NULL && amx_usable()) return &avx512amx_table;
     return NULL;
 }

@@ -9,7 +9,7 @@ llm_kernels_best(void)
 {
     /* fastest first */
     const llm_kernels *(*const all[])(void) = {
-        llm_kernels_avx512vnni, llm_kernels_avx512, llm_kernels_avx2, llm_kernels_scalar
+        llm_kernels_avx512amx, llm_kernels_avx512vnni, llm_kernels_avx512, llm_kernels_avx2, llm_kernels_scalar
     };
     const char *want = getenv("LLM_KERNELS");
     const llm_kernels *k;

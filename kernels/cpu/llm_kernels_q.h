@@ -21,8 +21,9 @@
     LLM_MM_Q_DECL(isa, mxfp4) LLM_MM_Q_DECL(isa, aq8) LLM_MM_Q_DECL(isa, q8_0_r16)  \
     LLM_MM_Q_DECL(isa, q4_0_r16) LLM_MM_Q_DECL(isa, q5_0_r16)
 
-/* designated initializer of a table's matmul_q member */
-#define LLM_MM_Q_TABLE(isa) {                                                          \
+/* designated initializer of a table's matmul_q member; the panel types' from table r16isa */
+#define LLM_MM_Q_TABLE(isa) LLM_MM_Q_TABLE_R16(isa, isa)
+#define LLM_MM_Q_TABLE_R16(isa, r16isa) {                                              \
     [LLM_WT_Q8_0] = llm_##isa##_mm_q8_0, [LLM_WT_Q4_0] = llm_##isa##_mm_q4_0,         \
     [LLM_WT_Q4_1] = llm_##isa##_mm_q4_1, [LLM_WT_Q5_0] = llm_##isa##_mm_q5_0,         \
     [LLM_WT_Q5_1] = llm_##isa##_mm_q5_1, [LLM_WT_Q2_K] = llm_##isa##_mm_q2_k,         \
@@ -30,12 +31,14 @@
     [LLM_WT_Q5_K] = llm_##isa##_mm_q5_k, [LLM_WT_Q6_K] = llm_##isa##_mm_q6_k,         \
     [LLM_WT_IQ4_NL] = llm_##isa##_mm_iq4_nl, [LLM_WT_IQ4_XS] = llm_##isa##_mm_iq4_xs, \
     [LLM_WT_MXFP4] = llm_##isa##_mm_mxfp4, [LLM_WT_AQ8] = llm_##isa##_mm_aq8,         \
-    [LLM_WT_Q8_0_R16] = llm_##isa##_mm_q8_0_r16, [LLM_WT_Q4_0_R16] = llm_##isa##_mm_q4_0_r16, \
-    [LLM_WT_Q5_0_R16] = llm_##isa##_mm_q5_0_r16 }
+    [LLM_WT_Q8_0_R16] = llm_##r16isa##_mm_q8_0_r16, [LLM_WT_Q4_0_R16] = llm_##r16isa##_mm_q4_0_r16, \
+    [LLM_WT_Q5_0_R16] = llm_##r16isa##_mm_q5_0_r16 }
 
 LLM_MM_Q_ALL(avx2)
 LLM_MM_Q_ALL(avx512)
 LLM_MM_Q_ALL(avx512vnni)
+/* AMX (llm_kernels_avx512amx_q.c): the panel types only, the rest as VNNI */
+LLM_MM_Q_DECL(avx512amx, q8_0_r16) LLM_MM_Q_DECL(avx512amx, q4_0_r16) LLM_MM_Q_DECL(avx512amx, q5_0_r16)
 
 /* activation rows (every table that has AVX2 uses it: the bytes are the scalar ones) */
 void llm_avx2_quantize_act(void *row, const float *x, int k);

@@ -34,6 +34,19 @@ typedef struct {
 #endif
 #define CHUNKS(rt) ((rt)->n_threads * LLM_CHUNKS_PER_THREAD)
 
+/*
+ * A step of at most STREAM_TOKENS tokens is bound by reading its weights, and
+ * its threads end together only when the last pieces are small: whichever
+ * thread finishes early idles for up to one piece, and 8 pieces of lm_head are
+ * milliseconds each.  Such a step cuts a matrix into pieces of about
+ * PIECE_BYTES instead (at least CHUNKS, at most one grain of rows each).
+ * Larger batches are bound by arithmetic and keep CHUNKS.
+ */
+#define STREAM_TOKENS 16
+#ifndef PIECE_BYTES
+#define PIECE_BYTES (256 * 1024)
+#endif
+
 /* Rows that one piece of a matrix's rows comes in multiples of: whole register tiles (4 rows), whole
  * panels (llm_quant.h) for a panel type; the larger for matrices whose pieces must match (gate, up). */
 static int
@@ -50,6 +63,27 @@ split_rows(int rows, int grain, int ith, int nth, int *r0, int *r1)
     int b0 = (int) ((long long) blocks * ith / nth), b1 = (int) ((long long) blocks * (ith + 1) / nth);
     *r0 = b0 * grain < rows ? b0 * grain : rows;
     *r1 = b1 * grain < rows ? b1 * grain : rows;
+}
+
+/* bytes of a matrix as stored (panels: whole panels) */
+static size_t
+mat_bytes(const llm_mat *w)
+{
+    if (llm_wtype_info(w->type)->panel_rows) return llm_panel_bytes(w->type, w->rows, w->cols);
+    return llm_wtype_row_bytes(w->type, w->cols) * (size_t) w->rows;
+}
+
+/* Pieces of a parallel step over n tokens that reads bytes of weights, split by rows in grains of
+ * grain: CHUNKS, or for a streaming step (STREAM_TOKENS) about PIECE_BYTES each. */
+static int
+pieces(const llm_runtime *rt, int n, size_t bytes, int rows, int grain)
+{
+    size_t want = bytes / PIECE_BYTES, most = (size_t) ((rows + grain - 1) / grain);
+
+    if (n > STREAM_TOKENS || want < (size_t) CHUNKS(rt)) return CHUNKS(rt);
+    if (want > most) want = most;
+    if (want > LLM_POOL_MAX_CHUNKS) want = LLM_POOL_MAX_CHUNKS;
+    return want < (size_t) CHUNKS(rt) ? CHUNKS(rt) : (int) want;
 }
 
 /*
@@ -464,7 +498,8 @@ attention(llm_runtime *rt, llm_step *s, int l)
 
     quantize_input(rt, s, rt->xn, (size_t) H, H, &L->wq, &L->wk, &L->wv);
     s->t0 = phase_end(rt, LLM_PHASE_QUANTIZE, s->t0);
-    llm_pool_run(rt->pool, task_qkv, s, CHUNKS(rt));
+    llm_pool_run(rt->pool, task_qkv, s,
+                 pieces(rt, s->n, mat_bytes(&L->wq) + mat_bytes(&L->wk) + mat_bytes(&L->wv), L->wq.rows, row_grain(&L->wq, NULL)));
     s->t0 = phase_end(rt, LLM_PHASE_QKV, s->t0);
     run_tokens(rt, task_rope, s);
     s->t0 = phase_end(rt, LLM_PHASE_ROPE, s->t0);
@@ -473,7 +508,7 @@ attention(llm_runtime *rt, llm_step *s, int l)
     s->t0 = phase_end(rt, LLM_PHASE_ATTENTION, s->t0);
     quantize_input(rt, s, rt->att, (size_t) rt->q_dim, rt->q_dim, &L->wo, NULL, NULL);
     s->t0 = phase_end(rt, LLM_PHASE_QUANTIZE, s->t0);
-    llm_pool_run(rt->pool, task_o, s, CHUNKS(rt));
+    llm_pool_run(rt->pool, task_o, s, pieces(rt, s->n, mat_bytes(&L->wo), L->wo.rows, row_grain(&L->wo, NULL)));
     s->t0 = phase_end(rt, LLM_PHASE_O, s->t0);
 }
 
@@ -506,11 +541,12 @@ ffn(llm_runtime *rt, llm_step *s)
     }
     quantize_input(rt, s, rt->xn, (size_t) H, H, &L->w_gate, &L->w_up, NULL);
     s->t0 = phase_end(rt, LLM_PHASE_QUANTIZE, s->t0);
-    llm_pool_run(rt->pool, task_gate_up, s, CHUNKS(rt));
+    llm_pool_run(rt->pool, task_gate_up, s,
+                 pieces(rt, s->n, mat_bytes(&L->w_gate) + mat_bytes(&L->w_up), I, row_grain(&L->w_gate, &L->w_up)));
     s->t0 = phase_end(rt, LLM_PHASE_GATE_UP, s->t0);
     quantize_input(rt, s, rt->gate, (size_t) I, I, &L->w_down, NULL, NULL);
     s->t0 = phase_end(rt, LLM_PHASE_QUANTIZE, s->t0);
-    llm_pool_run(rt->pool, task_down, s, CHUNKS(rt));
+    llm_pool_run(rt->pool, task_down, s, pieces(rt, s->n, mat_bytes(&L->w_down), H, row_grain(&L->w_down, NULL)));
     s->t0 = phase_end(rt, LLM_PHASE_DOWN, s->t0);
 }
 
@@ -586,7 +622,8 @@ output(llm_runtime *rt, const llm_batch_item *items, const int *item_of, int n, 
         s.in = rt->rows + (size_t) first_row * H;
         s.out = rt->logits + (size_t) first_row * in->n_vocab;
         quantize_input(rt, &s, s.in, (size_t) H, H, &rt->m->lm_head, NULL, NULL);
-        llm_pool_run(rt->pool, task_lm_head, &s, CHUNKS(rt));
+        llm_pool_run(rt->pool, task_lm_head, &s, pieces(rt, cnt, mat_bytes(&rt->m->lm_head), in->n_vocab,
+                                                         row_grain(&rt->m->lm_head, NULL)));
         phase_end(rt, LLM_PHASE_LM_HEAD, t0);
     }
     return cnt;

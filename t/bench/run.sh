@@ -47,6 +47,9 @@ for q in ${BENCH_QUANTS:-q8_0 q4_0 q4_k}; do
     done
 done
 
+echo "== panel matmuls alone, 1 thread, every kernel table this CPU runs (best of 5; load: $(cut -d' ' -f1-3 /proc/loadavg))"
+"$build/bench/qmatmul" 5
+
 echo "== MoE: Qwen3-30B-A3B's experts with 4 of its layers (t/bench/qwen3-30b-a3b-4l.json, $dtype)"
 moe="$top/$build/bench/qwen3-30b-a3b-4l-$dtype"
 [ -f "$moe/model.safetensors" ] || "$build/llm" synth --config t/bench/qwen3-30b-a3b-4l.json --out "$moe" --dtype "$dtype"

@@ -354,6 +354,7 @@ test_panels(const llm_kernels *ref, const llm_kernels *k)
 {
     static const int shapes[][3] = {      /* k, rows, tokens */
         { 32, 1, 1 }, { 64, 17, 1 }, { 96, 33, 3 }, { 896, 16, 9 }, { 1088, 37, 11 }, { 160, 5, 2 }, { 288, 40, 5 },
+        { 1088, 21, 16 }, { 96, 37, 35 },     /* whole 16-token tiles (AMX), with and without a tail */
     };
     static const llm_wtype types[] = { LLM_WT_Q8_0, LLM_WT_Q4_0, LLM_WT_Q5_0 };
     size_t ti;
@@ -422,6 +423,41 @@ test_panels(const llm_kernels *ref, const llm_kernels *k)
     }
 }
 
+/*
+ * The AMX panel matmul gives the VNNI one's bits: the same integer sums and
+ * the same float work in the same order (batches of more than 16 tokens in
+ * runs of 32 blocks, K of at most 32 blocks so the tail tokens agree too).
+ */
+static void
+test_panels_same(const llm_kernels *vnni, const llm_kernels *k)
+{
+    static const llm_wtype types[] = { LLM_WT_Q8_0, LLM_WT_Q4_0, LLM_WT_Q5_0 };
+    enum { K = 1024, R = 35, N = 37 };
+    size_t ti, ldq = llm_qa_row_bytes(K);
+
+    for (ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++) {
+        llm_wtype src = types[ti], pt = (llm_wtype) llm_panel_type(src);
+        size_t rb = llm_wtype_row_bytes(src, K);
+        unsigned char *w = malloc(rb * R), *pw = malloc(llm_panel_bytes(pt, R, K)), *xq = calloc(N, ldq);
+        float *y0 = malloc((size_t) N * R * 4), *y1 = malloc((size_t) N * R * 4), x[K];
+        int i, j, same = 1;
+
+        random_blocks(src, w, rb * R / llm_wtype_info(src)->bytes);
+        llm_panel_pack(pt, pw, w, R, K);
+        for (i = 0; i < N; i++) {
+            for (j = 0; j < K; j++) x[j] = frand();
+            vnni->quantize_act(xq + (size_t) i * ldq, x, K);
+        }
+        for (i = 0; i < N * R; i++) y0[i] = y1[i] = frand();
+        vnni->matmul_q[pt](y0, R, xq, ldq, pw, K, 3, R, N, 1);
+        k->matmul_q[pt](y1, R, xq, ldq, pw, K, 3, R, N, 1);
+        for (i = 0; i < N * R; i++) same &= memcmp(&y0[i], &y1[i], 4) == 0;
+        ok(same, "%s %s matmul of %d tokens equals %s's bit for bit", k->name, llm_wtype_info(pt)->name, N,
+           vnni->name);
+        free(w); free(pw); free(xq); free(y0); free(y1);
+    }
+}
+
 /* The scalar quantized matmul against float math on the dequantized weights:
  * the only difference is the int8 rounding of the activations, at most d/2 per value. */
 static void
@@ -477,5 +513,7 @@ main(void)
     else diag("AVX-512 not available on this CPU: skipped");
     if ((k = llm_kernels_avx512vnni()) != NULL) { test_act(sc, k); test_matmul(sc, k); test_panels(sc, k); }
     else diag("AVX-512 VNNI not available on this CPU: skipped");
+    if ((k = llm_kernels_avx512amx()) != NULL) { test_panels(sc, k); test_panels_same(llm_kernels_avx512vnni(), k); }
+    else diag("AMX-INT8 not available on this CPU (or not granted by the OS): skipped");
     return done_testing();
 }
