@@ -12,8 +12,8 @@
  * The panel layout is already the tile layout: block b of a panel is
  * codes[8 groups][16 rows][4 bytes] (Q8_0: 512 bytes, unsigned), i.e. the B
  * tile of K = 32 (8 rows of 64 bytes: row g holds values 4g..4g+3 of each of
- * the 16 weight rows).  Q4_0 / Q5_0 blocks are unpacked into that form in a
- * 512-byte buffer (the same unpacking as the VNNI kernel).  The A tile is 16
+ * the 16 weight rows).  Q4_0 / Q5_0 blocks are unpacked into that form (the
+ * VNNI kernel's unpacking) once per run of 32 blocks, for every token tile.  The A tile is 16
  * tokens' 32 activation bytes of block b, read in place (rows ldq apart).
  * tdpbsud (signed A, unsigned B) gives C[token][row] = sum(a * u): exactly
  * the VNNI kernel's integer sums, and the float work after it is the VNNI
@@ -70,30 +70,31 @@ amx_configure(void)
     __asm__ volatile("ldtilecfg %0" : : "m"(c) : "memory");
 }
 
-/* block b's codes as the B tile (8 rows of 64 bytes): in place for Q8_0, else unpacked into buf */
-AMX static inline const void *
-amx_b_tile(int kind, const unsigned char *c, unsigned char *buf)
+/* blocks [b0, b1) of a Q4_0 / Q5_0 panel as B tiles of 512 bytes each in buf (the VNNI kernel's unpacking) */
+AMX static void
+amx_unpack(int kind, const unsigned char *codes, int b0, int b1, unsigned char *buf)
 {
     const __m512i low4 = _mm512_set1_epi8(15), bit4 = _mm512_set1_epi8(16);
-    const int hb = kind == R16_Q5;
-    __m512i h;
-    int g;
+    const int hb = kind == R16_Q5, cb = r16_code_bytes(kind);
+    int b, g;
 
-    if (kind == R16_Q8) return c;
-    h = hb ? _mm512_loadu_si512((const void *) c) : _mm512_setzero_si512();
+    for (b = b0; b < b1; b++) {
+        const unsigned char *c = codes + (size_t) b * cb;
+        unsigned char *t = buf + (size_t) (b - b0) * 512;
+        __m512i h = hb ? _mm512_loadu_si512((const void *) c) : _mm512_setzero_si512();
 #pragma GCC unroll 4
-    for (g = 0; g < 4; g++) {
-        __m512i raw = _mm512_loadu_si512((const void *) (c + 64 * (g + hb)));
-        __m512i l = _mm512_and_si512(raw, low4), u = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
-        if (hb) {
-            l = _mm512_or_si512(l, _mm512_and_si512(_mm512_slli_epi32(h, 4 - g), bit4));
-            u = _mm512_or_si512(u, _mm512_and_si512(_mm512_srli_epi32(h, g), bit4));
+        for (g = 0; g < 4; g++) {
+            __m512i raw = _mm512_loadu_si512((const void *) (c + 64 * (g + hb)));
+            __m512i l = _mm512_and_si512(raw, low4), u = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
+            if (hb) {
+                l = _mm512_or_si512(l, _mm512_and_si512(_mm512_slli_epi32(h, 4 - g), bit4));
+                u = _mm512_or_si512(u, _mm512_and_si512(_mm512_srli_epi32(h, g), bit4));
+            }
+            /* low nibbles: values 4g..4g+3 (B row g); high nibbles: values 16+4g.. (B row 4+g) */
+            _mm512_store_si512((void *) (t + 64 * g), l);
+            _mm512_store_si512((void *) (t + 64 * (4 + g)), u);
         }
-        /* low nibbles: values 4g..4g+3 (B row g); high nibbles: values 16+4g.. (B row 4+g) */
-        _mm512_store_si512((void *) (buf + 64 * g), l);
-        _mm512_store_si512((void *) (buf + 64 * (4 + g)), u);
     }
-    return buf;
 }
 
 /* the float work of one block for the 16 tokens (as the VNNI kernel's r16_tile) */
@@ -114,16 +115,14 @@ amx_finish(__m512 acc[AMX_TOK], const int32_t *cbuf, __m512 dv, const float *con
 
 /*
  * 16 tokens (activation rows xq, ldq apart; outputs from y, ldy apart) against
- * blocks [b0, b1) of panel P, writing (adding when add) rows row0+lo .. row0+hi-1.
+ * blocks [b0, b1) of panel P, whose B tiles are tiles[0 ..] (512 bytes each),
+ * writing (adding when add) rows row0+lo .. row0+hi-1.
  */
 AMX static void
-amx_tile(int kind, float *y, size_t ldy, const char *xq, size_t ldq, r16_panel P, int b0, int b1, int k,
-    int row0, int lo, int hi, int add)
+amx_tile(float bias, float *y, size_t ldy, const char *xq, size_t ldq, const unsigned char *tiles, r16_panel P,
+    int b0, int b1, int k, int row0, int lo, int hi, int add)
 {
     const __mmask16 rows = (__mmask16) (((1u << hi) - 1) & ~((1u << lo) - 1));
-    const float bias = kind == R16_Q4 ? 8.0f : kind == R16_Q5 ? 16.0f : 128.0f;
-    const int cb = r16_code_bytes(kind);
-    _Alignas(64) unsigned char bbuf[2][512];
     _Alignas(64) int32_t cbuf[2][AMX_TOK * 16];
     const float *ad[AMX_TOK], *as[AMX_TOK];
     __m512 acc[AMX_TOK];
@@ -137,13 +136,12 @@ amx_tile(int kind, float *y, size_t ldy, const char *xq, size_t ldq, r16_panel P
         acc[j] = _mm512_setzero_ps();
     }
     for (b = b0; b + 1 < b1; b += 2) {
-        const unsigned char *c = P.codes + (size_t) b * cb;
-        const void *w0 = amx_b_tile(kind, c, bbuf[0]), *w1 = amx_b_tile(kind, c + cb, bbuf[1]);
+        const unsigned char *w0 = tiles + (size_t) (b - b0) * 512;
         TILE_LOAD(2, w0, 64);
         TILE_LOAD(1, xq + 32 * (size_t) b, ldq);
         TILE_ZERO(0);
         TILE_DPBSUD(0, 1, 2);
-        TILE_LOAD(5, w1, 64);
+        TILE_LOAD(5, w0 + 512, 64);
         TILE_LOAD(4, xq + 32 * (size_t) (b + 1), ldq);
         TILE_ZERO(3);
         TILE_DPBSUD(3, 4, 5);
@@ -154,8 +152,7 @@ amx_tile(int kind, float *y, size_t ldy, const char *xq, size_t ldq, r16_panel P
                    b + 1, bias);
     }
     if (b < b1) {
-        const void *w0 = amx_b_tile(kind, P.codes + (size_t) b * cb, bbuf[0]);
-        TILE_LOAD(2, w0, 64);
+        TILE_LOAD(2, tiles + (size_t) (b - b0) * 512, 64);
         TILE_LOAD(1, xq + 32 * (size_t) b, ldq);
         TILE_ZERO(0);
         TILE_DPBSUD(0, 1, 2);
@@ -180,6 +177,8 @@ amx_matmul(int kind, float *y, size_t ldy, const char *xq, size_t ldq, const voi
     int n16, int accumulate)
 {
     const int nb = k / 32, kb = 32;
+    const float bias = kind == R16_Q4 ? 8.0f : kind == R16_Q5 ? 16.0f : 128.0f;
+    _Alignas(64) unsigned char unpacked[32 * 512];
     int p, b0, tk;
 
     amx_configure();
@@ -189,9 +188,15 @@ amx_matmul(int kind, float *y, size_t ldy, const char *xq, size_t ldq, const voi
         int lo = r0 > row0 ? r0 - row0 : 0, hi = r1 - row0 < LLM_PANEL_ROWS ? r1 - row0 : LLM_PANEL_ROWS;
         for (b0 = 0; b0 < nb; b0 += kb) {
             int b1 = b0 + kb < nb ? b0 + kb : nb, add = accumulate || b0 > 0;
+            const unsigned char *tiles = P.codes + (size_t) b0 * 512;     /* Q8_0: the panel itself */
+            /* nibbles unpacked once per run of blocks, for every token tile */
+            if (kind != R16_Q8) {
+                amx_unpack(kind, P.codes, b0, b1, unpacked);
+                tiles = unpacked;
+            }
             for (tk = 0; tk < n16; tk += AMX_TOK) {
-                amx_tile(kind, y + (size_t) tk * ldy, ldy, xq + (size_t) tk * ldq, ldq, P, b0, b1, k, row0, lo, hi,
-                         add);
+                amx_tile(bias, y + (size_t) tk * ldy, ldy, xq + (size_t) tk * ldq, ldq, tiles, P, b0, b1, k, row0, lo,
+                         hi, add);
             }
         }
     }
