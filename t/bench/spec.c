@@ -25,7 +25,8 @@
  *   BENCH_SPEC_SHOW=1: print the outputs; BENCH_SPEC_ONLY_COST=1: the search cost only;
  *   BENCH_SPEC_ONLY=tool (edit, quote, chat, chat/fresh, chat/q8_0, chat/q4_0, chat/draft): that workload only
  *   BENCH_SPEC_DRAFT=DIR: also free chat with the model folder DIR as the draft (chat/draft),
- *   e.g. one distilled by models/recipe/distill_draft.py
+ *   e.g. one distilled by models/recipe/distill_draft.py; BENCH_SPEC_DRAFT_QUANT=q8_0 (or
+ *   another on-load quantization): that draft quantized on load
  *   BENCH_SPEC_TEMP=0.8: sample at that temperature (request i seeded with
  *   BENCH_SPEC_SEED + i, default 0 + i) instead of greedy; a draft model then samples its
  *   proposals, kept by rejection sampling: the output keeps the distribution, not the
@@ -262,7 +263,19 @@ typedef struct {
     uint64_t  seq_steps, proposed, accepted, draft_proposed, draft_accepted;
     double    step_ms, vcost, dcost;  /* the last scheduler's measured costs (llm_sched_propose):
                                          a decode step; a verified token, a draft pass in steps */
+    double    draft_ms;        /* a draft pass (ms), the last scheduler that measured one */
 } total_t;
+
+/*
+ * The mean time of a sequence step in the timed part of a mode's runs:
+ * its decode time over the steps that made its tokens (tokens / tokens per step)
+ */
+static double
+step_ms(const total_t *t)
+{
+    return t->tokens > 0 && t->seq_steps > 0
+           ? t->ms * t->n_out / ((double) t->tokens * t->seq_steps) : 0;
+}
 
 /*
  * Upper bounds of draft-free speculation on an output that is already known
@@ -393,6 +406,9 @@ run_workload(const llm_model *m, const llm_model *draft, const llm_tokenizer *to
             t->accepted += st.spec_accepted;
             t->draft_proposed += st.draft_proposed;
             t->draft_accepted += st.draft_accepted;
+            if (st.draft_pass_ms > 0) {
+                t->draft_ms = st.draft_pass_ms;
+            }
             if (st.decode_step_ms > 0) {
                 t->step_ms = st.decode_step_ms;
                 t->vcost = st.prefill_token_ms / st.decode_step_ms;
@@ -469,12 +485,16 @@ main(int argc, char **argv)
             if (getenv("BENCH_SPEC_DRAFT") == NULL) {
                 continue;
             }
-            draft = llm_model_load(getenv("BENCH_SPEC_DRAFT"), err, sizeof(err));
+            /* BENCH_SPEC_DRAFT_QUANT=q8_0: the draft quantized on load, as draft_quant= would */
+            memset(&mo, 0, sizeof(mo));
+            mo.quant = getenv("BENCH_SPEC_DRAFT_QUANT");
+            draft = llm_model_load_opts(getenv("BENCH_SPEC_DRAFT"), &mo, err, sizeof(err));
             if (draft == NULL) {
                 fprintf(stderr, "draft %s: %s\n", getenv("BENCH_SPEC_DRAFT"), err);
                 continue;
             }
         } else if (work[k].variant) {
+            memset(&mo, 0, sizeof(mo));
             mo.quant = work[k].variant;
             draft = llm_model_load_opts(argv[1], &mo, err, sizeof(err));
             if (draft == NULL) {
@@ -526,6 +546,14 @@ main(int argc, char **argv)
         }
         printf("%-9s measured (on, last scheduler): decode step %.3f ms, a verified token %.2f "
                "of a step, a draft pass %.2f\n", label, t[2].step_ms, t[2].vcost, t[2].dcost);
+        /*
+         * the same from the runs themselves (a scheduler that speculates
+         * every step never times a plain decode step): the mean time of a
+         * sequence step per mode, the off one being a plain decode step
+         */
+        printf("%-9s per step (last round): off %.3f ms, auto %.3f ms, on %.3f ms; a draft pass "
+               "%.3f ms (auto) %.3f ms (on)\n", label, step_ms(&t[0]), step_ms(&t[1]),
+               step_ms(&t[2]), t[1].draft_ms, t[2].draft_ms);
         if (t[0].oracle_tokens > 0) {
             /*
              * tokens per step, and the speed-up if each step proposed just
