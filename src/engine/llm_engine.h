@@ -143,6 +143,15 @@ typedef struct {
     llm_kv_type  kv;
     size_t       kv_memory;  /* bytes of KV blocks the sequences share; 0: room
                                 for n_seq_max x n_ctx tokens (every slot full) */
+    /*
+     * NULL: compute threads of its own.  Else the compute threads of that
+     * runtime (n_threads is taken from it): for a draft model's runtime,
+     * whose passes alternate with its model's on one thread.  Two pools
+     * would each keep their threads spinning between jobs (llm_pool.h) and
+     * fight for the same cores.  That runtime must outlive this one and
+     * never run at the same time.
+     */
+    const llm_runtime *threads_of;
 } llm_runtime_opts;
 
 llm_runtime *llm_runtime_create_opts(const llm_model *m, const llm_runtime_opts *o,

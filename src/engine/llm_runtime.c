@@ -63,6 +63,9 @@ resolve_shape(const llm_model *m, llm_runtime_opts *o, int *n_blocks, char *err,
     size_t bb = llm_runtime_kv_block_bytes(m, o->kv), nb;
     int max_pos = in->max_position_embeddings > 0 ? in->max_position_embeddings : 2048;
 
+    if (o->threads_of) {
+        o->n_threads = o->threads_of->n_threads;
+    }
     if (o->n_threads <= 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         o->n_threads = n > 0 ? (int) n : 1;
@@ -217,7 +220,7 @@ llm_runtime *
 llm_runtime_create_kv(const llm_model *m, int n_threads, int n_ctx, int n_seq_max,
     llm_kv_type kv, char *err, size_t errlen)
 {
-    llm_runtime_opts o = { n_threads, n_ctx, n_seq_max, kv, 0 };
+    llm_runtime_opts o = { n_threads, n_ctx, n_seq_max, kv, 0, NULL };
 
     return llm_runtime_create_opts(m, &o, err, errlen);
 }
@@ -337,7 +340,12 @@ llm_runtime_create_opts(const llm_model *m, const llm_runtime_opts *opts, char *
         }
     }
     free(inv);
-    rt->pool = llm_pool_create(n_threads, err, errlen);
+    if (o.threads_of) {
+        rt->pool = o.threads_of->pool;
+        rt->pool_borrowed = 1;
+    } else {
+        rt->pool = llm_pool_create(n_threads, err, errlen);
+    }
     if (rt->pool == NULL) {
         llm_runtime_free(rt);
         return NULL;
@@ -352,7 +360,7 @@ llm_runtime_free(llm_runtime *rt)
 
     if (rt == NULL) return;
     llm_kv_tier_free(rt);
-    llm_pool_free(rt->pool);
+    if (!rt->pool_borrowed) llm_pool_free(rt->pool);
     free(rt->k_cache); free(rt->v_cache);
     llm_kv_pool_free(rt->kv);
     free(rt->state);
@@ -401,6 +409,8 @@ void
 llm_runtime_time_phases(llm_runtime *rt, llm_phase_times *t)
 {
     rt->phases = t;
+    /* a borrowed pool's waits are its owner's to time */
+    if (rt->pool_borrowed) return;
     if (t) llm_pool_time_waits(rt->pool, &t->pool_wait, &t->pool_steps, &t->pool_wakes);
     else llm_pool_time_waits(rt->pool, NULL, NULL, NULL);
 }

@@ -44,6 +44,7 @@ struct llm_runtime {
     const llm_model   *m;
     const llm_kernels *k;
     llm_pool          *pool;
+    int                pool_borrowed;  /* the pool of llm_runtime_opts.threads_of */
     int                n_threads;
     int                n_ctx;
     int                n_seq_max;

@@ -15,6 +15,17 @@
 /* Weight of the newest step in the moving averages of step times. */
 #define LLM_SCHED_EMA_NEW       0.2
 
+/*
+ * Speculation's costs are measured against a decode step without proposals
+ * or prompt tokens (decode_ms).  While every step speculates (a draft model
+ * proposes whenever lookup has nothing) none would be timed, and the policy
+ * would weigh proposals with its priors forever: a step that would have no
+ * prompt tokens proposes nothing when decode_ms was never timed, or after
+ * this many speculating steps since it last was (at most one step in 64
+ * without proposals: under 2% of what speculation gains).
+ */
+#define LLM_SCHED_RETIME        64
+
 /* Tokens of recent requests the worker's suffix store keeps for proposals. */
 #define LLM_SCHED_RECENT_TOKENS 32768
 
@@ -152,6 +163,7 @@ struct llm_sched {
 
     /* moving averages for sizing prefill chunks */
     double                 decode_ms;       /* a decode-only step */
+    int                    since_plain;     /* speculating steps since one was timed */
     double                 prefill_token_ms;
     double                 flop_ms;         /* ms per flop of prompt work */
     llm_token_cost         cost;            /* the model's flops per token */
@@ -345,6 +357,8 @@ llm_sched_create(const llm_model *m, const llm_sched_config *cfg, char *err,
             free(s);
             return NULL;
         }
+        /* the draft's passes run on the model's threads, before its forward */
+        dopts.threads_of = s->rt;
         s->draft_rt = llm_runtime_create_opts(cfg->draft, &dopts, err, errlen);
         if (s->draft_rt == NULL) {
             llm_runtime_free(s->rt);
@@ -1150,8 +1164,10 @@ llm_sched_step_timing(llm_sched *s)
 
     if (s->n_prefill == 0 && s->n_draft == 0) {
         s->decode_ms = llm_ema(s->decode_ms, s->step_ms);
+        s->since_plain = 0;
         return;
     }
+    s->since_plain += s->n_draft > 0;
 
     /*
      * the share of the prompt tokens and proposed tokens (both are tokens
@@ -1238,7 +1254,7 @@ llm_sched_step_prepare(llm_sched *s)
 {
     size_t           i, j, k, n, n_pre, left, n_run;
     long             spare;
-    int              rows, d;
+    int              rows, d, retime;
     double           budget, work;
     llm_seq         *seq;
     llm_batch_item  *it;
@@ -1271,6 +1287,16 @@ llm_sched_step_prepare(llm_sched *s)
     s->prefill_work = 0;
     rows = llm_runtime_logit_rows(s->rt) - (int) s->n_slots;
     spare = llm_sched_blocks_spare(s, &n_run);
+
+    /*
+     * a step to time without proposals (LLM_SCHED_RETIME): only one that
+     * has no prompt tokens, so that prefill traffic never stops speculation
+     */
+    retime = s->decode_ms <= 0 || s->since_plain >= LLM_SCHED_RETIME;
+    for (i = 0; retime && i < s->n_slots; i++) {
+        seq = s->slot_seq[i];
+        retime = seq == NULL || seq->paused || seq->n_done >= seq->n_input;
+    }
 
     /* decoding sequences, one token each (and their proposals) */
     n_pre = 0;
@@ -1309,7 +1335,7 @@ llm_sched_step_prepare(llm_sched *s)
          * tokens proposed to follow, with logits at each to verify them
          */
         n = seq->n_unfed ? seq->n_unfed : 1;
-        d = llm_sched_propose(s, seq, n, &rows, &spare);
+        d = retime ? 0 : llm_sched_propose(s, seq, n, &rows, &spare);
         it->tokens = &seq->gen[seq->n_gen - n];
         it->n_tokens = (int) n + d;
         it->want_logits = 1 + d;

@@ -119,7 +119,7 @@ run_model(const char *dir, const char *what, int window)
         m->layers[0].sinks = sinks;
     }
     for (r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
-        llm_runtime_opts o = { runs[r].threads, 1200, 3, runs[r].kv, 0 };
+        llm_runtime_opts o = { runs[r].threads, 1200, 3, runs[r].kv, 0, NULL };
         llm_runtime *rt;
         int slot[3], i, layer, p;
         size_t e;

@@ -194,7 +194,7 @@ test_runtime(void)
 
     {
         /* a reference that holds everything, and a runtime of 6 blocks for 2 sequences of 64 */
-        llm_runtime_opts big = { 1, 80, 2, LLM_KV_F32, 0 }, tiny = { 1, 64, 2, LLM_KV_F32, 6 * bb };
+        llm_runtime_opts big = { 1, 80, 2, LLM_KV_F32, 0, NULL }, tiny = { 1, 64, 2, LLM_KV_F32, 6 * bb, NULL };
         ref = llm_runtime_create_opts(m, &big, err, sizeof(err));
         rt = llm_runtime_create_opts(m, &tiny, err, sizeof(err));
         if (!ok(ref && rt, "runtimes")) { diag(err); return; }

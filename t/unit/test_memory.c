@@ -64,7 +64,7 @@ test_runtime_memory(void)
         size_t before = heap_in_use(), used;
         llm_runtime *rt = llm_runtime_create_kv(m, cfg[i][0], cfg[i][1], cfg[i][2],
                                                 (llm_kv_type) cfg[i][3], err, sizeof(err));
-        llm_runtime_opts o = { cfg[i][0], cfg[i][1], cfg[i][2], (llm_kv_type) cfg[i][3], 0 };
+        llm_runtime_opts o = { cfg[i][0], cfg[i][1], cfg[i][2], (llm_kv_type) cfg[i][3], 0, NULL };
         size_t want = llm_runtime_memory(m, &o, &kv);
         if (!ok(rt != NULL, "runtime %zu", i)) { diag(err); continue; }
         used = heap_in_use() - before;
@@ -89,14 +89,14 @@ test_runtime_memory(void)
         llm_runtime_free(rt);
     }
     {
-        llm_runtime_opts o = { 2, 1 << 20, 256, LLM_KV_F32, 0 };
+        llm_runtime_opts o = { 2, 1 << 20, 256, LLM_KV_F32, 0, NULL };
         is_int(llm_runtime_memory(m, &o, &kv) > (size_t) 128 << 30, 1,
                "ctx=1048576 parallel=256 is predicted beyond 128 GiB");
         is_int(kv, 2LL * (1 << 20) * 256 * 32 * 2 * 4, "its KV bytes");
     }
     {
         /* a budget: 1 MiB of blocks of 16 positions x 2 layers x 32 x K,V x f32 = 128 blocks */
-        llm_runtime_opts o = { 1, 0, 4, LLM_KV_F32, 1 << 20 }, r;
+        llm_runtime_opts o = { 1, 0, 4, LLM_KV_F32, 1 << 20, NULL }, r;
         llm_runtime *rt;
 
         llm_runtime_memory(m, &o, &kv);

@@ -798,7 +798,7 @@ static void
 test_draft_opts(const llm_model *m, const llm_model *draft)
 {
     char              err[256];
-    llm_runtime_opts  t = { 1, 256, 3, LLM_KV_F32, 0 }, d;
+    llm_runtime_opts  t = { 1, 256, 3, LLM_KV_F32, 0, NULL }, d;
     size_t            db = llm_runtime_kv_block_bytes(draft, LLM_KV_F32), kv = 0;
 
     int               rc;
@@ -816,6 +816,98 @@ test_draft_opts(const llm_model *m, const llm_model *draft)
     t.kv_memory = 1;
     ok(llm_sched_draft_opts(m, draft, &t, &d, err, sizeof(err)) != 0,
        "a model whose options are refused has no draft options: %s", err);
+}
+
+/*
+ * A sequence whose every step speculates (the model as its own draft, on):
+ * the scheduler still times a plain decode step (the first decoding step,
+ * then one in LLM_SCHED_RETIME), so the policy weighs proposals with
+ * measured costs, not its priors.
+ */
+static void
+test_retime(const llm_model *m)
+{
+    llm_sched        *s = make_sched_draft(m, 1, m);
+    int32_t           prompt[64];
+    size_t            np = make_prompt(prompt, 1) / 3;
+    sampling_t        sm = { 0, 1, 0, 1 };
+    run_t             r;
+    llm_sched_stats   st;
+    int               i, fc;
+
+    if (!ok(s != NULL, "scheduler with the model as its draft")) {
+        return;
+    }
+    start(s, prompt, np, 200, &sm, LLM_SPEC_ON, &r);
+    for (i = 0; i < 12 && llm_sched_step_prepare(s) > 0; i++) {
+        llm_sched_step_run(s);
+        if (llm_sched_step_failure(s, &fc)) diag("a step failed");
+        llm_sched_step_complete(s);
+    }
+    llm_sched_get_stats(s, &st);
+    ok(st.decode_step_ms > 0 && st.draft_proposed > 0 && r.n > 12,
+       "speculating every step, a plain decode step is timed: %.3f ms (%d tokens in 12 steps, "
+       "%llu drafted)", st.decode_step_ms, r.n, (unsigned long long) st.draft_proposed);
+    run_steps(s);
+    llm_seq_release(r.seq);
+    llm_sched_free(s);
+}
+
+/*
+ * A draft's runtime on its model's compute threads (threads_of): it takes
+ * their number, its logits are those of a runtime with threads of its own,
+ * its passes alternate with the model's, and freeing it leaves the model's
+ * threads working.
+ */
+static void
+test_draft_threads(const llm_model *m, const llm_model *draft)
+{
+    char            err[256];
+    llm_runtime_opts o = { 3, 64, 1, LLM_KV_F32, 0, NULL }, d = { 1, 64, 1, LLM_KV_F32, 0, NULL }, r;
+    llm_runtime    *rt, *own, *shared;
+    int32_t         toks[5] = { 3, 14, 15, 92, 65 };
+    int             nv = llm_model_get_info(draft)->n_vocab, n_same = 0, j, ran = 1;
+    llm_batch_item  it = { 0 };
+    const float    *a, *b;
+
+    rt = llm_runtime_create_opts(m, &o, err, sizeof(err));
+    own = llm_runtime_create_opts(draft, &o, err, sizeof(err));
+    d.threads_of = rt;
+    shared = rt ? llm_runtime_create_opts(draft, &d, err, sizeof(err)) : NULL;
+    if (!ok(rt && own && shared, "a draft runtime on the model's threads")) {
+        llm_runtime_free(shared);
+        llm_runtime_free(own);
+        llm_runtime_free(rt);
+        return;
+    }
+    r = d;
+    j = llm_runtime_resolve(draft, &r, err, sizeof(err));
+    ok(j == 0 && r.n_threads == 3, "it takes their number (%d)", r.n_threads);
+    llm_seq_open(rt);
+    llm_seq_open(own);
+    llm_seq_open(shared);
+    it.slot = 0;
+    it.want_logits = 1;
+    for (j = 0; j < 4; j++) {
+        /* the prompt, then one token a pass; the model's pass between the draft's */
+        it.tokens = j == 0 ? toks : toks + 1 + j;
+        it.n_tokens = j == 0 ? 2 : 1;
+        ran &= llm_forward(own, &it, 1, err, sizeof(err)) == 0;
+        ran &= llm_forward(shared, &it, 1, err, sizeof(err)) == 0;
+        ran &= llm_forward(rt, &it, 1, err, sizeof(err)) == 0;
+        a = llm_forward_logits(own, 0);
+        b = llm_forward_logits(shared, 0);
+        n_same += ran && a && b && memcmp(a, b, sizeof(float) * (size_t) nv) == 0;
+    }
+    ok(ran && n_same == 4, "its logits are those of a runtime with 3 threads of its own (%d of 4)",
+       n_same);
+    llm_runtime_free(shared);
+    it.tokens = toks;
+    it.n_tokens = 1;
+    ok(llm_forward(rt, &it, 1, err, sizeof(err)) == 0 && llm_forward_logits(rt, 0) != NULL,
+       "the model's threads work on after the draft's runtime is freed");
+    llm_runtime_free(own);
+    llm_runtime_free(rt);
 }
 
 /*
@@ -1095,6 +1187,8 @@ main(void)
         llm_model  *other = llm_model_load("t/fixtures/models/llama_f32", err, sizeof(err));
         if (ok(other != NULL, "llama_f32 loads as a draft")) {
             test_draft_opts(m, other);
+            test_draft_threads(m, other);
+            test_retime(m);
             test_draft(m, other);
             test_distribution(m, other);
             llm_model_free(other);

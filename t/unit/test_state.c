@@ -81,7 +81,7 @@ test_store(void)
 static void
 test_budget(const llm_model *m)
 {
-    llm_runtime_opts o = { 1, 64, 3, LLM_KV_F32, 0 };
+    llm_runtime_opts o = { 1, 64, 3, LLM_KV_F32, 0, NULL };
     size_t block = llm_runtime_kv_block_bytes(m, LLM_KV_F32), state, kvb = 0, total;
     size_t per_seq = m->state_floats * sizeof(float);
     llm_runtime *rt;
