@@ -407,7 +407,7 @@ ngx_http_llm_postconfiguration(ngx_conf_t *cf)
 /*
  * llm_model <alias> <path> [ctx=N] [parallel=N] [threads=N] [queue=N]
  *           [kv=f32|f16] [kv_memory=SIZE] [quant=q8_0|q4_0|q4_k|q6_k]
- *           [chat=on|off] [draft=<path>]
+ *           [chat=on|off] [draft=<path>] [draft_quant=<scheme>]
  */
 static char *
 ngx_http_llm_model(ngx_conf_t *cf, ngx_command_t *cmd, void *conf)

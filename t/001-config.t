@@ -76,7 +76,18 @@ llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 batch=4;
 location = /health { llm_api health; }
 --- must_die
 --- error_log eval
-qr/unknown llm_model option "batch=4" \(known: ctx=, parallel=, threads=, queue=, kv=, kv_memory=, quant=, chat=, draft=\)/
+qr/unknown llm_model option "batch=4" \(known: ctx=, parallel=, threads=, queue=, kv=, kv_memory=, quant=, chat=, draft=, draft_quant=\)/
+
+
+
+=== TEST 6b: draft_quant= without draft= is rejected, saying why
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 draft_quant=q8_0;
+--- config
+location = /health { llm_api health; }
+--- must_die
+--- error_log eval
+qr/llm_model option "draft_quant=q8_0" needs draft=/
 
 
 

@@ -168,6 +168,27 @@ my (undef, $t) = ::golden(1);
 
 
 
+=== TEST 8b: the draft quantized on load (draft_quant=q8_0): greedy tokens still transformers'
+--- http_config
+llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 parallel=2 draft=$TEST_NGINX_FIXTURES/models/llama_f32 draft_quant=q8_0;
+llm_thread_pool llm;
+--- config
+location = /v1/completions { llm_api completions; }
+location = /health { llm_api health; }
+--- request eval
+my ($p) = ::golden(1);
+["POST /v1/completions\n" . ::body(prompt => $p, max_tokens => 32, temperature => 0,
+                                    speculation => "on", return_token_ids => JSON::PP::true),
+ "GET /health"]
+--- error_code eval
+[200, 200]
+--- response_body_like eval
+my (undef, $t) = ::golden(1);
+[qr/"token_ids":\[\Q@{[CORE::join ',', @$t]}\E\]/,
+ qr/"draft_proposed_tokens":[1-9]\d*,"draft_accepted_tokens":\d+\}/]
+
+
+
 === TEST 9: a draft of another vocabulary fails the configuration
 --- http_config
 llm_model tiny $TEST_NGINX_FIXTURES/models/qwen3_f32 draft=$TEST_NGINX_MODELS/ngxllm-tiny;

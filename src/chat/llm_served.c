@@ -28,8 +28,15 @@ llm_served_load_draft(const llm_served_opts *o, llm_served *s, char *err,
 {
     char            why[512];
     llm_tokenizer  *dt;
+    llm_model_opts  mo;
 
-    s->draft = llm_model_load(o->draft_path, why, sizeof(why));
+    /*
+     * a draft pass is mostly its weights and its lm head: quantized, it
+     * costs less of a step (draft_quant=, the engine's on-load schemes)
+     */
+    memset(&mo, 0, sizeof(mo));
+    mo.quant = o->draft_quant;
+    s->draft = llm_model_load_opts(o->draft_path, &mo, why, sizeof(why));
     dt = s->draft ? llm_tokenizer_load(o->draft_path, why, sizeof(why))
                   : NULL;
 
@@ -320,6 +327,13 @@ llm_served_option(llm_served_opts *o, const char *arg, char *err,
         }
         o->draft_path = val;
 
+    } else if (llm_served_is(arg, n_name, "draft_quant")) {
+        /* the engine checks the scheme and names the known ones */
+        if (n_val == 0) {
+            goto invalid;
+        }
+        o->draft_quant = val;
+
     } else if (llm_served_is(arg, n_name, "chat")) {
         if (!llm_served_is(val, n_val, "on") && !llm_served_is(val, n_val, "off")) {
             goto invalid;
@@ -329,7 +343,7 @@ llm_served_option(llm_served_opts *o, const char *arg, char *err,
     } else {
         snprintf(err, errlen, "unknown llm_model option \"%s\" (known: ctx=, "
                  "parallel=, threads=, queue=, kv=, kv_memory=, quant=, "
-                 "chat=, draft=)", arg);
+                 "chat=, draft=, draft_quant=)", arg);
         return -1;
     }
 
@@ -364,6 +378,12 @@ llm_served_options(llm_served_opts *o, char *const *args, size_t n,
         if (llm_served_option(o, args[i], err, errlen) != 0) {
             return -1;
         }
+    }
+
+    if (o->draft_quant && o->draft_path == NULL) {
+        snprintf(err, errlen, "llm_model option \"draft_quant=%s\" needs draft=",
+                 o->draft_quant);
+        return -1;
     }
 
     return 0;

@@ -23,6 +23,7 @@ typedef struct {
     const char  *path;         /* model folder or .gguf file */
     const char  *quant;        /* quant=; NULL: as stored */
     const char  *draft_path;   /* draft=; NULL: none */
+    const char  *draft_quant;  /* draft_quant=: the draft quantized on load; NULL: as stored */
     int          chat_off;     /* chat=off: no chat template */
     int          ctx;          /* ctx=; 0: the model's, within the budget */
     int          parallel;

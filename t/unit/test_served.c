@@ -60,6 +60,12 @@ test_options(void)
     ok(line(&o, "quant=q8_0", "draft=/d", "chat=off", err) == 0
        && strcmp(o.quant, "q8_0") == 0 && strcmp(o.draft_path, "/d") == 0
        && o.chat_off, "quant, draft, chat=off (strings point into the line)");
+    ok(line(&o, "draft_quant=q4_0", "draft=/d", NULL, err) == 0
+       && strcmp(o.draft_quant, "q4_0") == 0 && strcmp(o.draft_path, "/d") == 0
+       && o.quant == NULL, "draft_quant, draft: the model's quant= untouched");
+    ok(line(&o, "draft_quant=q8_0", NULL, NULL, err) == -1, "draft_quant= without draft=");
+    is_str(err, "llm_model option \"draft_quant=q8_0\" needs draft=", "draft_quant alone: said why");
+    ok(line(&o, "draft_quant=", "draft=/d", NULL, err) == -1, "draft_quant= empty");
 
     /* bounds: as nginx took them */
     ok(line(&o, "ctx=15", NULL, NULL, err) == -1, "ctx=15 is below the minimum");
@@ -86,7 +92,7 @@ test_options(void)
 
     ok(line(&o, "batch=4", NULL, NULL, err) == -1, "an unknown option");
     is_str(err, "unknown llm_model option \"batch=4\" (known: ctx=, parallel=, "
-           "threads=, queue=, kv=, kv_memory=, quant=, chat=, draft=)",
+           "threads=, queue=, kv=, kv_memory=, quant=, chat=, draft=, draft_quant=)",
            "unknown: naming the known ones");
 
     ok(line(&o, "ctx=16", "parallel=2", "ctx=32", err) == -1, "an option twice");
@@ -181,6 +187,23 @@ main(void)
     ok(strncmp(err, "draft \"" FIX "qwen3_f32\": ", 7 + strlen(FIX "qwen3_f32") + 3) == 0,
        "naming the draft: %s", err);
     ok(s.model == NULL, "nothing kept after a failure");
+
+    /* draft_quant=: the draft quantized on load, the model as stored */
+    opts(&o, MODEL);
+    o.draft_path = MODEL;
+    o.draft_quant = "q8_0";
+    {
+        int     rc = llm_served_load(&o, &s, err, sizeof(err));
+        size_t  dw = rc == 0 && s.draft ? llm_model_get_info(s.draft)->weight_bytes : 0;
+        size_t  mw = rc == 0 ? llm_model_get_info(s.model)->weight_bytes : 0;
+
+        ok(rc == 0 && dw > 0 && dw < mw,
+           "draft_quant=q8_0: the draft's weights %zu bytes, the model's %zu", dw, mw);
+    }
+    llm_served_free(&s);
+    o.draft_quant = "q3_x";
+    ok(llm_served_load(&o, &s, err, sizeof(err)) == -1 && strstr(err, "draft \"") == err
+       && strstr(err, "q8_0") != NULL, "draft_quant=q3_x refused, naming the draft: %s", err);
 
     /* a model folder without a tokenizer */
     opts(&o, FIX "gemma2_f32");
