@@ -278,8 +278,9 @@ void llm_seq_truncate(llm_runtime *rt, int slot, int n);
 void llm_seq_snapshot(llm_runtime *rt, int slot);
 /*
  * On an empty slot: takes from the prefix cache every block of tokens[0..n)
- * that any earlier sequence computed (shared whole blocks; the common head
- * of a partial one copied).  Returns the positions now cached (<= n); the
+ * that any earlier sequence computed (shared: whole blocks, and the block
+ * holding the longest common head of the rest, which the slot copies before
+ * it writes after that head).  Returns the positions now cached (<= n); the
  * caller feeds tokens from there.  With recurrent layers only as far as the
  * longest snapshot (llm_seq_snapshot) of a prefix the blocks hold, whose
  * state the slot takes: 0 when there is none.
@@ -289,7 +290,7 @@ int  llm_seq_reuse(llm_runtime *rt, int slot, const int32_t *tokens, int n);
 /* ---- the disk tier of the prefix cache (llm_kv_disk.h; llm_kv_tier.c) ---- */
 
 /*
- * Keeps the runtime's full prefix blocks as files under dir (a directory
+ * Keeps the runtime's prefix blocks as files under dir (a directory
  * per model fingerprint and KV type), at most max_size bytes in all (0: no
  * bound).  0, or -1 with err (the runtime works on without it).
  */
@@ -301,7 +302,8 @@ size_t llm_runtime_kv_disk_memory(const llm_model *m, const llm_runtime_opts *o)
 int  llm_runtime_kv_disk_stats(const llm_runtime *rt, llm_kv_disk_stats *st);
 /*
  * Blocking file I/O, for a compute thread, never an event loop.  Writes the
- * full blocks that closed slots left (queued by llm_seq_close) until none is
+ * queued blocks (full ones as they fill, a sequence's partial last block
+ * when its slot closes) until none is
  * left or ms have passed (ms < 0: all of them; at least one is written);
  * returns the blocks still queued, or -1 with err when the directory cannot
  * be written (the queue is dropped).
@@ -309,10 +311,12 @@ int  llm_runtime_kv_disk_stats(const llm_runtime *rt, llm_kv_disk_stats *st);
 int  llm_runtime_kv_persist(llm_runtime *rt, double ms, char *err, size_t errlen);
 int  llm_runtime_kv_persist_pending(const llm_runtime *rt);
 /*
- * After llm_seq_reuse: continues the slot's prefix with whole blocks of
+ * After llm_seq_reuse: continues the slot's prefix with the whole blocks of
  * tokens[0..n) whose files verify (or that the prefix cache got meanwhile),
- * while the slot's length is a whole number of blocks.  Returns the
- * positions now cached (-1: no such slot).  A file found but not trusted
+ * then the longest head of the next block that a partial block's file (or
+ * the memory tier) holds; a head that llm_seq_reuse left is continued or
+ * replaced by a longer one.  Returns the positions now cached (-1: no such
+ * slot).  A file found but not trusted
  * stops it, with the reason in why (else why is "").  Blocking file I/O.
  */
 int  llm_seq_restore(llm_runtime *rt, int slot, const int32_t *tokens, int n, char *why,

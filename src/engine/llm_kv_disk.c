@@ -17,7 +17,7 @@
 #include "engine/llm_kv_disk.h"
 
 #define MAGIC   "NGXLLMKV"
-#define VERSION 2       /* 2: row_bytes (any KV type) where 1 had elem_bytes */
+#define VERSION 3       /* 2: row_bytes (any KV type) where 1 had elem_bytes; 3: n_tokens (partial blocks) */
 
 /* on disk, little-endian as the host (a file from another byte order fails the magic/version) */
 typedef struct {
@@ -28,10 +28,10 @@ typedef struct {
     uint32_t n_layers;
     uint32_t kv_dim;
     uint32_t block_tokens;
-    uint32_t pad;
+    uint32_t n_tokens;       /* positions held: LLM_KV_BLOCK, or fewer in a partial block */
     uint64_t parent;
-    uint64_t chain;
-    int32_t  tokens[LLM_KV_BLOCK];
+    uint64_t chain;          /* llm_kv_chain(parent, tokens) */
+    int32_t  tokens[LLM_KV_BLOCK];    /* -1 past n_tokens */
     uint64_t payload;        /* bytes of keys + values */
 } disk_header;
 
@@ -185,19 +185,30 @@ llm_kv_disk_get_stats(const llm_kv_disk *d, llm_kv_disk_stats *st)
     *st = d->st;
 }
 
+/* A full block's file is named by its chain hash, a partial one's by its parent's. */
 static void
-file_name(const llm_kv_disk *d, uint64_t chain, char *buf, size_t len, int dir_only)
+file_name(const llm_kv_disk *d, uint64_t name, int partial, char *buf, size_t len, int dir_only)
 {
     if (dir_only) {
-        snprintf(buf, len, "%s/%02x", d->dir, (unsigned) (chain >> 56));
+        snprintf(buf, len, "%s/%02x", d->dir, (unsigned) (name >> 56));
     } else {
-        snprintf(buf, len, "%s/%02x/%016llx.kv", d->dir, (unsigned) (chain >> 56), (unsigned long long) chain);
+        snprintf(buf, len, "%s/%02x/%016llx.%s", d->dir, (unsigned) (name >> 56), (unsigned long long) name,
+                 partial ? "part" : "kv");
     }
 }
 
-static void
-fill_header(const llm_kv_disk *d, disk_header *h, uint64_t parent, const int32_t *tokens)
+/* Bytes of one of keys, values of a block holding n positions. */
+static size_t
+half_of(const llm_kv_disk *d, int n)
 {
+    return (size_t) d->shape.n_layers * (size_t) n * (size_t) d->shape.row_bytes;
+}
+
+static void
+fill_header(const llm_kv_disk *d, disk_header *h, uint64_t parent, const int32_t *tokens, int n)
+{
+    int i;
+
     memset(h, 0, sizeof(*h));
     memcpy(h->magic, MAGIC, 8);
     h->version = VERSION;
@@ -206,10 +217,11 @@ fill_header(const llm_kv_disk *d, disk_header *h, uint64_t parent, const int32_t
     h->n_layers = (uint32_t) d->shape.n_layers;
     h->kv_dim = (uint32_t) d->shape.kv_dim;
     h->block_tokens = LLM_KV_BLOCK;
+    h->n_tokens = (uint32_t) n;
     h->parent = parent;
-    h->chain = llm_kv_chain(parent, tokens);
-    memcpy(h->tokens, tokens, sizeof(h->tokens));
-    h->payload = 2 * (uint64_t) d->half;
+    for (i = 0; i < LLM_KV_BLOCK; i++) h->tokens[i] = i < n ? tokens[i] : -1;
+    h->chain = llm_kv_chain(parent, h->tokens);
+    h->payload = 2 * (uint64_t) half_of(d, n);
 }
 
 static int
@@ -240,20 +252,52 @@ read_all(int fd, void *p, size_t n)
     return 0;
 }
 
+/* The first n rows of every layer of a block's keys or values (whole-block layout). */
+static int
+write_rows(int fd, const llm_kv_disk *d, const char *p, int n, uint64_t *sum)
+{
+    size_t layer = (size_t) LLM_KV_BLOCK * (size_t) d->shape.row_bytes, rows = (size_t) n * (size_t) d->shape.row_bytes;
+    int l;
+
+    for (l = 0; l < d->shape.n_layers; l++) {
+        if (write_all(fd, p + (size_t) l * layer, rows) != 0) return -1;
+        *sum = llm_fnv1a(*sum, p + (size_t) l * layer, rows);
+    }
+    return 0;
+}
+
+static int
+read_rows(int fd, const llm_kv_disk *d, char *p, int n, uint64_t *sum)
+{
+    size_t layer = (size_t) LLM_KV_BLOCK * (size_t) d->shape.row_bytes, rows = (size_t) n * (size_t) d->shape.row_bytes;
+    int l;
+
+    for (l = 0; l < d->shape.n_layers; l++) {
+        if (read_all(fd, p + (size_t) l * layer, rows) != 0) return -1;
+        *sum = llm_fnv1a(*sum, p + (size_t) l * layer, rows);
+    }
+    return 0;
+}
+
 int
-llm_kv_disk_write(llm_kv_disk *d, uint64_t parent, const int32_t *tokens, const void *k,
-    const void *v, char *err, size_t errlen)
+llm_kv_disk_write(llm_kv_disk *d, uint64_t parent, const int32_t *tokens, int n,
+    const void *k, const void *v, char *err, size_t errlen)
 {
     disk_header h;
     char path[4096], tmp[4200];
     uint64_t sum;
     struct stat sb;
-    int fd;
+    int fd, partial = n < LLM_KV_BLOCK;
 
-    fill_header(d, &h, parent, tokens);
-    file_name(d, h.chain, path, sizeof(path), 0);
-    if (stat(path, &sb) == 0) return 0;
-    file_name(d, h.chain, tmp, sizeof(tmp), 1);
+    if (n < 1 || n > LLM_KV_BLOCK) {
+        snprintf(err, errlen, "a block of %d positions", n);
+        return -1;
+    }
+    fill_header(d, &h, parent, tokens, n);
+    file_name(d, partial ? parent : h.chain, partial, path, sizeof(path), 0);
+    /* a full block's name says its content; a partial one is replaced by the newest */
+    if (!partial && stat(path, &sb) == 0) return 0;
+    file_name(d, partial ? parent : h.chain, partial, tmp, sizeof(tmp), 1);
     if (mkdir(tmp, 0700) != 0 && errno != EEXIST) {
         snprintf(err, errlen, "cannot create \"%s\": %s", tmp, strerror(errno));
         return -1;
@@ -265,9 +309,8 @@ llm_kv_disk_write(llm_kv_disk *d, uint64_t parent, const int32_t *tokens, const 
         return -1;
     }
     sum = llm_fnv1a(LLM_FNV_BASIS, &h, sizeof(h));
-    sum = llm_fnv1a(llm_fnv1a(sum, k, d->half), v, d->half);
-    if (write_all(fd, &h, sizeof(h)) != 0 || write_all(fd, k, d->half) != 0
-        || write_all(fd, v, d->half) != 0 || write_all(fd, &sum, sizeof(sum)) != 0)
+    if (write_all(fd, &h, sizeof(h)) != 0 || write_rows(fd, d, k, n, &sum) != 0
+        || write_rows(fd, d, v, n, &sum) != 0 || write_all(fd, &sum, sizeof(sum)) != 0)
     {
         snprintf(err, errlen, "cannot write \"%s\": %s", tmp, strerror(errno));
         close(fd);
@@ -280,58 +323,80 @@ llm_kv_disk_write(llm_kv_disk *d, uint64_t parent, const int32_t *tokens, const 
         return -1;
     }
     d->st.written++;
-    d->st.bytes += sizeof(h) + 2 * (uint64_t) d->half + sizeof(sum);
+    d->st.bytes += sizeof(h) + h.payload + sizeof(sum);
     if (d->max_size > 0 && d->st.bytes > d->max_size) sweep(d, d->max_size / 10 * 9);
     return 0;
 }
 
-int
-llm_kv_disk_read(llm_kv_disk *d, uint64_t parent, const int32_t *tokens, void *k, void *v,
-    char *why, size_t whylen)
+/*
+ * Reads and checks the file at path: the block after `parent`, full or
+ * partial.  The length of the head its tokens share with tokens[0..n)
+ * (a full block must share all of them), its header into *h and its rows
+ * into k and v; 0 when there is no file or (partial) it shares nothing, -1
+ * when it is not trusted (why).
+ */
+static int
+read_file(llm_kv_disk *d, const char *path, uint64_t parent, int partial, const int32_t *tokens,
+    int n, disk_header *h, void *k, void *v, char *why, size_t whylen)
 {
-    disk_header want, h;
-    char path[4096];
+    disk_header want;
     struct stat sb;
     uint64_t sum, stored;
-    int fd;
+    int fd, held, i, common = 0;
 
-    fill_header(d, &want, parent, tokens);
-    file_name(d, want.chain, path, sizeof(path), 0);
     fd = open(path, O_RDONLY);
     if (fd < 0) return 0;
-    if (fstat(fd, &sb) != 0 || (uint64_t) sb.st_size != sizeof(h) + want.payload + sizeof(sum)) {
+    if (fstat(fd, &sb) != 0 || (size_t) sb.st_size < sizeof(*h) + sizeof(sum)) {
         snprintf(why, whylen, "\"%s\": size %lld, not a block of this model", path, (long long) sb.st_size);
         goto reject;
     }
-    if (read_all(fd, &h, sizeof(h)) != 0) {
+    if (read_all(fd, h, sizeof(*h)) != 0) {
         snprintf(why, whylen, "\"%s\": cannot read the header", path);
         goto reject;
     }
-    if (memcmp(h.magic, MAGIC, 8) != 0 || h.version != VERSION) {
+    if (memcmp(h->magic, MAGIC, 8) != 0 || h->version != VERSION) {
         snprintf(why, whylen, "\"%s\": not a KV block file of this version", path);
         goto reject;
     }
-    if (h.fingerprint != want.fingerprint || h.row_bytes != want.row_bytes
-        || h.n_layers != want.n_layers || h.kv_dim != want.kv_dim || h.block_tokens != LLM_KV_BLOCK)
+    if (h->fingerprint != d->shape.fingerprint || h->row_bytes != (uint32_t) d->shape.row_bytes
+        || h->n_layers != (uint32_t) d->shape.n_layers || h->kv_dim != (uint32_t) d->shape.kv_dim
+        || h->block_tokens != LLM_KV_BLOCK)
     {
         snprintf(why, whylen, "\"%s\": written by another model (fingerprint %016llx)", path,
-                 (unsigned long long) h.fingerprint);
+                 (unsigned long long) h->fingerprint);
         goto reject;
     }
-    if (h.parent != parent || memcmp(h.tokens, tokens, sizeof(h.tokens)) != 0
-        || h.chain != want.chain || h.payload != want.payload || h.pad != 0)
+    held = (int) h->n_tokens;
+    if (partial ? held < 1 || held >= LLM_KV_BLOCK : held != LLM_KV_BLOCK) {
+        snprintf(why, whylen, "\"%s\": holds %u positions", path, h->n_tokens);
+        goto reject;
+    }
+    fill_header(d, &want, parent, h->tokens, held);
+    for (i = held; i < LLM_KV_BLOCK; i++) {
+        if (h->tokens[i] != -1) want.chain = ~h->chain;    /* not the canonical padding */
+    }
+    while (common < n && common < held && h->tokens[common] == tokens[common]) common++;
+    if (h->parent != parent || h->chain != want.chain || h->payload != want.payload
+        || (!partial && common != LLM_KV_BLOCK))
     {
         snprintf(why, whylen, "\"%s\": holds other tokens", path);
         goto reject;
     }
-    if (read_all(fd, k, d->half) != 0 || read_all(fd, v, d->half) != 0
+    if (common == 0) {
+        close(fd);    /* another conversation's block after this prefix */
+        return 0;
+    }
+    if ((uint64_t) sb.st_size != sizeof(*h) + h->payload + sizeof(sum)) {
+        snprintf(why, whylen, "\"%s\": size %lld, not a block of this model", path, (long long) sb.st_size);
+        goto reject;
+    }
+    sum = llm_fnv1a(LLM_FNV_BASIS, h, sizeof(*h));
+    if (read_rows(fd, d, k, held, &sum) != 0 || read_rows(fd, d, v, held, &sum) != 0
         || read_all(fd, &stored, sizeof(stored)) != 0)
     {
         snprintf(why, whylen, "\"%s\": truncated", path);
         goto reject;
     }
-    sum = llm_fnv1a(LLM_FNV_BASIS, &h, sizeof(h));
-    sum = llm_fnv1a(llm_fnv1a(sum, k, d->half), v, d->half);
     if (sum != stored) {
         snprintf(why, whylen, "\"%s\": checksum mismatch", path);
         goto reject;
@@ -340,12 +405,51 @@ llm_kv_disk_read(llm_kv_disk *d, uint64_t parent, const int32_t *tokens, void *k
     /* recently used: the size sweep removes the oldest first */
     (void) utimes(path, NULL);
     d->st.hits++;
-    return 1;
+    return common;
 
 reject:
     close(fd);
     d->st.rejected++;
     return -1;
+}
+
+int
+llm_kv_disk_has(const llm_kv_disk *d, uint64_t parent, const int32_t *tokens)
+{
+    char path[4096];
+
+    file_name(d, tokens ? llm_kv_chain(parent, tokens) : parent, tokens == NULL, path, sizeof(path), 0);
+    return access(path, R_OK) == 0;
+}
+
+int
+llm_kv_disk_read(llm_kv_disk *d, uint64_t parent, const int32_t *tokens, void *k, void *v,
+    char *why, size_t whylen)
+{
+    disk_header h;
+    char path[4096];
+    int rc;
+
+    file_name(d, llm_kv_chain(parent, tokens), 0, path, sizeof(path), 0);
+    rc = read_file(d, path, parent, 0, tokens, LLM_KV_BLOCK, &h, k, v, why, whylen);
+    return rc > 0 ? 1 : rc;
+}
+
+int
+llm_kv_disk_read_head(llm_kv_disk *d, uint64_t parent, const int32_t *tokens, int n,
+    int32_t *held, int *n_held, void *k, void *v, char *why, size_t whylen)
+{
+    disk_header h;
+    char path[4096];
+    int rc;
+
+    file_name(d, parent, 1, path, sizeof(path), 0);
+    rc = read_file(d, path, parent, 1, tokens, n, &h, k, v, why, whylen);
+    if (rc > 0) {
+        memcpy(held, h.tokens, sizeof(h.tokens));
+        *n_held = (int) h.n_tokens;
+    }
+    return rc;
 }
 
 int

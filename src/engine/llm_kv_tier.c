@@ -3,15 +3,18 @@
  * the file format): which blocks go to disk and when, and reading a prefix
  * back into the pool.
  *
- * A slot's full blocks are queued for writing when the slot closes (its
- * sequence ended or was preempted: the blocks are idle from then on and may
- * be evicted at any time), unless a file holds them already.  Queueing takes
- * no reference, so a queued block stays evictable: when it is written, it
- * must still be indexed as the block after the queued prefix (a block the
- * pool gave to other content since is skipped; its content is gone).
- * Indexed blocks are read-only, so what is written is exactly what the
- * sequence computed.  Writing and reading are blocking file I/O: the
- * scheduler calls both from its step thread, never from the event loop.
+ * A block is queued for writing when it fills (a running sequence's blocks
+ * reach the disk while it runs) and, with its partial last block, when its
+ * slot closes (the sequence ended or was preempted: its blocks are idle from
+ * then on and may be evicted at any time), unless a file holds it already.
+ * Queueing takes no reference, so a queued block stays evictable: when it is
+ * written, it must still be indexed as the block after the queued prefix (a
+ * block the pool gave to other content since is skipped; its content is
+ * gone).  Indexed blocks are read-only, so what is written is exactly what
+ * the sequence computed.  Reading a prefix back takes its whole blocks, then
+ * the longest head of a partial one (the memory tier's may be shorter).
+ * Writing and reading are blocking file I/O: the scheduler calls both from
+ * its step thread, never from the event loop.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,13 +82,13 @@ llm_runtime_kv_disk_stats(const llm_runtime *rt, llm_kv_disk_stats *st)
 }
 
 void
-llm_kv_tier_queue_block(llm_runtime *rt, int b, uint64_t parent)
+llm_kv_tier_queue_block(llm_runtime *rt, int b, uint64_t parent, int n)
 {
     int n_blocks = llm_kv_pool_blocks(rt->kv);
 
     if (rt->on_disk[b] != LLM_KV_DISK_NONE) return;
     if (rt->n_persist == n_blocks) return;    /* stale entries fill it: this one waits */
-    rt->persist[(rt->persist_head + rt->n_persist++) % n_blocks] = (llm_kv_persist) { b, parent };
+    rt->persist[(rt->persist_head + rt->n_persist++) % n_blocks] = (llm_kv_persist) { b, n, parent };
     rt->on_disk[b] = LLM_KV_DISK_QUEUED;
 }
 
@@ -95,7 +98,7 @@ llm_kv_tier_queue(llm_runtime *rt, const llm_kv_seq *q)
     int i;
 
     for (i = 0; i < (q->len >> LLM_KV_BLOCK_SHIFT) && i < q->n_blocks; i++) {
-        llm_kv_tier_queue_block(rt, q->table[i], llm_kv_parent(q, i));
+        llm_kv_tier_queue_block(rt, q->table[i], llm_kv_parent(q, i), LLM_KV_BLOCK);
     }
 }
 
@@ -121,13 +124,11 @@ llm_runtime_kv_persist(llm_runtime *rt, double ms, char *err, size_t errlen)
         b = e.block;
         if (rt->on_disk[b] != LLM_KV_DISK_QUEUED) continue;
         tokens = llm_kv_tokens(rt->kv, b);
-        if (llm_kv_lookup(rt->kv, e.parent, tokens, LLM_KV_BLOCK, &common) != b
-            || common != LLM_KV_BLOCK)
-        {
+        if (llm_kv_lookup(rt->kv, e.parent, tokens, e.n, &common) != b || common != e.n) {
             rt->on_disk[b] = LLM_KV_DISK_NONE;    /* evicted before it was written */
             continue;
         }
-        if (llm_kv_disk_write(rt->disk, e.parent, tokens, llm_kv_block_data(rt, rt->k_cache, b),
+        if (llm_kv_disk_write(rt->disk, e.parent, tokens, e.n, llm_kv_block_data(rt, rt->k_cache, b),
                               llm_kv_block_data(rt, rt->v_cache, b), err, errlen) != 0)
         {
             /* the directory is unusable (full, removed): the rest is dropped, tried again later */
@@ -146,44 +147,107 @@ llm_runtime_kv_persist(llm_runtime *rt, double ms, char *err, size_t errlen)
     return rt->n_persist;
 }
 
+/* The full block after parent holding tokens[0..LLM_KV_BLOCK), referenced: one
+ * another sequence of this step read first, else its file.  -1: none (why
+ * says when a file was not trusted). */
+static int
+restore_full(llm_runtime *rt, uint64_t parent, const int32_t *tokens, char *why, size_t whylen)
+{
+    int b, common;
+
+    b = llm_kv_lookup(rt->kv, parent, tokens, LLM_KV_BLOCK, &common);
+    if (b >= 0 && common == LLM_KV_BLOCK) {
+        llm_kv_ref(rt->kv, b);
+        return b;
+    }
+    /* a block is taken (maybe evicting a cached one) only for a file that is there */
+    if (!llm_kv_disk_has(rt->disk, parent, tokens) || (b = llm_kv_take(rt)) < 0) return -1;
+    if (llm_kv_disk_read(rt->disk, parent, tokens, llm_kv_block_data(rt, rt->k_cache, b),
+                         llm_kv_block_data(rt, rt->v_cache, b), why, whylen) != 1)
+    {
+        llm_kv_unref(rt->kv, b);    /* not indexed: free again */
+        return -1;
+    }
+    memcpy(llm_kv_tokens(rt->kv, b), tokens, LLM_KV_BLOCK * sizeof(int32_t));
+    llm_kv_publish(rt->kv, b, parent, LLM_KV_BLOCK);
+    rt->on_disk[b] = LLM_KV_DISK_STORED;
+    return b;
+}
+
+/* The block after parent sharing the longest head (more than `held`
+ * positions) with tokens[0..n), referenced, its head's length in *common: a
+ * partial block's file, or one another sequence of this step read first. */
+static int
+restore_head(llm_runtime *rt, uint64_t parent, const int32_t *tokens, int n, int held,
+    int *common, char *why, size_t whylen)
+{
+    int32_t file_tokens[LLM_KV_BLOCK];
+    int best = -1, c, b, n_file;
+
+    *common = held;
+    b = llm_kv_lookup(rt->kv, parent, tokens, n, &c);
+    if (b >= 0 && c > *common) {
+        llm_kv_ref(rt->kv, b);
+        best = b;
+        *common = c;
+    }
+    if (!llm_kv_disk_has(rt->disk, parent, NULL) || (b = llm_kv_take(rt)) < 0) return best;
+    c = llm_kv_disk_read_head(rt->disk, parent, tokens, n, file_tokens, &n_file,
+                              llm_kv_block_data(rt, rt->k_cache, b),
+                              llm_kv_block_data(rt, rt->v_cache, b), why, whylen);
+    if (c <= *common) {
+        llm_kv_unref(rt->kv, b);
+        return best;
+    }
+    memcpy(llm_kv_tokens(rt->kv, b), file_tokens, (size_t) n_file * sizeof(int32_t));
+    llm_kv_publish(rt->kv, b, parent, n_file);
+    rt->on_disk[b] = LLM_KV_DISK_STORED;
+    if (best >= 0) llm_kv_unref(rt->kv, best);
+    *common = c;
+    return b;
+}
+
 int
 llm_seq_restore(llm_runtime *rt, int slot, const int32_t *tokens, int n, char *why, size_t whylen)
 {
     llm_kv_seq *q;
     uint64_t parent;
-    int i, b, common, rc;
+    int i, b, held, start, left, common;
 
     if (whylen) why[0] = '\0';
     if (slot < 0 || slot >= rt->n_seq_max || !rt->seqs[slot].used) return -1;
     q = &rt->seqs[slot];
     if (n > rt->n_ctx) n = rt->n_ctx;
     if (rt->disk == NULL) return q->len;
-    while ((q->len & (LLM_KV_BLOCK - 1)) == 0 && q->len + LLM_KV_BLOCK <= n
-           && q->n_blocks == (q->len >> LLM_KV_BLOCK_SHIFT))
-    {
+    for (;;) {
+        /* block i: the slot holds `held` of its positions (a head that the
+         * memory tier had), its table ends there as llm_seq_reuse left it */
         i = q->len >> LLM_KV_BLOCK_SHIFT;
+        held = q->len & (LLM_KV_BLOCK - 1);
+        start = q->len - held;
+        left = n - start;
+        if (left <= held || q->n_blocks != i + (held > 0)) break;
         parent = llm_kv_parent(q, i);
-        b = llm_kv_lookup(rt->kv, parent, tokens + q->len, LLM_KV_BLOCK, &common);
-        if (b >= 0 && common == LLM_KV_BLOCK) {
-            /* another sequence of this step read it from disk first */
-            llm_kv_ref(rt->kv, b);
-        } else {
-            b = llm_kv_take(rt);
-            if (b < 0) break;
-            rc = llm_kv_disk_read(rt->disk, parent, tokens + q->len,
-                                  llm_kv_block_data(rt, rt->k_cache, b),
-                                  llm_kv_block_data(rt, rt->v_cache, b), why, whylen);
-            if (rc != 1) {
-                llm_kv_unref(rt->kv, b);    /* not indexed: free again */
-                break;
-            }
-            memcpy(llm_kv_tokens(rt->kv, b), tokens + q->len, LLM_KV_BLOCK * sizeof(int32_t));
-            llm_kv_publish(rt->kv, b, parent, LLM_KV_BLOCK);
-            rt->on_disk[b] = LLM_KV_DISK_STORED;
+        b = -1;
+        if (left >= LLM_KV_BLOCK) {
+            b = restore_full(rt, parent, tokens + start, why, whylen);
+            if (b < 0 && why[0]) break;    /* a file not trusted: what follows is computed */
+            common = LLM_KV_BLOCK;
         }
-        q->table[q->n_blocks++] = b;
-        q->chain[i] = llm_kv_chain(parent, tokens + q->len);
-        q->len += LLM_KV_BLOCK;
+        if (b < 0) {
+            b = restore_head(rt, parent, tokens + start, left < LLM_KV_BLOCK ? left : LLM_KV_BLOCK,
+                             held, &common, why, whylen);
+            if (b < 0) break;
+        }
+        if (held) {
+            llm_kv_unref(rt->kv, q->table[i]);    /* the shorter head it replaces */
+        } else {
+            q->n_blocks++;
+        }
+        q->table[i] = b;
+        q->len = start + common;
+        if (common < LLM_KV_BLOCK) break;    /* a head: the slot writes after it */
+        q->chain[i] = llm_kv_chain(parent, tokens + start);
     }
     return q->len;
 }
@@ -195,9 +259,10 @@ llm_kv_tier_free(llm_runtime *rt)
     int i;
 
     if (rt->disk == NULL) return;
-    /* what the slots still hold, then everything queued: a reload finds it */
+    /* what the slots still hold (closed as a sequence that ended), then
+     * everything queued: a reload finds it */
     for (i = 0; i < rt->n_seq_max; i++) {
-        if (rt->seqs[i].used) llm_kv_tier_queue(rt, &rt->seqs[i]);
+        if (rt->seqs[i].used) llm_seq_close(rt, i);
     }
     (void) llm_runtime_kv_persist(rt, -1, err, sizeof(err));
     llm_kv_disk_close(rt->disk);

@@ -503,11 +503,16 @@ llm_seq_close(llm_runtime *rt, int slot)
     q = &rt->seqs[slot];
     /* its state too: a conversation's next turn continues what this one read and wrote */
     llm_seq_snapshot(rt, slot);
-    /* a partial last block stays reusable by whoever continues this prefix */
+    /* a partial last block stays reusable by whoever continues this prefix,
+     * in memory and on disk (a block the slot shares is someone else's) */
     tail = q->len & (LLM_KV_BLOCK - 1);
     if (tail && !llm_kv_readonly(rt->kv, q->table[q->len >> LLM_KV_BLOCK_SHIFT])) {
         llm_kv_publish(rt->kv, q->table[q->len >> LLM_KV_BLOCK_SHIFT],
                        llm_kv_parent(q, q->len >> LLM_KV_BLOCK_SHIFT), tail);
+        if (rt->disk) {
+            llm_kv_tier_queue_block(rt, q->table[q->len >> LLM_KV_BLOCK_SHIFT],
+                                    llm_kv_parent(q, q->len >> LLM_KV_BLOCK_SHIFT), tail);
+        }
     }
     if (rt->disk) llm_kv_tier_queue(rt, q);
     release_blocks(rt, q, 0);
@@ -600,12 +605,11 @@ llm_seq_reuse(llm_runtime *rt, int slot, const int32_t *tokens, int n)
             q->len += LLM_KV_BLOCK;
             continue;
         }
-        /* the head of a block: copied, since this sequence writes after it */
-        b = copy_block(rt, b, common);
-        if (b >= 0) {
-            q->table[q->n_blocks++] = b;
-            q->len += common;
-        }
+        /* the head of a block: shared too; the slot copies it before it writes
+         * after that head (llm_kv_seq_reserve), so the block stays as it is */
+        llm_kv_ref(rt->kv, b);
+        q->table[q->n_blocks++] = b;
+        q->len += common;
         break;
     }
     if (rt->state) {
@@ -662,7 +666,7 @@ llm_kv_seq_commit(llm_runtime *rt, int slot, const int32_t *tokens, int n)
             i = pos >> LLM_KV_BLOCK_SHIFT;
             q->chain[i] = llm_kv_chain(llm_kv_parent(q, i), llm_kv_tokens(rt->kv, q->table[i]));
             llm_kv_publish(rt->kv, q->table[i], llm_kv_parent(q, i), LLM_KV_BLOCK);
-            if (rt->disk) llm_kv_tier_queue_block(rt, q->table[i], llm_kv_parent(q, i));
+            if (rt->disk) llm_kv_tier_queue_block(rt, q->table[i], llm_kv_parent(q, i), LLM_KV_BLOCK);
         }
     }
     q->len += n;

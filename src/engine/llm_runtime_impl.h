@@ -19,10 +19,11 @@
 /* Room for one item's error message of the last forward. */
 #define LLM_ITEM_ERRLEN 128
 
-/* A full block of a closed slot, to be written to the disk tier: it holds
- * the block after prefix `parent` while the prefix index says so. */
+/* A block to be written to the disk tier: it holds the n positions after
+ * prefix `parent` while the prefix index says so. */
 typedef struct {
     int32_t            block;
+    int32_t            n;
     uint64_t           parent;
 } llm_kv_persist;
 
@@ -149,11 +150,13 @@ llm_kv_parent(const llm_kv_seq *q, int i)
 }
 
 /*
- * A full block, indexed (so read-only: a writer copies it first) and not on
- * disk yet, joins the write queue: as soon as it fills (llm_kv_seq_commit),
- * so a long prompt's blocks reach the disk while its sequence still runs.
+ * A block holding n positions after prefix `parent`, indexed (so read-only: a
+ * writer copies it first) and not on disk yet, joins the write queue: a full
+ * one as soon as it fills (llm_kv_seq_commit), so a long prompt's blocks
+ * reach the disk while its sequence still runs; a partial one when its
+ * sequence ends (llm_seq_close).
  */
-void llm_kv_tier_queue_block(llm_runtime *rt, int b, uint64_t parent);
+void llm_kv_tier_queue_block(llm_runtime *rt, int b, uint64_t parent, int n);
 /* A closing slot's full blocks that no file holds yet (those that filled before the tier saw them). */
 void llm_kv_tier_queue(llm_runtime *rt, const llm_kv_seq *q);
 /* At llm_runtime_free: the slots' blocks and the queue written, the tier closed. */

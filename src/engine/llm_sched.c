@@ -861,14 +861,13 @@ llm_sched_in_flight(const llm_sched *s)
 }
 
 
-/* Blocks a sequence's input and next token need beyond the n positions it holds. */
+/* Blocks the rest of a sequence's input and its next token take (a copy of a
+ * shared partial block it continues included): what its slot does not hold. */
 static size_t
-llm_seq_blocks_needed(const llm_seq *seq, size_t n)
+llm_seq_blocks_needed(const llm_sched *s, const llm_seq *seq, int slot)
 {
-    size_t  want = (seq->n_input + 1 + LLM_KV_BLOCK - 1) / LLM_KV_BLOCK,
-            held = (n + LLM_KV_BLOCK - 1) / LLM_KV_BLOCK;
-
-    return want > held ? want - held : 0;
+    return (size_t) llm_seq_blocks_to_grow(s->rt, slot,
+                        (int) (seq->n_input + 1) - llm_seq_len(s->rt, slot));
 }
 
 
@@ -891,8 +890,7 @@ llm_sched_blocks_promised(const llm_sched *s, size_t *n_run)
         }
         (*n_run)++;
         if (seq->n_done < seq->n_input) {
-            n += llm_seq_blocks_needed(seq,
-                                       (size_t) llm_seq_len(s->rt, (int) i));
+            n += llm_seq_blocks_needed(s, seq, (int) i);
         } else if (!seq->paused) {
             n += (size_t) llm_seq_blocks_to_grow(s->rt, (int) i,
                                      seq->n_unfed ? (int) seq->n_unfed : 1);
@@ -1027,7 +1025,7 @@ llm_sched_admit(llm_sched *s)
         /* blocks the rest of the input and the next token need, beyond
          * those promised to the sequences already running */
         spare = llm_sched_blocks_spare(s, &n_run);
-        if ((long) llm_seq_blocks_needed(seq, reused) > spare && n_run > 0) {
+        if ((long) llm_seq_blocks_needed(s, seq, slot) > spare && n_run > 0) {
             llm_sched_slot_close(s, slot);
             return;
         }
@@ -1046,10 +1044,9 @@ llm_sched_admit(llm_sched *s)
         seq->slot = slot;
         seq->running = 1;
         seq->n_done = reused;
-        /* whole blocks past the cached prefix may be on disk: the step reads them */
+        /* blocks past the cached prefix may be on disk: the step reads them */
         seq->disk_probe = 0;
-        if (s->disk_on && seq->sampler && reused % LLM_KV_BLOCK == 0 && reused + LLM_KV_BLOCK <= limit)
-        {
+        if (s->disk_on && seq->sampler && reused < limit) {
             seq->disk_probe = seq->admitted == 0 ? 2 : 1;
         }
 

@@ -14,7 +14,8 @@
 //      and uncached (the same prompt behind a line of its own that nothing strips, so no block
 //      matches): TTFT of each and their ratio, cache_read_input_tokens.
 //   3. AGENT_CLIENTS concurrent clients (8), each its own session: TTFT per turn (median and
-//      worst over the clients) against phase 2's uncached TTFT of the same turn.
+//      worst over the clients) against phase 2's uncached TTFT of the same turn, and at the turns
+//      AGENT_UNCACHED_AT lists against the same turn sent uncached by all the clients at once.
 //   4. With AGENT_NGINX_PID (the server's pid file) and llm_kv_cache_path set: nginx -s reload
 //      (SIGHUP), wait for the old worker to exit (it writes its KV blocks to disk first), then
 //      phase 2's session's first turn again (a new billing nonce) and the same turn uncached:
@@ -177,21 +178,39 @@ function pct(a, p) {
       + `median ${pct(ratios, 0.5).toFixed(3)}`);
   }
 
-  // 3. concurrent clients, each its own session
-  console.log(`${clients} clients:\nturn  TTFT p50 ms  TTFT max ms  max / 1-client uncached`);
+  // 3. concurrent clients, each its own session.  The uncached reference of a turn under the
+  // same load is the same turn sent uncached by all the clients at once (every client salts its
+  // prompt): measured at the turns AGENT_UNCACHED_AT lists (default the second and the last;
+  // each costs `clients` uncached prefills), after the cached round of that turn.
+  const at = (process.env.AGENT_UNCACHED_AT || `2,${turns}`).split(',').map(Number)
+    .filter((t) => t > 1 && t <= turns);
+  console.log(`${clients} clients:\nturn  TTFT p50 ms  TTFT max ms  max / 1-client uncached  `
+    + `uncached p50 ms  uncached max ms  p50 ratio  max ratio`);
   const ss = Array.from({ length: clients }, (_, k) => new Session(200 + k));
-  const worst = [];
+  const worst = [], same = [];
   for (let t = 1; t <= turns; t++) {
-    const res = await Promise.all(ss.map((x) => x.turn(t, false)));
+    const res = await Promise.all(ss.map((x) => x.turn(t, at.includes(t))));
     const tt = res.map((x) => x.res.ttft);
     const mx = Math.max(...tt);
     if (t > 1) worst.push(mx / uncachedTtft[t]);
-    console.log(`${String(t).padStart(4)}  ${pct(tt, 0.5).toFixed(0).padStart(11)}  ${mx.toFixed(0).padStart(11)}  `
-      + `${(mx / uncachedTtft[t]).toFixed(3)}`);
+    let line = `${String(t).padStart(4)}  ${pct(tt, 0.5).toFixed(0).padStart(11)}  ${mx.toFixed(0).padStart(11)}  `
+      + `${(mx / uncachedTtft[t]).toFixed(3).padStart(23)}`;
+    if (res[0].un) {
+      const ut = res.map((x) => x.un.ttft);
+      const umx = Math.max(...ut);
+      same.push({ t, p50: pct(tt, 0.5) / pct(ut, 0.5), max: mx / umx });
+      line += `  ${pct(ut, 0.5).toFixed(0).padStart(15)}  ${umx.toFixed(0).padStart(15)}  `
+        + `${(pct(tt, 0.5) / pct(ut, 0.5)).toFixed(3).padStart(9)}  ${(mx / umx).toFixed(3).padStart(9)}`;
+    }
+    console.log(line);
   }
   if (turns > 1) {
     console.log(`turns 2..${turns}, ${clients} clients: worst TTFT / 1-client uncached TTFT max `
       + `${Math.max(...worst).toFixed(3)}, median ${pct(worst, 0.5).toFixed(3)}`);
+  }
+  for (const x of same) {
+    console.log(`turn ${x.t}, ${clients} clients: cached / uncached TTFT under the same load: `
+      + `p50 ${x.p50.toFixed(3)}, worst ${x.max.toFixed(3)}`);
   }
 
   // 4. a reload, then the first turn of a known session (disk tier)

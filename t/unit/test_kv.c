@@ -1,8 +1,9 @@
 /*
  * Paged KV memory: the block pool's states, references, prefix index and
  * LRU eviction (no model), then a runtime on a tiny budget: block tables,
- * prefix reuse across sequences (whole blocks shared, partial heads copied),
- * copy-on-write after truncation, and eviction that never touches a running
+ * prefix reuse across sequences (whole blocks and partial heads shared; a
+ * head is copied when the sequence writes after it), copy-on-write after
+ * truncation, and eviction that never touches a running
  * sequence (its logits stay those of a runtime that never evicted).
  */
 #include "tap.h"
@@ -218,14 +219,21 @@ test_runtime(void)
     llm_runtime_kv_stats(rt, &st);
     ok(st.used == 0 && st.cached == 3, "closed: 3 blocks cached (%zu)", st.cached);
 
-    /* 3. a new sequence sharing 37 tokens reuses them all: 2 shared blocks + a copied head of 5 */
+    /* 3. a new sequence sharing 37 tokens reuses them all: 2 whole blocks + the head of 5 of the
+     * third, shared too until the sequence writes after it (copy-on-write) */
     memcpy(q, p, 37 * sizeof(int32_t));
     r = llm_seq_open(rt);
     is_int(llm_seq_reuse(rt, r, q, 39), 37, "37 of 39 tokens reused from another sequence's blocks");
     llm_runtime_kv_stats(rt, &st);
-    ok(st.used == 3 && st.cached == 1, "2 blocks shared, the partial one copied (used %zu, cached %zu)",
-       st.used, st.cached);
+    ok(st.used == 3 && st.cached == 0 && st.free == 3,
+       "the 2 whole blocks and the partial one shared, nothing copied yet (used %zu, cached %zu, free %zu)",
+       st.used, st.cached, st.free);
+    is_int(llm_seq_blocks_to_grow(rt, r, 10), 1, "10 more positions take 1 block: the copy of the shared head");
     run(rt, r, q + 37, 10, l1, V);
+    llm_runtime_kv_stats(rt, &st);
+    ok(st.used == 3 && st.cached == 1,
+       "after the write: the head was copied, the other sequence's block stays cached (used %zu, cached %zu)",
+       st.used, st.cached);
     s = llm_seq_open(ref);
     run(ref, s, q, 47, l0, V);
     llm_seq_close(ref, s);
@@ -240,7 +248,7 @@ test_runtime(void)
         int r2 = llm_seq_open(rt), tok0, tok1;
         int32_t alt[8] = { 9, 8, 7, 6, 5, 4, 3, 2 };
 
-        is_int(llm_seq_reuse(rt, r2, p, 20), 20, "a second sequence shares the first block and copies 4 of the next");
+        is_int(llm_seq_reuse(rt, r2, p, 20), 20, "a second sequence shares the first block and 4 of the next");
         llm_seq_truncate(rt, r2, 10);
         is_int(llm_seq_len(rt, r2), 10, "truncated to 10 inside the shared block");
         run(rt, r2, alt, 8, NULL, V);     /* copy-on-write, then writes positions 10..17 */

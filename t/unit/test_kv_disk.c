@@ -1,7 +1,8 @@
 /*
  * Disk tier of the prefix cache (src/engine/llm_kv_disk.c): a block written
  * reads back byte for byte; another prefix, a corrupted file, a truncated
- * one and another model's file are not trusted; the size bound removes the
+ * one and another model's file are not trusted; a partial block is found by
+ * its prefix and read by the head it shares with the prompt; the size bound removes the
  * least recently used files; no temporary file is left behind.
  */
 #include <dirent.h>
@@ -126,9 +127,9 @@ main(void)
     parent2 = llm_kv_chain(LLM_KV_ROOT, t1);
 
     ok(llm_kv_disk_read(d, LLM_KV_ROOT, t1, k2, v2, why, sizeof(why)) == 0, "nothing on disk yet: a miss");
-    ok(llm_kv_disk_write(d, LLM_KV_ROOT, t1, k, v, err, sizeof(err)) == 0, "block 1 written (%s)", err);
-    ok(llm_kv_disk_write(d, parent2, t2, v, k, err, sizeof(err)) == 0, "block 2 (after block 1) written");
-    ok(llm_kv_disk_write(d, LLM_KV_ROOT, t1, k, v, err, sizeof(err)) == 0, "writing block 1 again: present");
+    ok(llm_kv_disk_write(d, LLM_KV_ROOT, t1, LLM_KV_BLOCK, k, v, err, sizeof(err)) == 0, "block 1 written (%s)", err);
+    ok(llm_kv_disk_write(d, parent2, t2, LLM_KV_BLOCK, v, k, err, sizeof(err)) == 0, "block 2 (after block 1) written");
+    ok(llm_kv_disk_write(d, LLM_KV_ROOT, t1, LLM_KV_BLOCK, k, v, err, sizeof(err)) == 0, "writing block 1 again: present");
     llm_kv_disk_get_stats(d, &st);
     ok(st.written == 2, "two files written, not three (%llu)", (unsigned long long) st.written);
     ok(count_files(dir, ".tmp.") == 0 && count_files(dir, "") == 2, "two files, no temporary one left");
@@ -156,7 +157,7 @@ main(void)
     f = llm_kv_disk_open(dir, 0, &foreign, err, sizeof(err));
     ok(f != NULL && llm_kv_disk_read(f, LLM_KV_ROOT, t1, k2, v2, why, sizeof(why)) == 0,
        "another model's tier does not see our blocks");
-    ok(llm_kv_disk_write(f, LLM_KV_ROOT, t2, k, v, err, sizeof(err)) == 0, "another model writes a block");
+    ok(llm_kv_disk_write(f, LLM_KV_ROOT, t2, LLM_KV_BLOCK, k, v, err, sizeof(err)) == 0, "another model writes a block");
     file_of(other, sizeof(other), dir, foreign.fingerprint, LLM_KV_ROOT, t2);
     file_of(path, sizeof(path), dir, shape.fingerprint, LLM_KV_ROOT, t2);
     {
@@ -184,6 +185,57 @@ main(void)
     llm_kv_disk_get_stats(d, &st);
     ok(st.rejected == 4, "4 files rejected (%llu)", (unsigned long long) st.rejected);
 
+    /* partial blocks (where a sequence ended): found by their prefix, read by the longest head
+     * they share with the prompt; a newer one after the same prefix replaces the older */
+    {
+        int32_t head[LLM_KV_BLOCK], prompt[LLM_KV_BLOCK], held[LLM_KV_BLOCK];
+        int n_held = 0, l, rows_ok = 1;
+        size_t row = 2 * 40, layer = LLM_KV_BLOCK * row;
+        uint64_t p3 = llm_kv_chain(parent2, t2);
+
+        block_tokens(head, 3);
+        memcpy(prompt, head, sizeof(prompt));
+        ok(!llm_kv_disk_has(d, p3, NULL), "partial: none after block 2 yet");
+        ok(llm_kv_disk_read_head(d, p3, prompt, LLM_KV_BLOCK, held, &n_held, k2, v2, why, sizeof(why)) == 0,
+           "partial: reading it is a miss");
+        ok(llm_kv_disk_write(d, p3, head, 5, k, v, err, sizeof(err)) == 0, "partial: 5 positions written (%s)", err);
+        ok(llm_kv_disk_has(d, p3, NULL) && !llm_kv_disk_has(d, p3, head), "partial: found by its prefix alone");
+        memset(k2, 0, half);
+        memset(v2, 0, half);
+        ok(llm_kv_disk_read_head(d, p3, prompt, LLM_KV_BLOCK, held, &n_held, k2, v2, why, sizeof(why)) == 5
+           && n_held == 5 && memcmp(held, head, 5 * sizeof(int32_t)) == 0,
+           "partial: a prompt continuing it reads its 5 positions (%s)", why);
+        for (l = 0; l < 3; l++) {
+            rows_ok &= memcmp(k2 + l * layer, k + l * layer, 5 * row) == 0
+                       && memcmp(v2 + l * layer, v + l * layer, 5 * row) == 0;
+        }
+        ok(rows_ok, "partial: the 5 rows of every layer read back byte for byte");
+        prompt[3] = -7;
+        is_int(llm_kv_disk_read_head(d, p3, prompt, LLM_KV_BLOCK, held, &n_held, k2, v2, why, sizeof(why)), 3,
+               "partial: a prompt sharing 3 of them reads a head of 3");
+        is_int(llm_kv_disk_read_head(d, p3, head, 2, held, &n_held, k2, v2, why, sizeof(why)), 2,
+               "partial: a prompt with 2 tokens left reads 2");
+        prompt[0] = -7;
+        is_int(llm_kv_disk_read_head(d, p3, prompt, LLM_KV_BLOCK, held, &n_held, k2, v2, why, sizeof(why)), 0,
+               "partial: a prompt sharing none: a miss");
+        llm_kv_disk_get_stats(d, &st);
+        ok(st.rejected == 4, "partial: a miss is not a rejection (%llu)", (unsigned long long) st.rejected);
+        block_tokens(head, 4);
+        ok(llm_kv_disk_write(d, p3, head, 9, v, k, err, sizeof(err)) == 0, "partial: a newer one of 9 written");
+        ok(llm_kv_disk_read_head(d, p3, head, LLM_KV_BLOCK, held, &n_held, k2, v2, why, sizeof(why)) == 9
+           && n_held == 9 && memcmp(k2, v, 9 * row) == 0, "partial: the newer one replaced it");
+        ok(count_files(dir, ".tmp.") == 0, "partial: no temporary file left");
+        snprintf(path, sizeof(path), "%s/%016llx/%02x/%016llx.part", dir, (unsigned long long) shape.fingerprint,
+                 (unsigned) (p3 >> 56), (unsigned long long) p3);
+        flip_byte(path, -20);
+        ok(llm_kv_disk_read_head(d, p3, head, LLM_KV_BLOCK, held, &n_held, k2, v2, why, sizeof(why)) == -1
+           && strstr(why, "checksum"), "partial: a flipped payload byte is rejected: %s", why);
+        flip_byte(path, -20);
+        flip_byte(path, 36);    /* n_tokens: 9 -> 73 */
+        ok(llm_kv_disk_read_head(d, p3, head, LLM_KV_BLOCK, held, &n_held, k2, v2, why, sizeof(why)) == -1
+           && strstr(why, "positions"), "partial: a count past a block is rejected: %s", why);
+    }
+
     /* the size bound: room for 5 files; 12 written; the first ones go */
     llm_kv_disk_close(d);
     llm_kv_disk_close(f);
@@ -196,7 +248,7 @@ main(void)
     for (i = 0; i < 12; i++) {
         int32_t t[LLM_KV_BLOCK];
         block_tokens(t, 10 + i);
-        llm_kv_disk_write(d, LLM_KV_ROOT, t, k, v, err, sizeof(err));
+        llm_kv_disk_write(d, LLM_KV_ROOT, t, LLM_KV_BLOCK, k, v, err, sizeof(err));
     }
     llm_kv_disk_get_stats(d, &st);
     ok(st.written == 12 && st.removed > 0 && st.bytes <= 5 * (2 * half + 144),

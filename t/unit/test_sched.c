@@ -932,14 +932,16 @@ test_disk_tier(const llm_model *m)
     cached = disk_run(m, dir, prompt, 100, cold, 8, &st, note, sizeof(note));
     is_int(cached, 0, "disk tier: the first run finds nothing");
     ok(st.kv_disk == 1, "disk tier: in use (%s)", note[0] ? note : "no note");
-    /* 100 prompt tokens and 7 generated ones fed: 6 full blocks */
-    is_int((long) st.disk.written, 6, "disk tier: the 6 full blocks were written by idle steps");
+    /* 100 prompt tokens and 7 generated ones fed: 6 full blocks and a partial one of 11 */
+    is_int((long) st.disk.written, 7, "disk tier: the 6 full blocks and the partial last one were written");
     is_int((long) st.disk.hits, 0, "disk tier: nothing read");
 
+    /* the prompt's last token is computed (its logits): 99 can be read, 3 of them from the
+     * partial block, whose other 8 positions hold the generated tokens */
     cached = disk_run(m, dir, prompt, 100, warm, 8, &st, note, sizeof(note));
-    is_int(cached, 96, "disk tier: after a restart 96 prompt tokens are read back (6 blocks)");
-    is_int((long) st.disk.hits, 6, "disk tier: 6 files read");
-    is_int((long) st.disk_tokens, 96, "disk tier: counted as read from disk");
+    is_int(cached, 99, "disk tier: after a restart 99 prompt tokens are read back (6 blocks + a head of 3)");
+    is_int((long) st.disk.hits, 7, "disk tier: 7 files read");
+    is_int((long) st.disk_tokens, 99, "disk tier: counted as read from disk");
     ok(memcmp(cold, warm, sizeof(cold)) == 0, "disk tier: output equals the cold run token for token");
     ok(note[0] == '\0', "disk tier: nothing to log (%s)", note);
 
@@ -964,6 +966,86 @@ test_disk_tier(const llm_model *m)
     is_int(cached, 0, "disk tier: an unusable directory");
     ok(st.kv_disk == 0 && strstr(note, "off") != NULL, "disk tier: off, and said so (%s)", note);
     ok(memcmp(cold, again, sizeof(cold)) == 0, "disk tier: the model runs without it");
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0) {
+        diag("cannot remove the temporary directory");
+    }
+}
+
+/*
+ * A prefix whose memory-cached part ends inside a block (the head another
+ * conversation shares) goes on from disk: the whole block and the partial
+ * last block a sequence left there (here one computed by another scheduler
+ * on the same directory: another worker, or before a reload), with the
+ * output of a cold run.
+ */
+static void
+test_disk_head(const llm_model *m)
+{
+    char              dir[] = "/tmp/test_sched_kvh.XXXXXX", err[256], note[512], cmd[1100];
+    int32_t           a[100], b[100], cold[8], warm[8];
+    const int32_t    *gen;
+    size_t            n_gen;
+    long              cached_b, cached_a;
+    llm_sched        *s;
+    llm_sched_config  cfg = { 0 };
+    llm_sched_stats   st;
+    owner_t           wa = { 0 }, wb = { 0 };
+    int               i;
+
+    if (!ok(mkdtemp(dir) != NULL, "a temporary directory")) {
+        return;
+    }
+    for (i = 0; i < 100; i++) {
+        a[i] = 30 + (i * 13) % 200;
+        b[i] = i < 90 ? a[i] : 7 + i;
+    }
+    /* A alone: its 6 full blocks and its partial last one on disk */
+    (void) disk_run(m, dir, a, 100, cold, 8, &st, note, sizeof(note));
+    is_int((long) st.disk.written, 7, "disk head: A's 6 full blocks and its partial last one written");
+
+    cfg.parallel = 1;
+    cfg.n_ctx = 256;
+    cfg.threads = 1;
+    cfg.kv = LLM_KV_F32;
+    cfg.kv_disk = dir;
+    cfg.kv_disk_max = 64 << 20;
+    s = llm_sched_create(m, &cfg, err, sizeof(err));
+    if (!ok(s != NULL, "disk head: scheduler (%s)", s ? "" : err)) {
+        return;
+    }
+    /* B shares A's first 90 tokens: 5 whole blocks from disk, its own sixth */
+    if (submit(s, b, 100, 8, &wb, 0) == NULL) {
+        ok(0, "disk head: B submitted");
+        llm_sched_free(s);
+        return;
+    }
+    run_all(s, 1000);
+    cached_b = (long) llm_seq_n_cached(wb.seq);
+    llm_seq_release(wb.seq);
+    is_int(cached_b, 80, "disk head: B reads A's 5 whole blocks it shares");
+
+    /* A again: memory holds 80 tokens and B's sixth block, whose head of 10 A shares; the disk
+     * has A's sixth block and then the partial one */
+    if (submit(s, a, 100, 8, &wa, 0) == NULL) {
+        ok(0, "disk head: A submitted");
+        llm_sched_free(s);
+        return;
+    }
+    run_all(s, 1000);
+    cached_a = (long) llm_seq_n_cached(wa.seq);
+    gen = llm_seq_generated(wa.seq, &n_gen);
+    memset(warm, 0, sizeof(warm));
+    memcpy(warm, gen, (n_gen < 8 ? n_gen : 8) * sizeof(int32_t));
+    llm_seq_release(wa.seq);
+    llm_sched_get_stats(s, &st);
+    note[0] = '\0';
+    llm_sched_take_note(s, note, sizeof(note));
+    llm_sched_free(s);
+    is_int(cached_a, 99, "disk head: A gets 90 from memory, then its block and a head of 3 from disk: 99");
+    ok(memcmp(cold, warm, sizeof(cold)) == 0, "disk head: output equals the cold run token for token");
+    ok(st.disk.rejected == 0 && note[0] == '\0', "disk head: no file rejected (%s)", note);
 
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     if (system(cmd) != 0) {
@@ -1059,6 +1141,7 @@ main(void)
     test_thinking_budget(m);
     test_disk_tier(m);
     test_disk_running(m);
+    test_disk_head(m);
     ok(wakes > 0, "the scheduler woke its driver on submit (%d times)", wakes);
 
     llm_model_free(m);
