@@ -107,7 +107,8 @@ collect(const char *path, int depth, file_ent **v, size_t *n, size_t *cap)
             (*v)[*n].path = strdup(sub);
             (*v)[*n].mtime = strncmp(e->d_name, ".tmp.", 5) == 0
                              ? 0 : (double) sb.st_mtim.tv_sec + 1e-9 * (double) sb.st_mtim.tv_nsec;
-            (*v)[*n].size = sb.st_size;
+            /* a full block's file is linked under its prefix too: counted once in all */
+            (*v)[*n].size = sb.st_size / (off_t) (sb.st_nlink > 1 ? sb.st_nlink : 1);
             if ((*v)[*n].path) (*n)++;
         }
     }
@@ -322,6 +323,18 @@ llm_kv_disk_write(llm_kv_disk *d, uint64_t parent, const int32_t *tokens, int n,
         unlink(tmp);
         return -1;
     }
+    if (!partial) {
+        /* also the newest block after its prefix (a link, no copy): a prompt that ends inside
+         * it, or leaves it, reads its head as a partial block's (a link that fails is only a
+         * shortcut lost) */
+        char part[4096];
+        file_name(d, parent, 1, tmp, sizeof(tmp), 1);
+        if (mkdir(tmp, 0700) == 0 || errno == EEXIST) {
+            snprintf(tmp + strlen(tmp), sizeof(tmp) - strlen(tmp), "/.tmp.%ld.%u", (long) getpid(), d->tmp_seq++);
+            file_name(d, parent, 1, part, sizeof(part), 0);
+            if (link(path, tmp) == 0 && rename(tmp, part) != 0) unlink(tmp);
+        }
+    }
     d->st.written++;
     d->st.bytes += sizeof(h) + h.payload + sizeof(sum);
     if (d->max_size > 0 && d->st.bytes > d->max_size) sweep(d, d->max_size / 10 * 9);
@@ -367,7 +380,7 @@ read_file(llm_kv_disk *d, const char *path, uint64_t parent, int partial, const 
         goto reject;
     }
     held = (int) h->n_tokens;
-    if (partial ? held < 1 || held >= LLM_KV_BLOCK : held != LLM_KV_BLOCK) {
+    if (partial ? held < 1 || held > LLM_KV_BLOCK : held != LLM_KV_BLOCK) {
         snprintf(why, whylen, "\"%s\": holds %u positions", path, h->n_tokens);
         goto reject;
     }

@@ -9,13 +9,14 @@
  * fingerprint and the block's chain hash (the hash of every token up to the
  * block's end, llm_kv_chain):
  *     DIR/<fingerprint, 16 hex>/<first 2 hex of the chain>/<chain, 16 hex>.kv
- * and one per partial block (1..LLM_KV_BLOCK-1 positions: where a sequence
- * ended), named by its parent's chain hash, since a reader knows the prefix
- * but not how far the block goes:
+ * and one per prefix for the newest block after it, named by the parent's
+ * chain hash, since a reader knows the prefix but not how far the block goes:
  *     DIR/<fingerprint>/<first 2 hex of the parent>/<parent, 16 hex>.part
- * A later partial block after the same prefix replaces it (the newest
- * conversation is the likeliest to be continued); a reader uses the longest
- * head it shares with its prompt, as the memory tier does.
+ * a partial block (1..LLM_KV_BLOCK-1 positions: where a sequence ended), or
+ * a link to the last full block written after that prefix.  A newer one
+ * replaces it (the newest conversation is the likeliest to be continued); a
+ * reader uses the longest head it shares with its prompt, as the memory tier
+ * does: a prompt that ends inside a block, or leaves it, still reads its head.
  * A header (magic, version, fingerprint, element size, layers, kv_dim,
  * parent chain hash, chain hash, the positions held, the block's token ids,
  * payload size) and the payload (the block's keys, then its values: for
@@ -79,8 +80,9 @@ size_t llm_kv_disk_half_bytes(const llm_kv_disk *d);
  * Writes the block after prefix `parent` holding n (1..LLM_KV_BLOCK) tokens
  * with keys k and values v (each laid out as a whole block's:
  * llm_kv_disk_half_bytes, of which the first n rows of every layer are
- * written).  A full block is not rewritten when its file is there already; a
- * partial one replaces the prefix's partial file.  0 written or present, -1
+ * written).  A full block is not rewritten when its file is there already
+ * (else it is also linked as the prefix's newest block); a partial one
+ * replaces the prefix's newest block.  0 written or present, -1
  * on an I/O error (message in err).
  */
 int llm_kv_disk_write(llm_kv_disk *d, uint64_t parent, const int32_t *tokens, int n,
@@ -88,7 +90,7 @@ int llm_kv_disk_write(llm_kv_disk *d, uint64_t parent, const int32_t *tokens, in
 
 /*
  * 1 when there is a file for the full block after `parent` holding
- * tokens[0..LLM_KV_BLOCK) (tokens NULL: for its partial block), unchecked:
+ * tokens[0..LLM_KV_BLOCK) (tokens NULL: for the newest block after it), unchecked:
  * worth a block of memory to read it into.
  */
 int llm_kv_disk_has(const llm_kv_disk *d, uint64_t parent, const int32_t *tokens);
@@ -102,11 +104,11 @@ int llm_kv_disk_read(llm_kv_disk *d, uint64_t parent, const int32_t *tokens, voi
     char *why, size_t whylen);
 
 /*
- * Reads the partial block after `parent` into k and v (whole-block layout)
- * and its token ids into held[LLM_KV_BLOCK] when it shares a head with
- * tokens[0..n): the length of that head (1..LLM_KV_BLOCK-1; the block holds
- * *n_held >= it), 0 when there is no such file or it holds other tokens, -1
- * when the file did not verify (the reason in why).
+ * Reads the newest block after `parent` (its .part file) into k and v
+ * (whole-block layout) and its token ids into held[LLM_KV_BLOCK] when it
+ * shares a head with tokens[0..n): the length of that head (1..LLM_KV_BLOCK;
+ * the block holds *n_held >= it), 0 when there is no such file or it holds
+ * other tokens, -1 when the file did not verify (the reason in why).
  */
 int llm_kv_disk_read_head(llm_kv_disk *d, uint64_t parent, const int32_t *tokens, int n,
     int32_t *held, int *n_held, void *k, void *v, char *why, size_t whylen);

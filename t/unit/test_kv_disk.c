@@ -132,7 +132,8 @@ main(void)
     ok(llm_kv_disk_write(d, LLM_KV_ROOT, t1, LLM_KV_BLOCK, k, v, err, sizeof(err)) == 0, "writing block 1 again: present");
     llm_kv_disk_get_stats(d, &st);
     ok(st.written == 2, "two files written, not three (%llu)", (unsigned long long) st.written);
-    ok(count_files(dir, ".tmp.") == 0 && count_files(dir, "") == 2, "two files, no temporary one left");
+    ok(count_files(dir, ".tmp.") == 0 && count_files(dir, "") == 4,
+       "two files and a link each under its prefix (%d names), no temporary one left", count_files(dir, ""));
 
     memset(k2, 0, half);
     memset(v2, 0, half);
@@ -142,6 +143,13 @@ main(void)
        "block 2 reads back under its prefix");
     ok(llm_kv_disk_read(d, LLM_KV_ROOT, t2, k2, v2, why, sizeof(why)) == 0,
        "the same tokens after another prefix: no file");
+    {
+        int32_t held[LLM_KV_BLOCK];
+        int n_held = 0;
+        ok(llm_kv_disk_read_head(d, LLM_KV_ROOT, t1, 7, held, &n_held, k2, v2, why, sizeof(why)) == 7
+           && n_held == LLM_KV_BLOCK && memcmp(k, k2, half) == 0,
+           "a prompt ending 7 positions into block 1 reads that head through its prefix's link");
+    }
 
     /* a reopened tier (a reload) finds what the last one wrote */
     llm_kv_disk_close(d);

@@ -1015,7 +1015,23 @@ test_disk_head(const llm_model *m)
     if (!ok(s != NULL, "disk head: scheduler (%s)", s ? "" : err)) {
         return;
     }
-    /* B shares A's first 90 tokens: 5 whole blocks from disk, its own sixth */
+    /* B shares A's first 90 tokens: 5 whole blocks from disk, its own sixth (A's sixth is the
+     * newest block after their common prefix on disk too: that link goes, as when another
+     * conversation's block replaces it, so B computes its own) */
+    {
+        char      pat[512];
+        glob_t    g;
+        uint64_t  chain = LLM_KV_ROOT;
+
+        for (i = 0; i < 5; i++) {
+            chain = llm_kv_chain(chain, a + i * LLM_KV_BLOCK);
+        }
+        snprintf(pat, sizeof(pat), "%s/*/%02x/%016llx.part", dir, (unsigned) (chain >> 56),
+                 (unsigned long long) chain);
+        ok(glob(pat, 0, NULL, &g) == 0 && g.gl_pathc == 1 && unlink(g.gl_pathv[0]) == 0,
+           "disk head: A's sixth block is linked as the newest after its prefix (removed)");
+        globfree(&g);
+    }
     if (submit(s, b, 100, 8, &wb, 0) == NULL) {
         ok(0, "disk head: B submitted");
         llm_sched_free(s);
