@@ -1,7 +1,8 @@
 # The disk tier of the prefix cache (llm_kv_cache_path) across reloads: a
-# prompt's full KV blocks are written to files as they fill; after
-# nginx -s reload the new worker reads them back instead of computing them
-# (cached_tokens says how many) and answers token for token as the cold run
+# prompt's full KV blocks are written to files as they fill, a sequence's
+# partial last block when it ends; after nginx -s reload the new worker reads
+# them back instead of computing them, up to the head of the block the prompt
+# ends in (cached_tokens says how many) and answers token for token as the cold run
 # did.  A file written for other weights (here the same weights with f16 KV)
 # or a corrupted one is not trusted: it is logged, the prompt is computed,
 # the answer is unchanged.  Q8_0 KV blocks (kv=q8_0) go to disk and come back
@@ -68,7 +69,7 @@ sub reload {
 
 my $dir = $srv->root . '/kv_cache';
 ok(-d $dir, 'nginx made the llm_kv_cache_path directory');
-unlink glob("$dir/*/*/*.kv");    # an earlier run's
+unlink glob("$dir/*/*/*.kv"), glob("$dir/*/*/*.part");    # an earlier run's
 
 # ---- cold runs ----
 my %cold = map { $_ => chat($_) } qw(f32 f16 q8);
@@ -84,19 +85,22 @@ my @dirs = grep { -d } glob("$dir/*");
 is(scalar @dirs, 3, 'a directory per model fingerprint and KV type');
 
 # ---- reload: read back ----
+# the whole blocks, then the head of the block the prompt ends in: the newest block after its
+# prefix on disk (a full one holding the answer's first tokens, or the sequence's partial last one)
 reload('reload');
+my $upto = $cold{f32}{prompt} - 1;
 my $warm = chat('f32');
-is($warm->{cached}, $full, "after the reload $full prompt tokens are read back from disk");
+is($warm->{cached}, $upto, "after the reload $upto prompt tokens are read back from disk");
 is($warm->{text}, $cold{f32}{text}, 'the answer equals the cold run token for token');
 my $d = disk('f32');
-is($d->{tokens_read}, $full, '/health: kv_disk.tokens_read');
-is($d->{blocks_read}, $full / 16, '/health: kv_disk.blocks_read');
+is($d->{tokens_read}, $upto, '/health: kv_disk.tokens_read');
+is($d->{blocks_read}, $full / 16 + 1, '/health: kv_disk.blocks_read (the whole blocks and one head)');
 is($d->{files_rejected}, 0, '/health: no file rejected');
 cmp_ok($d->{bytes}, '>', 0, "/health: kv_disk.bytes $d->{bytes}");
 my $q8 = chat('q8');
-is($q8->{cached}, $full, "q8_0 KV: $full prompt tokens read back from disk");
+is($q8->{cached}, $upto, "q8_0 KV: $upto prompt tokens read back from disk");
 is($q8->{text}, $cold{q8}{text}, 'q8_0 KV: the answer equals its cold run token for token');
-is(disk('q8')->{blocks_read}, $full / 16, 'q8_0 KV: /health kv_disk.blocks_read');
+is(disk('q8')->{blocks_read}, $full / 16 + 1, 'q8_0 KV: /health kv_disk.blocks_read');
 
 # ---- foreign and corrupted files ----
 # the three directories hold the same block names (the names hash the tokens);
@@ -133,7 +137,7 @@ for my $m (qw(f32 f16)) {
     is(disk($m)->{files_rejected}, 1, "$m: /health counts the rejected file");
 }
 my @log = @{ ($srv->error_log_lines($pos))[0] };
-ok((grep { /\[warn\].*"f32": the KV disk tier ignored a file: .*not a block of this model/ } @log),
+ok((grep { /\[warn\].*"f32": the KV disk tier ignored a file: .*written by another model/ } @log),
    'the log names the foreign file');
 ok((grep { /\[warn\].*"f16": the KV disk tier ignored a file: .*checksum mismatch/ } @log),
    'the log names the corrupted file');
