@@ -256,14 +256,9 @@ void
 llm_kv_tier_free(llm_runtime *rt)
 {
     char err[256];
-    int i;
 
     if (rt->disk == NULL) return;
-    /* what the slots still hold (closed as a sequence that ended), then
-     * everything queued: a reload finds it */
-    for (i = 0; i < rt->n_seq_max; i++) {
-        if (rt->seqs[i].used) llm_seq_close(rt, i);
-    }
+    /* everything queued (llm_runtime_free closed the slots first): a reload finds it */
     (void) llm_runtime_kv_persist(rt, -1, err, sizeof(err));
     llm_kv_disk_close(rt->disk);
     free(rt->on_disk);

@@ -359,6 +359,13 @@ llm_runtime_free(llm_runtime *rt)
     int i;
 
     if (rt == NULL) return;
+    /* the slots still open end as sequences do: their blocks (partial last ones too) are
+     * cached and, with a disk tier, queued, which llm_kv_tier_free writes */
+    if (rt->disk && rt->seqs) {
+        for (i = 0; i < rt->n_seq_max; i++) {
+            if (rt->seqs[i].used) llm_seq_close(rt, i);
+        }
+    }
     llm_kv_tier_free(rt);
     if (!rt->pool_borrowed) llm_pool_free(rt->pool);
     free(rt->k_cache); free(rt->v_cache);

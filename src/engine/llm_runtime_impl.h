@@ -159,7 +159,7 @@ llm_kv_parent(const llm_kv_seq *q, int i)
 void llm_kv_tier_queue_block(llm_runtime *rt, int b, uint64_t parent, int n);
 /* A closing slot's full blocks that no file holds yet (those that filled before the tier saw them). */
 void llm_kv_tier_queue(llm_runtime *rt, const llm_kv_seq *q);
-/* At llm_runtime_free: the slots' blocks and the queue written, the tier closed. */
+/* At llm_runtime_free, after its slots are closed: the queue written, the tier closed. */
 void llm_kv_tier_free(llm_runtime *rt);
 
 /*
