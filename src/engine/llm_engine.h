@@ -202,7 +202,8 @@ void llm_runtime_kv_stats(const llm_runtime *rt, llm_kv_stats *st);
 /*
  * Retention (llm_kv_pin): the full blocks holding the slot's first n
  * positions are kept from eviction until `until`, on the clock given by
- * llm_runtime_kv_set_now (seconds).
+ * llm_runtime_kv_set_now (seconds; the disk tier's once-a-minute touch of
+ * the files of blocks in use reads it too).
  */
 void llm_runtime_kv_pin(llm_runtime *rt, int slot, int n, double until);
 void llm_runtime_kv_set_now(llm_runtime *rt, double now);

@@ -297,7 +297,10 @@ llm_kv_disk_write(llm_kv_disk *d, uint64_t parent, const int32_t *tokens, int n,
     fill_header(d, &h, parent, tokens, n);
     file_name(d, partial ? parent : h.chain, partial, path, sizeof(path), 0);
     /* a full block's name says its content; a partial one is replaced by the newest */
-    if (!partial && stat(path, &sb) == 0) return 0;
+    if (!partial && stat(path, &sb) == 0) {
+        (void) utimes(path, NULL);    /* in use: the size sweep removes the oldest first */
+        return 0;
+    }
     file_name(d, partial ? parent : h.chain, partial, tmp, sizeof(tmp), 1);
     if (mkdir(tmp, 0700) != 0 && errno != EEXIST) {
         snprintf(err, errlen, "cannot create \"%s\": %s", tmp, strerror(errno));

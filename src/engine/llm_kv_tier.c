@@ -53,8 +53,9 @@ llm_runtime_kv_disk_open(llm_runtime *rt, const char *dir, uint64_t max_size, ch
     shape.n_layers = in->n_layers;
     shape.kv_dim = rt->kv_dim;
     rt->on_disk = calloc((size_t) n_blocks, 1);
+    rt->disk_seen = calloc((size_t) n_blocks, 1);
     rt->persist = calloc((size_t) n_blocks, sizeof(*rt->persist));
-    if (rt->on_disk == NULL || rt->persist == NULL) {
+    if (rt->on_disk == NULL || rt->disk_seen == NULL || rt->persist == NULL) {
         snprintf(err, errlen, "out of memory for the disk tier's %d blocks", n_blocks);
         goto failed;
     }
@@ -64,8 +65,10 @@ llm_runtime_kv_disk_open(llm_runtime *rt, const char *dir, uint64_t max_size, ch
 
 failed:
     free(rt->on_disk);
+    free(rt->disk_seen);
     free(rt->persist);
     rt->on_disk = NULL;
+    rt->disk_seen = NULL;
     rt->persist = NULL;
     return -1;
 }
@@ -90,6 +93,15 @@ llm_kv_tier_queue_block(llm_runtime *rt, int b, uint64_t parent, int n)
     if (rt->n_persist == n_blocks) return;    /* stale entries fill it: this one waits */
     rt->persist[(rt->persist_head + rt->n_persist++) % n_blocks] = (llm_kv_persist) { b, n, parent };
     rt->on_disk[b] = LLM_KV_DISK_QUEUED;
+}
+
+void
+llm_kv_tier_used(llm_runtime *rt, int b, uint64_t parent)
+{
+    if (rt->on_disk[b] != LLM_KV_DISK_STORED || rt->disk_seen[b] == rt->disk_minute) return;
+    /* written again: its file is there, so the writer only touches it */
+    rt->on_disk[b] = LLM_KV_DISK_NONE;
+    llm_kv_tier_queue_block(rt, b, parent, LLM_KV_BLOCK);
 }
 
 void
@@ -142,6 +154,7 @@ llm_runtime_kv_persist(llm_runtime *rt, double ms, char *err, size_t errlen)
             return -1;
         }
         rt->on_disk[b] = LLM_KV_DISK_STORED;
+        rt->disk_seen[b] = rt->disk_minute;
         if (ms >= 0 && now_ms() >= until) break;
     }
     return rt->n_persist;
@@ -171,6 +184,7 @@ restore_full(llm_runtime *rt, uint64_t parent, const int32_t *tokens, char *why,
     memcpy(llm_kv_tokens(rt->kv, b), tokens, LLM_KV_BLOCK * sizeof(int32_t));
     llm_kv_publish(rt->kv, b, parent, LLM_KV_BLOCK);
     rt->on_disk[b] = LLM_KV_DISK_STORED;
+    rt->disk_seen[b] = rt->disk_minute;    /* the read touched it */
     return b;
 }
 
@@ -202,6 +216,7 @@ restore_head(llm_runtime *rt, uint64_t parent, const int32_t *tokens, int n, int
     memcpy(llm_kv_tokens(rt->kv, b), file_tokens, (size_t) n_file * sizeof(int32_t));
     llm_kv_publish(rt->kv, b, parent, n_file);
     rt->on_disk[b] = LLM_KV_DISK_STORED;
+    rt->disk_seen[b] = rt->disk_minute;
     if (best >= 0) llm_kv_unref(rt->kv, best);
     *common = c;
     return b;
@@ -262,6 +277,7 @@ llm_kv_tier_free(llm_runtime *rt)
     (void) llm_runtime_kv_persist(rt, -1, err, sizeof(err));
     llm_kv_disk_close(rt->disk);
     free(rt->on_disk);
+    free(rt->disk_seen);
     free(rt->persist);
     rt->disk = NULL;
 }

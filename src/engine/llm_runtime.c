@@ -187,9 +187,10 @@ llm_runtime_kv_disk_memory(const llm_model *m, const llm_runtime_opts *o)
     char err[256];
     int n_blocks;
 
-    /* the disk tier's (llm_kv_tier.c) on_disk and write queue: a byte and an entry per block */
+    /* the disk tier's (llm_kv_tier.c) on_disk, disk_seen and write queue: two bytes and an
+     * entry per block */
     if (resolve_shape(m, &r, &n_blocks, err, sizeof(err)) != 0) return 0;
-    return (size_t) n_blocks * (1 + sizeof(llm_kv_persist));
+    return (size_t) n_blocks * (2 + sizeof(llm_kv_persist));
 }
 
 size_t
@@ -445,7 +446,12 @@ llm_runtime_kv_pin(llm_runtime *rt, int slot, int n, double until)
     }
 }
 
-void llm_runtime_kv_set_now(llm_runtime *rt, double now) { llm_kv_set_now(rt->kv, now); }
+void
+llm_runtime_kv_set_now(llm_runtime *rt, double now)
+{
+    llm_kv_set_now(rt->kv, now);
+    rt->disk_minute = (unsigned char) ((long long) (now / 60) & 0xff);
+}
 
 /* Drops a slot's blocks from entry `from` on. */
 static void
@@ -607,6 +613,7 @@ llm_seq_reuse(llm_runtime *rt, int slot, const int32_t *tokens, int n)
         if (common == LLM_KV_BLOCK) {
             /* a whole block: shared as it is */
             llm_kv_ref(rt->kv, b);
+            if (rt->disk) llm_kv_tier_used(rt, b, llm_kv_parent(q, i));
             q->table[q->n_blocks++] = b;
             q->chain[i] = llm_kv_chain(llm_kv_parent(q, i), tokens + q->len);
             q->len += LLM_KV_BLOCK;

@@ -74,6 +74,9 @@ struct llm_runtime {
     /* the disk tier of the prefix cache (llm_kv_tier.c), NULL without one */
     llm_kv_disk       *disk;
     unsigned char     *on_disk;      /* [blocks] LLM_KV_DISK_*: where the block's content is */
+    unsigned char     *disk_seen;    /* [blocks] disk_minute when its file was last written,
+                                        read or touched */
+    unsigned char      disk_minute;  /* llm_runtime_kv_set_now's clock: minutes, modulo 256 */
     llm_kv_persist    *persist;      /* [blocks] a ring of full blocks to write */
     int                persist_head, n_persist;
 
@@ -157,6 +160,14 @@ llm_kv_parent(const llm_kv_seq *q, int i)
  * sequence ends (llm_seq_close).
  */
 void llm_kv_tier_queue_block(llm_runtime *rt, int b, uint64_t parent, int n);
+/*
+ * A whole block the prefix cache served (llm_seq_reuse) after prefix
+ * `parent`: its file, if it has one, is touched (once a minute at most, in
+ * the write queue's turn), so that the size sweep, which sees only the files'
+ * times, keeps the blocks memory keeps using (a shared system prompt's blocks
+ * are written once and then only hit in memory).
+ */
+void llm_kv_tier_used(llm_runtime *rt, int b, uint64_t parent);
 /* A closing slot's full blocks that no file holds yet (those that filled before the tier saw them). */
 void llm_kv_tier_queue(llm_runtime *rt, const llm_kv_seq *q);
 /* At llm_runtime_free, after its slots are closed: the queue written, the tier closed. */

@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tap.h"
@@ -1069,6 +1072,72 @@ test_disk_head(const llm_model *m)
     }
 }
 
+/* Seconds since the file of the block ending at prompt position 16 * (i + 1) was modified. */
+static double
+block_file_age(const char *dir, const int32_t *prompt, int i)
+{
+    char         path[1024];
+    struct stat  sb;
+
+    if (block_file(dir, prompt, i, path, sizeof(path)) != 0 || stat(path, &sb) != 0) {
+        return -1;
+    }
+    return difftime(time(NULL), sb.st_mtime);
+}
+
+/*
+ * Blocks the prefix cache keeps serving from memory keep their files young:
+ * the size sweep sees only the files' times, and a shared system prompt's
+ * blocks are written once, then only hit in memory.  A block reused in
+ * memory has its file touched, once a minute of the scheduler's clock.
+ */
+static void
+test_disk_touch(const llm_model *m)
+{
+    char              dir[] = "/tmp/test_sched_kvt.XXXXXX", err[256], path[1024], cmd[1100];
+    int32_t           prompt[100];
+    llm_sched        *s;
+    llm_sched_config  cfg = { 0 };
+    struct timeval    old[2] = { { 0, 0 }, { 0, 0 } };
+    int               i;
+
+    if (!ok(mkdtemp(dir) != NULL, "a temporary directory")) {
+        return;
+    }
+    for (i = 0; i < 100; i++) {
+        prompt[i] = 40 + (i * 17) % 200;
+    }
+    cfg.parallel = 1;
+    cfg.n_ctx = 256;
+    cfg.threads = 1;
+    cfg.kv = LLM_KV_F32;
+    cfg.kv_disk = dir;
+    cfg.kv_disk_max = 64 << 20;
+    cfg.now = clock_now;
+    s = llm_sched_create(m, &cfg, err, sizeof(err));
+    if (!ok(s != NULL, "touch: scheduler (%s)", s ? "" : err)) {
+        return;
+    }
+    run_one(s, prompt, 100, 4, 0, NULL);
+    old[0].tv_sec = old[1].tv_sec = time(NULL) - 7200;
+    ok(block_file(dir, prompt, 0, path, sizeof(path)) == 0 && utimes(path, old) == 0,
+       "touch: the first block's file made two hours old");
+
+    is_int((long) run_one(s, prompt, 100, 4, 0, NULL), 99, "touch: the prompt again, from memory");
+    ok(block_file_age(dir, prompt, 0) > 3600, "touch: within the same minute its file is left alone");
+
+    fake_now += 61;
+    is_int((long) run_one(s, prompt, 100, 4, 0, NULL), 99, "touch: a minute later, from memory again");
+    ok(block_file_age(dir, prompt, 0) >= 0 && block_file_age(dir, prompt, 0) < 600,
+       "touch: its file is young again (%.0f s)", block_file_age(dir, prompt, 0));
+
+    llm_sched_free(s);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0) {
+        diag("cannot remove the temporary directory");
+    }
+}
+
 /*
  * A long sequence's full blocks reach the disk while it still runs (each as
  * it fills, written in the steps' write windows), not only when it ends.
@@ -1158,6 +1227,7 @@ main(void)
     test_disk_tier(m);
     test_disk_running(m);
     test_disk_head(m);
+    test_disk_touch(m);
     ok(wakes > 0, "the scheduler woke its driver on submit (%d times)", wakes);
 
     llm_model_free(m);
