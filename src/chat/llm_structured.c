@@ -101,6 +101,8 @@ typedef struct {
     int         kind;            /* what the grammar is for */
     const char *param;           /* request parameter blamed for errors */
     int         lazy_tools;      /* tool_choice auto: starts at the trigger */
+    int         anchored;        /* (lazy) the trigger opens the output: the
+                                    grammar starts at it (llm_tool_grammar_anchored) */
     int         think_prefix;    /* the model may write a reasoning block first */
     const char *parser;
 } plan_shape;
@@ -131,8 +133,8 @@ build_body(llm_gbuild *b, const llm_request *req, const plan_shape *ps,
         spec.only = req->tool_choice == LLM_TOOL_CHOICE_NAMED ? req->tool_choice_name : NULL;
         spec.parallel = req->parallel_tool_calls;
         calls = llm_tool_grammar(b, &spec, err, errlen);
-        if (calls < 0 || ps->lazy_tools) return calls;
-        /* required / named: the trigger marker first */
+        if (calls < 0 || (ps->lazy_tools && !ps->anchored)) return calls;
+        /* required / named, and an anchored auto: the opening marker first */
         s = llm_gseq_new();
         root = llm_gbuild_rule(b, "tool-calls");
         if (s == NULL || root < 0) { llm_gseq_free(s); return -1; }
@@ -260,6 +262,54 @@ cache_put(llm_structured *s, char *key, llm_gindex *x)
     s->cache[pick].used = ++s->clock;
 }
 
+static int
+add_trigger(llm_structured_plan *plan, const char *text, unsigned flags)
+{
+    llm_trigger *t = realloc(plan->triggers, (plan->n_triggers + 1) * sizeof(*t));
+    if (t == NULL) return -1;
+    plan->triggers = t;
+    t[plan->n_triggers].text = strdup(text);
+    t[plan->n_triggers].flags = flags;
+    if (t[plan->n_triggers].text == NULL) return -1;
+    plan->n_triggers++;
+    return 0;
+}
+
+/*
+ * The markers before the grammar applies: the close of the reasoning block
+ * the prompt opened; then, for tool_choice auto, the format's trigger --
+ * anywhere in the text, or for a format whose first call can only open the
+ * output, that opening (each tool's name line when the format has no
+ * opening marker; the grammar starts at it) or the format's reopen marker.
+ */
+static int
+plan_triggers(llm_structured_plan *plan, const llm_request *req, const plan_shape *ps,
+              int after_reasoning)
+{
+    size_t i, first;
+    const char *re;
+
+    if (after_reasoning && add_trigger(plan, REASONING_CLOSE, 0) < 0) return -1;
+    if (!ps->lazy_tools) return 0;
+    if (!ps->anchored) return add_trigger(plan, llm_tool_grammar_trigger(ps->parser), 0);
+    first = plan->n_triggers;
+    for (i = 0; i < json_array_size(req->tools); i++) {
+        const json_t *t = json_array_get(req->tools, i), *fn = json_object_get(t, "function");
+        const char *name = json_string_value(json_object_get(fn ? fn : t, "name"));
+        char open[256];
+        size_t k;
+        int dup = 0;
+        if (name == NULL || llm_tool_grammar_opening(ps->parser, name, open, sizeof(open)) < 0) continue;
+        for (k = first; k < plan->n_triggers; k++) dup |= strcmp(plan->triggers[k].text, open) == 0;
+        if (dup) continue;
+        if (add_trigger(plan, open, LLM_TRIGGER_ANCHORED | LLM_TRIGGER_KEEP
+                        | (plan->n_triggers > first ? LLM_TRIGGER_OR : 0)) < 0) return -1;
+    }
+    re = llm_tool_grammar_reopen(ps->parser);
+    if (re && add_trigger(plan, re, plan->n_triggers > first ? LLM_TRIGGER_OR : 0) < 0) return -1;
+    return 0;
+}
+
 int
 llm_structured_prepare(llm_structured *s, const llm_request *req,
                        const char *tool_parser, const char *reasoning_parser,
@@ -306,9 +356,9 @@ llm_structured_prepare(llm_structured *s, const llm_request *req,
         return 0;
     }
     /* reasoning stays free: after the prompt's open block, or a block the model opens */
-    if (think && starts_in_reasoning) plan->triggers[plan->n_triggers++] = REASONING_CLOSE;
-    else if (think && !ps.lazy_tools) ps.think_prefix = 1;
-    if (ps.lazy_tools) plan->triggers[plan->n_triggers++] = llm_tool_grammar_trigger(tool_parser);
+    if (think && !starts_in_reasoning && !ps.lazy_tools) ps.think_prefix = 1;
+    if (ps.lazy_tools) ps.anchored = llm_tool_grammar_anchored(tool_parser);
+    if (plan_triggers(plan, req, &ps, think && starts_in_reasoning) < 0) goto oom;
 
     /* cache key: the shape and the JSON it was built from, in its order */
     dump = ps.kind == K_TOOLS ? json_dumps(req->tools, JSON_COMPACT | JSON_PRESERVE_ORDER)
@@ -331,11 +381,12 @@ llm_structured_prepare(llm_structured *s, const llm_request *req,
         plan->index = x;
         return 0;
     }
-    g = build(req, &ps, plan->n_triggers > 0, err, errlen);
+    g = build(req, &ps, think && starts_in_reasoning, err, errlen);
     if (g == NULL) {
         /* tool_choice auto too: a call the model starts must be enforced,
          * so a tool list that cannot be is refused, never served weaker */
         free(key);
+        llm_structured_release(s, plan);
         *param = ps.param;
         return -1;
     }
@@ -344,6 +395,7 @@ llm_structured_prepare(llm_structured *s, const llm_request *req,
     if (x == NULL) {
         llm_grammar_free(g);
         free(key);
+        llm_structured_release(s, plan);
         *param = ps.param;
         return -1;
     }
@@ -354,6 +406,7 @@ llm_structured_prepare(llm_structured *s, const llm_request *req,
 oom:
     free(dump);
     free(key);
+    llm_structured_release(s, plan);
     snprintf(err, errlen, "out of memory");
     return -1;
 }
@@ -361,7 +414,12 @@ oom:
 void
 llm_structured_release(llm_structured *s, llm_structured_plan *plan)
 {
+    size_t i;
     (void) s;
     if (plan->index) llm_gindex_free(plan->index);
     plan->index = NULL;
+    for (i = 0; i < plan->n_triggers; i++) free((char *) plan->triggers[i].text);
+    free(plan->triggers);
+    plan->triggers = NULL;
+    plan->n_triggers = 0;
 }

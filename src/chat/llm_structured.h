@@ -11,6 +11,9 @@
  *   tool_choice auto                             free text; once the format's
  *                                                trigger marker appears the
  *                                                calls must complete validly
+ *                                                (pythonic, glm4_0414: a call
+ *                                                list opening the output, or
+ *                                                after their reopen marker)
  * Reasoning stays free: when the prompt opens a reasoning block the grammar
  * applies after it closes; a model that may open one itself may write it
  * first.
@@ -27,6 +30,7 @@
 #include <stdint.h>
 
 #include "core/llm_ir.h"
+#include "engine/llm_constrain.h"
 #include "engine/llm_tokenizer.h"
 #include "grammar/llm_grammar.h"
 
@@ -38,15 +42,14 @@ llm_structured *llm_structured_create(const llm_tokenizer *tok, const int32_t *s
 void llm_structured_free(llm_structured *s);
 const llm_gvocab *llm_structured_vocab(const llm_structured *s);
 
-#define LLM_STRUCTURED_MAX_TRIGGERS 2
-
 typedef struct {
-    llm_gindex *index;           /* NULL: the output is free; else a reference
+    llm_gindex  *index;          /* NULL: the output is free; else a reference
                                     the caller drops with llm_structured_release
                                     (a constraint takes its own) */
-    /* lazy start: the grammar applies after these markers appeared, in order */
-    const char *triggers[LLM_STRUCTURED_MAX_TRIGGERS];
-    size_t      n_triggers;
+    /* lazy start (llm_constrain.h): the grammar applies once these markers
+     * appeared; owned by the plan (with index), freed by the release */
+    llm_trigger *triggers;
+    size_t       n_triggers;
 } llm_structured_plan;
 
 /*

@@ -11,8 +11,16 @@
 
 #include "engine/llm_constrain.h"
 
-#define MAX_TRIGGERS 4
-#define WINDOW 512
+#define WINDOW 1024
+#define TRIGGER_MAX (WINDOW / 4)   /* longest marker: a pending one always fits the kept tail */
+
+typedef struct {
+    char    *text;
+    size_t   len;
+    unsigned flags;
+    size_t   stage;
+    int      dead;                 /* anchored, and the text since its stage began is not it */
+} trigger;
 
 struct llm_constraint {
     llm_gindex          *x;                /* a reference held */
@@ -22,12 +30,13 @@ struct llm_constraint {
     size_t               n_words;         /* of bits: the tokenizer's ids or the sampler's, the larger */
     uint64_t            *bits;
     long                 n_masks;
-    /* lazy start: the grammar applies once these markers appeared in order */
-    char                *trigger[MAX_TRIGGERS];
-    size_t               n_triggers, stage;
-    char                 win[WINDOW];      /* recent free text, for the next marker */
+    /* lazy start: the grammar applies once a marker of each stage appeared in order */
+    trigger             *trig;
+    size_t               n_trig, n_stages, stage;
+    char                 win[WINDOW];      /* text since the last stage, for the next marker */
     size_t               n_win;
     int                  broken;           /* the text after a marker left the grammar */
+    int                  off;              /* no marker of the stage can appear any more */
 };
 
 /* A token's text: added tokens are their content, others their bytes. */
@@ -66,12 +75,41 @@ llm_constrain_vocab(const llm_tokenizer *tok, const int32_t *stop_ids, size_t n_
     return v;
 }
 
+static int
+copy_triggers(llm_constraint *c, const llm_trigger *t, const trigger *from, size_t n)
+{
+    size_t i, stage = 0;
+
+    c->trig = n ? calloc(n, sizeof(trigger)) : NULL;
+    if (n && c->trig == NULL) return -1;
+    c->n_trig = 0;
+    for (i = 0; i < n; i++) {
+        const char *text = t ? t[i].text : from[i].text;
+        trigger *d = &c->trig[i];
+        if (text == NULL || strlen(text) >= TRIGGER_MAX) return -1;
+        d->text = strdup(text);
+        if (d->text == NULL) return -1;
+        c->n_trig++;
+        d->len = strlen(text);
+        if (t) {
+            d->flags = t[i].flags;
+            if (i > 0 && !(d->flags & LLM_TRIGGER_OR)) stage++;
+            d->stage = stage;
+        } else {
+            d->flags = from[i].flags;
+            d->stage = from[i].stage;
+            d->dead = from[i].dead;
+        }
+    }
+    c->n_stages = n ? c->trig[n - 1].stage + 1 : 0;
+    return 0;
+}
+
 llm_constraint *
 llm_constraint_create(llm_gindex *x, const llm_tokenizer *tok,
-    const char *const *triggers, size_t n_triggers)
+    const llm_trigger *triggers, size_t n_triggers)
 {
     llm_constraint *c = calloc(1, sizeof(*c));
-    size_t i;
     if (c == NULL) return NULL;
     c->tok = tok;
     c->n_vocab = llm_tokenizer_n_vocab(tok);
@@ -80,17 +118,9 @@ llm_constraint_create(llm_gindex *x, const llm_tokenizer *tok,
     c->m = llm_gmatcher_create(x);
     c->n_words = (c->n_vocab + 63) / 64;
     c->bits = calloc(c->n_words, sizeof(uint64_t));
-    if (c->m == NULL || c->bits == NULL || n_triggers > MAX_TRIGGERS) {
+    if (c->m == NULL || c->bits == NULL || copy_triggers(c, triggers, NULL, n_triggers) < 0) {
         llm_constraint_free(c);
         return NULL;
-    }
-    for (i = 0; i < n_triggers; i++) {
-        c->trigger[i] = strdup(triggers[i]);
-        if (c->trigger[i] == NULL || strlen(triggers[i]) >= WINDOW / 2) {
-            llm_constraint_free(c);
-            return NULL;
-        }
-        c->n_triggers++;
     }
     return c;
 }
@@ -100,18 +130,19 @@ llm_constraint_free(llm_constraint *c)
 {
     size_t i;
     if (c == NULL) return;
-    for (i = 0; i < c->n_triggers; i++) free(c->trigger[i]);
+    for (i = 0; i < c->n_trig; i++) free(c->trig[i].text);
+    free(c->trig);
     llm_gmatcher_free(c->m);
     if (c->x) llm_gindex_free(c->x);
     free(c->bits);
     free(c);
 }
 
-/* the grammar is in force (every trigger seen, nothing went astray) */
+/* the grammar is in force (every stage's marker seen, nothing went astray) */
 static int
 active(const llm_constraint *c)
 {
-    return c->stage == c->n_triggers && !c->broken;
+    return c->stage == c->n_stages && !c->broken && !c->off;
 }
 
 int
@@ -126,32 +157,71 @@ llm_constraint_broken(const llm_constraint *c)
     return c->broken;
 }
 
-/* Free text before the grammar applies: look for the next marker in it. */
+static int
+blank(char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
+
+/*
+ * Where trigger t starts in the window: its offset, -1 while it may still
+ * appear, -2 never (an anchored one the text has gone past).
+ */
+static long
+find(llm_constraint *c, trigger *t)
+{
+    size_t p = 0, m;
+    char *hit;
+
+    if (t->dead) return -2;
+    if (!(t->flags & LLM_TRIGGER_ANCHORED)) {
+        hit = memmem(c->win, c->n_win, t->text, t->len);
+        return hit ? (long) (hit - c->win) : -1;
+    }
+    while (p < c->n_win && blank(c->win[p])) p++;
+    m = c->n_win - p < t->len ? c->n_win - p : t->len;
+    if (memcmp(c->win + p, t->text, m) != 0) { t->dead = 1; return -2; }
+    return m == t->len ? (long) p : -1;
+}
+
+/* Free text before the grammar applies: look for the next stage's marker. */
 static void
 watch(llm_constraint *c, int32_t id)
 {
     char buf[256];
     int n = tok_bytes((void *) c->tok, id, buf, sizeof(buf));
-    char *hit;
-    size_t tl;
 
-    if (n <= 0) return;
+    if (n <= 0 || c->off) return;
     if (c->n_win + (size_t) n > WINDOW) {
-        /* keep the tail that may still hold the start of a marker */
-        size_t keep = WINDOW / 2 > (size_t) n ? WINDOW / 2 - (size_t) n : 0;
+        /* keep the tail that may still hold the start of a marker (a pending
+         * anchored one has only blanks before it, and is shorter than this) */
+        size_t keep = WINDOW / 2 - (size_t) n;
         if (keep > c->n_win) keep = c->n_win;
         memmove(c->win, c->win + c->n_win - keep, keep);
         c->n_win = keep;
     }
     memcpy(c->win + c->n_win, buf, (size_t) n);
     c->n_win += (size_t) n;
-    while (c->stage < c->n_triggers) {
-        tl = strlen(c->trigger[c->stage]);
-        hit = memmem(c->win, c->n_win, c->trigger[c->stage], tl);
-        if (hit == NULL) return;
-        /* the text after the marker stays for the next one, or the grammar */
-        c->n_win -= (size_t) (hit + tl - c->win);
-        memmove(c->win, hit + tl, c->n_win);
+    while (c->stage < c->n_stages) {
+        trigger *best = NULL;
+        long at = -1;
+        int alive = 0;
+        size_t i, from;
+        for (i = 0; i < c->n_trig; i++) {
+            long h;
+            if (c->trig[i].stage != c->stage) continue;
+            h = find(c, &c->trig[i]);
+            if (h != -2) alive = 1;
+            if (h >= 0 && (best == NULL || h < at)) { best = &c->trig[i]; at = h; }
+        }
+        if (best == NULL) {
+            if (!alive) { c->off = 1; c->n_win = 0; }
+            return;
+        }
+        /* the text from the marker (KEEP) or after it stays for the next stage, or the grammar */
+        from = (size_t) at + ((best->flags & LLM_TRIGGER_KEEP) ? 0 : best->len);
+        c->n_win -= from;
+        memmove(c->win, c->win + from, c->n_win);
         c->stage++;
     }
     if (c->n_win && llm_gmatcher_accept_bytes(c->m, c->win, c->n_win) < 0) c->broken = 1;
@@ -204,25 +274,17 @@ llm_constraint *
 llm_constraint_clone(const llm_constraint *c)
 {
     llm_constraint *k = malloc(sizeof(*k));
-    size_t i;
 
     if (k == NULL) return NULL;
     *k = *c;
     k->m = llm_gmatcher_clone(c->m);
     k->bits = calloc(c->n_words, sizeof(uint64_t));
-    k->n_triggers = 0;
+    k->trig = NULL;
+    k->n_trig = 0;
     llm_gindex_retain(k->x);
-    if (k->m == NULL || k->bits == NULL) {
+    if (k->m == NULL || k->bits == NULL || copy_triggers(k, NULL, c->trig, c->n_trig) < 0) {
         llm_constraint_free(k);
         return NULL;
-    }
-    for (i = 0; i < c->n_triggers; i++) {
-        k->trigger[i] = strdup(c->trigger[i]);
-        if (k->trigger[i] == NULL) {
-            llm_constraint_free(k);
-            return NULL;
-        }
-        k->n_triggers++;
     }
     return k;
 }
@@ -230,8 +292,8 @@ llm_constraint_clone(const llm_constraint *c)
 int
 llm_constraint_accept(llm_constraint *c, int32_t id)
 {
-    if (c->broken) return 0;
-    if (c->stage < c->n_triggers) {
+    if (c->broken || c->off) return 0;
+    if (c->stage < c->n_stages) {
         watch(c, id);
         return 0;
     }

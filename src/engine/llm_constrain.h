@@ -25,13 +25,30 @@ llm_gvocab *llm_constrain_vocab(const llm_tokenizer *tok, const int32_t *stop_id
 typedef struct llm_constraint llm_constraint;
 
 /*
- * Holds a reference to x (llm_gindex_retain) until freed.  triggers (may be none): marker strings that must appear
- * in the output, in order, before the grammar applies; the text after the
- * last one is its start (tool_choice auto, a reasoning block to close
- * first).  NULL on allocation failure.
+ * A marker the grammar waits for (tool_choice auto; a reasoning block to
+ * close first).  Triggers form stages that must appear in order; a trigger
+ * flagged LLM_TRIGGER_OR is an alternative of the one before it (the same
+ * stage: the earliest to appear wins).  An ANCHORED trigger counts only as
+ * the first text since the previous stage (blanks skipped): a format whose
+ * call can only open the output (pythonic's "[", glm4_0414's name line);
+ * once every trigger of the last stage can no longer appear the output
+ * stays free.  With KEEP the marker is the grammar's first text (fed to it)
+ * instead of coming before it.  Texts are shorter than 256 bytes.
+ */
+enum { LLM_TRIGGER_OR = 1, LLM_TRIGGER_ANCHORED = 2, LLM_TRIGGER_KEEP = 4 };
+
+typedef struct {
+    const char *text;
+    unsigned    flags;         /* LLM_TRIGGER_* */
+} llm_trigger;
+
+/*
+ * Holds a reference to x (llm_gindex_retain) until freed.  triggers (may be
+ * none): see llm_trigger; the grammar applies from the last stage's marker
+ * on.  NULL on allocation failure.
  */
 llm_constraint *llm_constraint_create(llm_gindex *x, const llm_tokenizer *tok,
-    const char *const *triggers, size_t n_triggers);
+    const llm_trigger *triggers, size_t n_triggers);
 void llm_constraint_free(llm_constraint *c);
 
 /*

@@ -70,6 +70,9 @@ typedef struct {
     int         json_flags;  /* LLM_GJSON_* for JSON values */
     int         lazy;        /* `open` is distinctive enough to start a call in
                               * free text (tool_choice auto) */
+    int         anchored;    /* the first call can only open the output: with
+                              * auto the trigger is the output's first text */
+    const char *reopen;      /* (anchored) a marker opening a list anywhere */
     const char *name_bad;    /* characters a tool name cannot hold here */
     int         name_ident;  /* names are identifiers (pythonic) */
     const char *name_chars;  /* NULL, or the only characters a name may hold */
@@ -80,29 +83,31 @@ typedef struct {
 
 static const tool_format formats[] = {
     { "hermes", "<tool_call>", "\n{\"name\": \"", "\", \"arguments\": ", "}\n</tool_call>",
-      "\n<tool_call>", "", 1, NULL, LLM_GJSON_NO_LT, 1, "\"\\", 0, NULL },
+      "\n<tool_call>", "", 1, NULL, LLM_GJSON_NO_LT, 1, 0, NULL, "\"\\", 0, NULL },
     { "llama3_json", "<|python_tag|>", "{\"name\": \"", "\", \"parameters\": ", "}",
-      "; ", "", 1, NULL, LLM_GJSON_NO_LT, 1, "\"\\", 0, NULL },
+      "; ", "", 1, NULL, LLM_GJSON_NO_LT, 1, 0, NULL, "\"\\", 0, NULL },
     { "mistral", "[TOOL_CALLS]", "{\"name\": \"", "\", \"arguments\": ", "}",
-      ", ", "]", 1, NULL, LLM_GJSON_NO_LT, 1, "\"\\", 0, NULL },
+      ", ", "]", 1, NULL, LLM_GJSON_NO_LT, 1, 0, NULL, "\"\\", 0, NULL },
     { "deepseek_v3", "<\xef\xbd\x9ctool\xe2\x96\x81" "calls\xe2\x96\x81" "begin\xef\xbd\x9c>",
       "<\xef\xbd\x9ctool\xe2\x96\x81" "call\xe2\x96\x81" "begin\xef\xbd\x9c>function<\xef\xbd\x9ctool\xe2\x96\x81sep\xef\xbd\x9c>",
       "\n```json\n", "\n```<\xef\xbd\x9ctool\xe2\x96\x81" "call\xe2\x96\x81" "end\xef\xbd\x9c>",
-      "\n", "<\xef\xbd\x9ctool\xe2\x96\x81" "calls\xe2\x96\x81" "end\xef\xbd\x9c>", 1, NULL, LLM_GJSON_NO_LT, 1, "\n<", 0, NULL },
+      "\n", "<\xef\xbd\x9ctool\xe2\x96\x81" "calls\xe2\x96\x81" "end\xef\xbd\x9c>", 1, NULL, LLM_GJSON_NO_LT, 1, 0, NULL, "\n<", 0, NULL },
     { "harmony", "<|channel|>commentary to=functions.", "", " <|constrain|>json<|message|>", "",
-      "", "", 0, NULL, LLM_GJSON_NO_LT, 1, " <\n", 0, NULL },
+      "", "", 0, NULL, LLM_GJSON_NO_LT, 1, 0, NULL, " <\n", 0, NULL },
     /* <tool_call>\n<function=NAME>\n<parameter=K>\nV\n</parameter>\n</function>\n</tool_call> */
     { "qwen3_coder", "<tool_call>", "\n<function=", ">\n", "</function>\n</tool_call>",
-      "\n<tool_call>", "", 1, &qwen3_coder_args, LLM_GJSON_NO_LT, 1, "<>\n", 0, NULL },
+      "\n<tool_call>", "", 1, &qwen3_coder_args, LLM_GJSON_NO_LT, 1, 0, NULL, "<>\n", 0, NULL },
     /* <tool_call>NAME\n<arg_key>K</arg_key>\n<arg_value>V</arg_value>\n</tool_call> */
     { "glm4", "<tool_call>", "", "\n", "</tool_call>",
-      "\n<tool_call>", "", 1, &glm4_args, LLM_GJSON_NO_LT, 1, "<\n{", 0, NULL },
-    /* [NAME(k=V, k2=V2), NAME2()]: only at the start of the output, so never lazy */
-    { "pythonic", "[", "", "(", ")", ", ", "]", 1, &pythonic_args, 0, 0, "", 1, NULL },
-    /* NAME\n{JSON}, further calls after <|assistant|>: no marker opens the
-     * first call, so never lazy */
-    { "glm4_0414", "", "", "\n", "", "<|assistant|>", "", 1, NULL, LLM_GJSON_NO_LT, 0, "",
-      0, GLM0414_NAME_CHARS },
+      "\n<tool_call>", "", 1, &glm4_args, LLM_GJSON_NO_LT, 1, 0, NULL, "<\n{", 0, NULL },
+    /* [NAME(k=V, k2=V2), NAME2()]: a list opens the output (its parser reads
+     * "[" after blanks only there) or follows <|python_start|> */
+    { "pythonic", "[", "", "(", ")", ", ", "]", 1, &pythonic_args, 0, 1, 1, "<|python_start|>",
+      "", 1, NULL },
+    /* NAME\n{JSON}: the first call opens the output with a tool's name line;
+     * further calls (or a call after text) follow <|assistant|> */
+    { "glm4_0414", "", "", "\n", "", "<|assistant|>", "", 1, NULL, LLM_GJSON_NO_LT, 1, 1,
+      "<|assistant|>", "", 0, GLM0414_NAME_CHARS },
 };
 
 /* mistral's list opens with "[" right after the trigger */
@@ -132,6 +137,31 @@ llm_tool_grammar_lazy(const char *parser_id)
 {
     const tool_format *f = find_format(parser_id);
     return f != NULL && f->lazy;
+}
+
+int
+llm_tool_grammar_anchored(const char *parser_id)
+{
+    const tool_format *f = find_format(parser_id);
+    return f != NULL && f->anchored;
+}
+
+const char *
+llm_tool_grammar_reopen(const char *parser_id)
+{
+    const tool_format *f = find_format(parser_id);
+    return f != NULL ? f->reopen : NULL;
+}
+
+int
+llm_tool_grammar_opening(const char *parser_id, const char *name, char *out, size_t cap)
+{
+    const tool_format *f = find_format(parser_id);
+    int n;
+    if (f == NULL) return -1;
+    n = f->open[0] ? snprintf(out, cap, "%s", f->open)
+                   : snprintf(out, cap, "%s%s%s", f->name_pre, name, f->name_post);
+    return n < 0 || (size_t) n >= cap ? -1 : 0;
 }
 
 /* 1 when the format can write this tool name so its parser reads it back */

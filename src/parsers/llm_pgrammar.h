@@ -24,6 +24,22 @@ int llm_tool_grammar_supported(const char *parser_id);
 int llm_tool_grammar_lazy(const char *parser_id);
 
 /*
+ * 1 for the formats whose first call has no marker of its own and can only
+ * open the output (pythonic "[", glm4_0414's name line): with auto their
+ * trigger is the output's first text (llm_tool_grammar_opening), and the
+ * grammar starts at it.  reopen: a marker that opens a call list anywhere
+ * in text for these parsers ("<|python_start|>", "<|assistant|>"), or NULL.
+ */
+int llm_tool_grammar_anchored(const char *parser_id);
+const char *llm_tool_grammar_reopen(const char *parser_id);
+/*
+ * The text that shows a call list opening the output for tool `name`: the
+ * format's opening marker, or when it has none the call's name line
+ * ("get_weather\n").  -1 when it does not fit in cap.
+ */
+int llm_tool_grammar_opening(const char *parser_id, const char *name, char *out, size_t cap);
+
+/*
  * Adds rules for a call list in the format, from its trigger marker on
  * (llm_tool_grammar_trigger), and returns the rule id; -1 with a message
  * (an unsupported keyword in a tool's parameters is named) on error.

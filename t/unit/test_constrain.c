@@ -310,7 +310,7 @@ test_padded_vocab(const llm_tokenizer *tok, llm_gvocab *v)
 static void
 test_triggers(const llm_tokenizer *tok, llm_gvocab *v)
 {
-    static const char *trig[2] = { "<think>", "</think>" };
+    static const llm_trigger trig[2] = { { "<think>", 0 }, { "</think>", 0 } };
     const char *src = "{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\",\"minimum\":0,\"maximum\":9}},"
                       "\"required\":[\"a\"],\"additionalProperties\":false}";
     const char *free_text = "<think>Any text at all: ] } \" { not JSON", *close = "</think>";
@@ -381,6 +381,88 @@ out:
     free(logits);
 }
 
+/* feed text as the model would write it; the count of tokens refused */
+static int
+feed(llm_constraint *c, const llm_tokenizer *tok, const char *text)
+{
+    int32_t *ids = NULL;
+    size_t n = 0, k;
+    int refused = 0;
+    llm_tokenizer_encode(tok, text, strlen(text), 0, &ids, &n);
+    for (k = 0; k < n; k++) refused += llm_constraint_accept(c, ids[k]) < 0;
+    free(ids);
+    return refused;
+}
+
+/*
+ * Anchored triggers (tool_choice auto for pythonic / glm4_0414, whose first
+ * call can only open the output): the grammar applies when the output opens
+ * with the marker (blanks skipped; KEEP: the marker is the grammar's first
+ * text), or after an alternative marker anywhere; an output that opens
+ * otherwise stays free for good when no alternative can appear.
+ */
+static void
+test_anchored(const llm_tokenizer *tok, llm_gvocab *v)
+{
+    static const llm_trigger both[2] = {
+        { "[", LLM_TRIGGER_ANCHORED | LLM_TRIGGER_KEEP }, { "<|python_start|>", LLM_TRIGGER_OR } };
+    static const llm_trigger names[3] = {
+        { "</think>", 0 },
+        { "get\n", LLM_TRIGGER_ANCHORED | LLM_TRIGGER_KEEP },
+        { "get_time\n", LLM_TRIGGER_ANCHORED | LLM_TRIGGER_KEEP | LLM_TRIGGER_OR } };
+    const char *re = "\\[[a-z]{1,8}\\(\\)\\]", *re2 = "get(_time)?\n\\{\\}";
+    size_t nv = llm_tokenizer_n_vocab(tok);
+    int32_t stop = llm_tokenizer_token_id(tok, "<|im_end|>"), hello = llm_tokenizer_token_id(tok, "Hello");
+    int32_t brace = llm_tokenizer_token_id(tok, "{");
+    char err[256];
+    llm_grammar *g = llm_grammar_from_regex(re, strlen(re), err, sizeof(err));
+    llm_grammar *g2 = llm_grammar_from_regex(re2, strlen(re2), err, sizeof(err));
+    llm_gindex *x = g ? llm_gindex_create(g, v, &stop, 1, NULL, 0, err, sizeof(err)) : NULL;
+    llm_gindex *x2 = g2 ? llm_gindex_create(g2, v, &stop, 1, NULL, 0, err, sizeof(err)) : NULL;
+    llm_constraint *c;
+    const uint64_t *bits = NULL;
+
+    if (!ok(x != NULL && x2 != NULL && hello >= 0 && brace >= 0, "anchored: grammars indexed")) goto out;
+    /* the output opens with the marker, after blanks: the grammar applies from it */
+    c = llm_constraint_create(x, tok, both, 2);
+    is_int(feed(c, tok, " \n"), 0, "anchored: leading blanks are free");
+    ok(!llm_constraint_active(c), "anchored: not yet active after blanks");
+    is_int(feed(c, tok, "[get"), 0, "anchored: '[' opening the output starts the grammar (kept as its text)");
+    ok(llm_constraint_active(c) && llm_constraint_mask(c, (int) nv, &bits) == 0 && bits != NULL
+       && !((bits[hello >> 6] >> (hello & 63)) & 1), "anchored: then a token off the grammar is masked");
+    is_int(feed(c, tok, "_x()]"), 1, "anchored: text the grammar refuses is refused ('_')");
+    llm_constraint_free(c);
+    /* the output opens otherwise: free, but the alternative marker still counts anywhere */
+    c = llm_constraint_create(x, tok, both, 2);
+    is_int(feed(c, tok, "Sure: [not, a] call"), 0, "anchored: an output opening with text stays free");
+    ok(!llm_constraint_active(c) && llm_constraint_mask(c, (int) nv, &bits) == 0 && bits == NULL,
+       "anchored: no mask while free");
+    is_int(feed(c, tok, " then <|python_start|>"), 0, "anchored: the alternative marker anywhere");
+    ok(llm_constraint_active(c), "anchored: the grammar applies after the alternative");
+    is_int(feed(c, tok, "[ab()]"), 0, "anchored: a valid call after it");
+    ok(llm_constraint_complete(c), "anchored: and the grammar is complete");
+    llm_constraint_free(c);
+    /* only anchored markers (after a reasoning block): once past them, free for good */
+    c = llm_constraint_create(x2, tok, names, 3);
+    is_int(feed(c, tok, "<think>get\n</think>\nge"), 0, "anchored: a prefix of a name line is still pending");
+    ok(!llm_constraint_active(c), "anchored: pending is not active");
+    is_int(feed(c, tok, "t_weather\n"), 0, "anchored: a line that is no trigger");
+    ok(!llm_constraint_active(c) && llm_constraint_mask(c, (int) nv, &bits) == 0 && bits == NULL
+       && feed(c, tok, "get\n{") == 0 && !llm_constraint_active(c), "anchored: free for good after it");
+    llm_constraint_free(c);
+    c = llm_constraint_create(x2, tok, names, 3);
+    is_int(feed(c, tok, "</think>\n\nget_time\n"), 0, "anchored: the longer name line after the block");
+    ok(llm_constraint_active(c) && llm_constraint_mask(c, (int) nv, &bits) == 0 && bits != NULL
+       && ((bits[brace >> 6] >> (brace & 63)) & 1) && !((bits[hello >> 6] >> (hello & 63)) & 1),
+       "anchored: the grammar applies from the name (only '{' may follow)");
+    llm_constraint_free(c);
+out:
+    llm_gindex_free(x);
+    llm_gindex_free(x2);
+    llm_grammar_free(g);
+    llm_grammar_free(g2);
+}
+
 int
 main(void)
 {
@@ -414,6 +496,7 @@ main(void)
     if (v) test_generations(tok, v);
     if (v) test_padded_vocab(tok, v);
     if (v) test_triggers(tok, v);
+    if (v) test_anchored(tok, v);
     llm_gvocab_free(v);
     llm_tokenizer_free(tok);
     return done_testing();

@@ -59,7 +59,7 @@ typedef struct {
 /* one generation; returns the text (malloc'd) or NULL when cut */
 static char *
 generate(llm_structured *st, const llm_tokenizer *tok, const llm_request *req,
-         const char *parser, float temp, uint64_t seed, float *logits, tally *t)
+         const char *parser, const char *lead, float temp, uint64_t seed, float *logits, tally *t)
 {
     llm_structured_plan plan;
     llm_sampler_params p;
@@ -88,6 +88,21 @@ generate(llm_structured *st, const llm_tokenizer *tok, const llm_request *req,
     sm = llm_sampler_create(&p, (int) nv);
     c = llm_constraint_create(plan.index, tok, plan.triggers, plan.n_triggers);
     t->generations++;
+    if (lead) {
+        /* text the model wrote first (tool_choice auto: the format's opening) */
+        int32_t *enc = NULL;
+        size_t n_enc = 0, e;
+        llm_tokenizer_encode(tok, lead, strlen(lead), 0, &enc, &n_enc);
+        for (e = 0; e < n_enc; e++) {
+            if (llm_constraint_accept(c, enc[e]) < 0) t->invalid++;
+            ids[n++] = enc[e];
+        }
+        free(enc);
+        if (!llm_constraint_active(c)) {
+            t->invalid++;
+            printf("# %s: the grammar does not apply after '%s'\n", parser, lead);
+        }
+    }
     while (n < MAX_TOKENS && !llm_constraint_done(c)) {
         int32_t id;
         int nf = llm_constraint_forced(c, forced, 32);
@@ -201,7 +216,7 @@ main(void)
                     req.tool_choice = LLM_TOOL_CHOICE_NAMED;
                     req.tool_choice_name = strdup(json_string_value(json_object_get(fn, "name")));
                     req.parallel_tool_calls = strcmp(formats[f], "harmony") != 0 && (r & 1);
-                    text = generate(st, tok, &req, formats[f], temps[ti],
+                    text = generate(st, tok, &req, formats[f], NULL, temps[ti],
                                     (uint64_t) (f * 100000 + i * 1000 + ti * 100 + r), logits, &t);
                     if (text) check_calls(text, formats[f], tools, req.tool_choice_name, &t);
                     free(text);
@@ -215,6 +230,41 @@ main(void)
         is_int(t.invalid, 0, "%s: every finished call is valid for its schema (%ld)", formats[f], t.finished);
         is_int(t.parse_fail, 0, "%s: the family's parser reads every finished output as a call", formats[f]);
         ok(t.finished > 0, "%s: generations finish", formats[f]);
+        all.generations += t.generations; all.finished += t.finished; all.cut += t.cut;
+        all.invalid += t.invalid; all.parse_fail += t.parse_fail;
+    }
+    if (only == NULL || strcmp(only, "auto") == 0) {
+        /* tool_choice auto in the formats whose first call opens the output
+         * (anchored triggers): once the output opens with the call's
+         * opening, random sampling must finish with a valid call */
+        static const char *anchored[] = { "pythonic", "glm4_0414", NULL };
+        tally t = {0};
+        size_t i;
+        for (f = 0; anchored[f]; f++) {
+            for (i = 0; i < json_array_size(tools); i++) {
+                const json_t *tool = json_array_get(tools, i);
+                const char *name = json_string_value(json_object_get(json_object_get(tool, "function"), "name"));
+                char lead[300];
+                llm_request req;
+                char *text;
+                if (!full && (i + (size_t) f) % 3 != 0) continue;
+                snprintf(lead, sizeof(lead), "%s", f == 0 ? "[" : name);
+                if (f == 1) strncat(lead, "\n", sizeof(lead) - strlen(lead) - 1);
+                llm_request_init(&req);
+                req.tools = json_pack("[O]", tool);
+                req.tool_choice = LLM_TOOL_CHOICE_AUTO;
+                req.parallel_tool_calls = 1;
+                text = generate(st, tok, &req, anchored[f], lead, temps[i % 2], (uint64_t) (f * 7 + i * 131), logits, &t);
+                if (text) check_calls(text, anchored[f], req.tools, name, &t);
+                free(text);
+                llm_request_free(&req);
+            }
+        }
+        printf("# auto (pythonic, glm4_0414): %ld generations, %ld finished, %ld cut, %ld refused\n",
+               t.generations, t.finished, t.cut, t.refused);
+        is_int(t.invalid, 0, "auto, anchored formats: every call opened is finished valid (%ld)", t.finished);
+        is_int(t.parse_fail, 0, "auto, anchored formats: the parser reads every finished output as a call");
+        ok(t.finished > 0, "auto, anchored formats: generations finish");
         all.generations += t.generations; all.finished += t.finished; all.cut += t.cut;
         all.invalid += t.invalid; all.parse_fail += t.parse_fail;
     }
@@ -234,7 +284,7 @@ main(void)
                     llm_request_init(&req);
                     req.response_format = json_pack("{s:s, s:{s:s, s:O}}", "type", "json_schema",
                                                     "json_schema", "name", "x", "schema", params);
-                    text = generate(st, tok, &req, NULL, temps[ti], (uint64_t) (i * 7919 + ti * 31 + r), logits, &t);
+                    text = generate(st, tok, &req, NULL, NULL, temps[ti], (uint64_t) (i * 7919 + ti * 31 + r), logits, &t);
                     if (text) {
                         v = json_loads(text, JSON_DECODE_ANY, NULL);
                         if (v == NULL || !jsc_valid(v, params, params)) {
