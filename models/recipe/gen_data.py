@@ -76,7 +76,7 @@ class Gen:
     def __init__(self, split, seed, invented=0.35, refusal=0.10, variety=False, mirror=False,
                  contrast=0.0, coverage=False, schema_variety=0.0, history_variety=0.0,
                  schema_bare=0.0, proc=0.0, long=0.0, long_chars=0, invent_objects=0.0,
-                 frame_noise=0.0, think_candidate=0.0):  # DATA_OPTIONS
+                 frame_noise=0.0, think_candidate=0.0, chat_share=0.0):  # DATA_OPTIONS
         self.proc = proc
         self.split = split
         self.schema_bare = schema_bare
@@ -428,6 +428,9 @@ DATA_OPTIONS = [
     ("--think-candidate", "think_candidate", dict(type=float, default=0.0,
      help="share of procedural one-call and near-miss refusal reasoning that names the closest "
      "offered tool first and then checks it (lex_train.THINK_*_CAND)")),
+    ("--chat-share", "chat_share", dict(type=float, default=0.0,
+     help="share of all conversations made plain chat around procedural tools (half with tools "
+     "offered, half without; long contexts as --long), on top of the chat the other kinds hold")),
 ]
 
 # procedural kinds and their shares (the rest of --proc's share after the twins)
@@ -435,8 +438,9 @@ PROC_KINDS = [("single", 0.44), ("parallel", 0.14), ("refusal", 0.16), ("no_tool
 
 
 def proc_conversation(split, seed, contrast, long, long_chars, invent=0.0, frame_noise=0.0,
-                      think_candidate=0.0):
-    """One or two (with its refused twin) conversations around procedural tools."""
+                      think_candidate=0.0, kind=None):
+    """One or two (with its refused twin) conversations around procedural tools; kind: one
+    of PROC_KINDS instead of a draw by their shares."""
     import lex_train
     from toolgen import ProcGen
     r = random.Random(seed)
@@ -447,10 +451,11 @@ def proc_conversation(split, seed, contrast, long, long_chars, invent=0.0, frame
     g = ProcGen(lex, r)
     think = r.random() < 0.5
     k, acc = r.random(), 0.0
-    for kind, share in PROC_KINDS:
-        acc += share
-        if k < acc:
-            break
+    if kind is None:
+        for kind, share in PROC_KINDS:
+            acc += share
+            if k < acc:
+                break
     if long and r.random() < long:
         conv = g.conversation(kind, think, r.randint(long_chars // 8, long_chars),
                               r.randint(6, 32), r.randint(0, 3))
@@ -480,6 +485,14 @@ def generate(split, n, seed, start=0, **opts):
     out = []
     base = zlib.crc32(split.encode()) ^ (seed * 1000003)
     for i in range(start, start + n):
+        if opts.get("chat_share"):
+            # a stream of its own: with --chat-share 0 no number is drawn and the data is unchanged
+            rc = random.Random(base + i * 7919 + 5)
+            if rc.random() < opts["chat_share"]:
+                out.extend(proc_conversation(split, base + i * 7919 + 6, 0, opts.get("long", 0),
+                                             opts.get("long_chars", 16000), opts.get("invent_objects", 0),
+                                             0, 0, kind="chat" if rc.random() < 0.5 else "no_tool"))
+                continue
         if opts.get("proc") and random.Random(base + i * 7919 + 1).random() < opts["proc"]:
             out.extend(proc_conversation(split, base + i * 7919 + 2, opts.get("contrast", 0),
                                          opts.get("long", 0), opts.get("long_chars", 16000),

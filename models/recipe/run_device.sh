@@ -48,6 +48,8 @@ elif [ "$mode" = proc ]; then
   # that many layers first); evaluation on the held-out tools (eval_tools.py)
   targs="--tokenizer ../ngxllm-tiny/tokenizer.json --init ${INIT:-../ngxllm-tiny} --grow-layers ${GROW:-0} --max-pos 32768 --max-len ${MAXLEN:-12288} --proc ${PROC:-0.8} --long ${LONG:-0.15} --invent-objects ${INVENT:-0} --variety --coverage --mirror-refusal-think --contrast 0.15 --schema-variety 0.5 --call-weight 3 --refusal-weight 1 --invented 0.8 --refusal 0.06 --history-variety 0.3 --schema-bare 0.3 --n-train ${NTRAIN:-240000} --steps ${STEPS:-8000} --warmup ${WARMUP:-100} --lr ${LR:-1e-3} --seed ${SEED:-2301} --batch-tokens 98304 --max-seconds ${MAXS:-330}"; eargs="tools"
 elif [ "$mode" = stream ]; then
+  # (sixth session) CHAT: share of all conversations made plain chat (--chat-share); MSF: a file
+  # read while training for a new MAXS (--max-seconds-file, run_long.sh maxs)
   # (fifth session) FIRST: share of conversations cut after their first trained turn
   # (--first-turn); SAVE: seconds between checkpoints into CKPT (--save-every, run_long.sh)
   # (fourth session) DECW: loss weight of the token where a trained answer begins, and of the
@@ -59,7 +61,7 @@ elif [ "$mode" = stream ]; then
   # proc with the data made while training (--stream, 12 worker processes), invented objects
   # for most tools (INVENT) and few long contexts (LONG) in a first stage; KEEP: a folder
   # outside $W where the weights stay for a next call on the same (warm) machine
-  targs="--tokenizer ../ngxllm-tiny/tokenizer.json --init ${INIT:-../ngxllm-tiny} --grow-layers ${GROW:-0} --max-pos 32768 --max-len ${MAXLEN:-12288} --proc ${PROC:-0.9} --long ${LONG:-0.03} --long-chars ${LONGCH:-16000} --invent-objects ${INVENT:-0.8} --variety --coverage --mirror-refusal-think --contrast ${CONTRAST:-0.15} --schema-variety 0.5 --call-weight 3 --refusal-weight ${RW:-1} --invented 0.8 --refusal 0.06 --history-variety 0.3 --schema-bare 0.3 --n-train ${NTRAIN:-1000000} --steps ${STEPS:-20000} --warmup ${WARMUP:-100} --lr ${LR:-1e-3} --seed ${SEED:-2311} --batch-tokens ${BT:-98304} --max-seconds ${MAXS:-330} --stream --procs ${PROCS:-12} --frame-noise ${FRAME:-0} --name-weight ${NAMEW:-1} --think-candidate ${THINKC:-0} --decision-weight ${DECW:-1} --first-turn ${FIRST:-0} --save-every ${SAVE:-0} --checkpoint ${CKPT:-$W/ckpt} ${REPLAY:+--replay}"; eargs="tools"
+  targs="--tokenizer ../ngxllm-tiny/tokenizer.json --init ${INIT:-../ngxllm-tiny} --grow-layers ${GROW:-0} --max-pos 32768 --max-len ${MAXLEN:-12288} --proc ${PROC:-0.9} --long ${LONG:-0.03} --long-chars ${LONGCH:-16000} --invent-objects ${INVENT:-0.8} --variety --coverage --mirror-refusal-think --contrast ${CONTRAST:-0.15} --schema-variety 0.5 --call-weight 3 --refusal-weight ${RW:-1} --invented 0.8 --refusal 0.06 --history-variety 0.3 --schema-bare 0.3 --n-train ${NTRAIN:-1000000} --steps ${STEPS:-20000} --warmup ${WARMUP:-100} --lr ${LR:-1e-3} --seed ${SEED:-2311} --batch-tokens ${BT:-98304} --max-seconds ${MAXS:-330} --stream --procs ${PROCS:-12} --frame-noise ${FRAME:-0} --name-weight ${NAMEW:-1} --think-candidate ${THINKC:-0} --decision-weight ${DECW:-1} --first-turn ${FIRST:-0} --save-every ${SAVE:-0} --checkpoint ${CKPT:-$W/ckpt} --chat-share ${CHAT:-0} ${MSF:+--max-seconds-file $MSF} ${REPLAY:+--replay}"; eargs="tools"
 else
   targs="--n-train ${NTRAIN:-200000} --n-tok 30000 --steps ${STEPS:-1500} --batch-tokens 98304"; eargs="--n 400"
 fi

@@ -370,6 +370,10 @@ def main():
     ap.add_argument("--save-every", type=float, default=0,
                     help="seconds between checkpoints of the weights into --checkpoint (0: none)")
     ap.add_argument("--checkpoint", help="folder the latest checkpoint is written to (whole model folder)")
+    ap.add_argument("--max-seconds-file",
+                    help="a file that may be written while training runs with a new --max-seconds "
+                    "(seconds of loop from the start): the schedule is refitted to it from the pace "
+                    "of the last 200 steps (a lent machine whose time counts differently than planned)")
     ap.add_argument("--stream", action="store_true",
                     help="make the data in worker processes while training (needs --tokenizer)")
     a = ap.parse_args()
@@ -469,6 +473,7 @@ def main():
     losses, t_train, seen, used, replayed = [], time.time(), 0, 0, 0
     model.train()
     step, steps_planned = 0, a.steps
+    paces = []  # (step, time) every 50 steps: the recent pace for --max-seconds-file
     t_saved = time.time()
     while step < a.steps:
         if bi == len(batches):
@@ -545,6 +550,32 @@ def main():
             if min(fit, steps_planned) != a.steps:
                 a.steps = min(fit, steps_planned)
                 print("schedule refitted to %d steps (%.3fs/step)" % (a.steps, per), flush=True)
+        if a.max_seconds and step == 1200:
+            t_1200 = time.time()
+        if a.max_seconds and step == 1800 and a.steps > 1900:
+            # (sixth session) the pace still improves after step 600 (0.24 s/step over 400-600,
+            # ~0.19 at the end of the fifth session's run, which ended ~200 s before its cap):
+            # refit once more from steps 1200-1800, never past the steps asked for
+            per = (time.time() - t_1200) / 600
+            fit = step + int((a.max_seconds - (time.time() - t_train)) / per * 0.97)
+            if min(fit, steps_planned) != a.steps:
+                a.steps = min(fit, steps_planned)
+                print("schedule refitted to %d steps (%.3fs/step)" % (a.steps, per), flush=True)
+        if step % 50 == 0:
+            paces.append((step, time.time()))
+        if a.max_seconds_file and step % 50 == 0 and step >= 250 and os.path.exists(a.max_seconds_file):
+            try:
+                want = float(open(a.max_seconds_file).read().split()[0])
+            except (OSError, ValueError, IndexError):
+                want = a.max_seconds
+            if want != a.max_seconds:
+                (s0, ts0), (s1, ts1) = paces[-5], paces[-1]
+                per = (ts1 - ts0) / (s1 - s0)
+                a.max_seconds = want
+                fit = step + max(1, int((want - (time.time() - t_train)) / per * 0.97))
+                a.steps = min(fit, steps_planned)
+                print("step %d: --max-seconds now %.0f from %s, schedule refitted to %d steps (%.3fs/step)"
+                      % (step, want, a.max_seconds_file, a.steps, per), flush=True)
         if a.max_seconds and time.time() - t_train > a.max_seconds:
             print("stopping at step %d: --max-seconds reached" % step, flush=True)
             losses.append((step, loss.item()))
@@ -590,7 +621,7 @@ def main():
     model.save_pretrained(a.out, max_shard_size="12MB")
     write_generation_config(a.out, tok)
     summary = {"variety": a.variety, "call_weight": a.call_weight, "tokenizer": a.tokenizer,
-               "refusal_weight": a.refusal_weight, "name_weight": a.name_weight, "decision_weight": a.decision_weight, "first_turn": a.first_turn, "frame_noise": a.frame_noise, "replay": a.replay, "mirror_refusal_think": a.mirror_refusal_think, "contrast": a.contrast, "coverage": a.coverage,
+               "refusal_weight": a.refusal_weight, "name_weight": a.name_weight, "decision_weight": a.decision_weight, "first_turn": a.first_turn, "frame_noise": a.frame_noise, "chat_share": a.chat_share, "replay": a.replay, "mirror_refusal_think": a.mirror_refusal_think, "contrast": a.contrast, "coverage": a.coverage,
                "schema_variety": a.schema_variety, "history_variety": a.history_variety, "schema_bare": a.schema_bare,
                "proc": a.proc, "long": a.long, "long_chars": a.long_chars, "grow_layers": a.grow_layers,
                "invent_objects": a.invent_objects,
