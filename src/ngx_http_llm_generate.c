@@ -285,14 +285,17 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
     n_prompt = p->pr.prompt.n_ids;
     ctx->prompt_tokens = n_prompt;
 
-    ngx_memzero(&cfg, sizeof(cfg));
-    cfg.sched = m->sched;
-    cfg.tok = m->served.tok;
-    cfg.info = llm_model_get_info(m->served.model);
-    cfg.tool = lcf->tool.model ? m->served.tool_def : lcf->tool.def;
-    cfg.reasoning = lcf->reasoning.model ? m->served.reasoning_def
-                                         : lcf->reasoning.def;
-    cfg.model = m->alias;
+    /* the structured-output state is built at worker start
+     * (ngx_http_llm_workers_init), else here */
+    if (llm_served_generation(m, &lcf->tool, &lcf->reasoning, &cfg, err_text,
+                              sizeof(err_text))
+        != 0)
+    {
+        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
+                      "llm: structured output unavailable: %s", err_text);
+        return NGX_HTTP_INTERNAL_SERVER_ERROR;
+    }
+
     cfg.fingerprint = NGX_HTTP_LLM_FINGERPRINT;
     cfg.created = ngx_time();
     cfg.max_tokens = lcf->max_tokens == NGX_CONF_UNSET
@@ -300,18 +303,6 @@ ngx_http_llm_generate(ngx_http_request_t *r, ngx_http_llm_prep_t *p)
     cfg.max_response_size = lcf->max_response_size;
     cfg.speculation = (llm_spec_mode) lcf->speculation;
     cfg.thinking_key = &p->mcf->thinking_key;
-
-    /* built at worker start (ngx_http_llm_workers_init), here if that failed */
-    if (m->structured == NULL) {
-        m->structured = llm_served_structured(&m->served, err_text,
-                                              sizeof(err_text));
-    }
-    cfg.structured = m->structured;
-    if (cfg.structured == NULL) {
-        ngx_log_error(NGX_LOG_ERR, r->connection->log, 0,
-                      "llm: structured output unavailable: %s", err_text);
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
 
     if (llm_generation_create(&cfg, req, &p->pr.prompt, &ngx_http_llm_gen_events,
                               g, &g->gen, &err)

@@ -7,7 +7,6 @@
 #include "ngx_http_llm_generate.h"
 
 #include "api/llm_api_route.h"
-#include "chat/llm_report.h"
 
 
 #define NGX_HTTP_LLM_METRICS_TYPE  "text/plain; version=0.0.4; charset=utf-8"
@@ -158,56 +157,34 @@ ngx_http_llm_metrics_observe(llm_served_model *m, ngx_uint_t kind,
 void
 ngx_http_llm_metrics_publish(llm_served_model *m)
 {
-    llm_metrics_worker         w;
     ngx_http_llm_main_conf_t  *mcf = ngx_http_llm_metrics_conf();
 
-    if (m == NULL || mcf == NULL || mcf->metrics == NULL
-        || m->sched == NULL)
-    {
-        return;
+    if (m && mcf && mcf->metrics) {
+        llm_served_publish(mcf->metrics, mcf->models.elts,
+                           m - (llm_served_model *) mcf->models.elts,
+                           ngx_worker);
     }
-
-    llm_report_metrics(m->sched, &w);
-    llm_metrics_publish(mcf->metrics,
-                        m - (llm_served_model *) mcf->models.elts,
-                        ngx_worker, &w);
 }
 
 
 ngx_int_t
 ngx_http_llm_metrics_handler(ngx_http_request_t *r)
 {
-    char                     **names;
     llm_buf                    b;
     ngx_int_t                  rc;
     llm_api_error              err;
-    ngx_uint_t                 i;
-    llm_served_model      *m;
     ngx_http_llm_main_conf_t  *mcf;
 
     mcf = ngx_http_get_module_main_conf(r, ngx_http_llm_module);
-    m = mcf->models.elts;
 
     if (mcf->metrics == NULL) {
         llm_api_error_no_metrics(&err);
         return ngx_http_llm_send_api_error(r, &err);
     }
 
-    /* this worker's own report is as fresh as the scrape */
-    for (i = 0; i < mcf->models.nelts; i++) {
-        ngx_http_llm_metrics_publish(&m[i]);
-    }
-
-    names = ngx_palloc(r->pool, mcf->models.nelts * sizeof(char *));
-    if (names == NULL) {
-        return NGX_HTTP_INTERNAL_SERVER_ERROR;
-    }
-    for (i = 0; i < mcf->models.nelts; i++) {
-        names[i] = (char *) m[i].alias;
-    }
-
     llm_buf_init(&b);
-    if (llm_metrics_render(mcf->metrics, (const char *const *) names, &b)
+    if (llm_served_metrics(mcf->metrics, mcf->models.elts, mcf->models.nelts,
+                           ngx_worker, &b)
         != 0)
     {
         llm_buf_free(&b);

@@ -55,6 +55,28 @@ llm_served_pick(llm_served_model *m, size_t n, const char *name,
     return 0;
 }
 
+int
+llm_served_generation(llm_served_model *m, const llm_parser_choice *tool,
+    const llm_parser_choice *reasoning, llm_generation_config *cfg,
+    char *err, size_t errlen)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->sched = m->sched;
+    cfg->tok = m->served.tok;
+    cfg->info = llm_model_get_info(m->served.model);
+    cfg->model = m->alias;
+    cfg->tool = tool->model ? m->served.tool_def : tool->def;
+    cfg->reasoning = reasoning->model ? m->served.reasoning_def
+                                      : reasoning->def;
+
+    if (m->structured == NULL) {
+        m->structured = llm_served_structured(&m->served, err, errlen);
+    }
+    cfg->structured = m->structured;
+
+    return cfg->structured ? 0 : -1;
+}
+
 void
 llm_served_sched_config(const llm_served_model *m,
     const llm_served_disk *disk, llm_sched_config *cfg)
@@ -160,4 +182,40 @@ llm_served_health(const llm_served_model *m, size_t n, long pid,
     free(list);
 
     return root;
+}
+
+void
+llm_served_publish(llm_metrics *mx, const llm_served_model *m, size_t i,
+    size_t worker)
+{
+    llm_metrics_worker  w;
+
+    if (m[i].sched) {
+        llm_report_metrics(m[i].sched, &w);
+        llm_metrics_publish(mx, i, worker, &w);
+    }
+}
+
+int
+llm_served_metrics(llm_metrics *mx, const llm_served_model *m, size_t n,
+    size_t worker, llm_buf *b)
+{
+    int           rc;
+    size_t        i;
+    const char  **names;
+
+    names = calloc(n + 1, sizeof(*names));
+    if (names == NULL) {
+        return -1;
+    }
+
+    for (i = 0; i < n; i++) {
+        llm_served_publish(mx, m, i, worker);
+        names[i] = m[i].alias;
+    }
+
+    rc = llm_metrics_render(mx, names, b);
+    free(names);
+
+    return rc;
 }

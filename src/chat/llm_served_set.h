@@ -1,8 +1,8 @@
 /*
  * The models a server serves (every llm_model line, in order), and what the
  * server answers or checks about all of them: the model a request names,
- * GET /v1/models, /health, the configuration's memory check and each
- * model's scheduler configuration.  The nginx glue
+ * GET /v1/models, /health, /metrics, the configuration's memory check, and
+ * each model's scheduler and generation configuration.  The nginx glue
  * keeps the array (in its main configuration) and runs the schedulers; the
  * rules live here, tested without nginx.  No nginx.
  */
@@ -15,9 +15,11 @@
 #include <jansson.h>
 
 #include "api/llm_api.h"
+#include "chat/llm_generation.h"
 #include "chat/llm_prepare.h"
 #include "chat/llm_served.h"
 #include "chat/llm_structured.h"
+#include "core/llm_metrics.h"
 #include "engine/llm_sched.h"
 
 /* One llm_model line: loaded once (in nginx's master), and per worker its
@@ -56,6 +58,18 @@ llm_served_model *llm_served_find(llm_served_model *m, size_t n,
 int llm_served_pick(llm_served_model *m, size_t n, const char *name,
     int any_model, llm_prepare_model *pm);
 
+/*
+ * What a model gives every generation request (chat/llm_generation.h): cfg
+ * cleared, then its scheduler, tokenizer, model info and alias, the parsers
+ * (the location's choice, or the model's where the location leaves it to
+ * the model) and its structured-output state, built here when it was not
+ * (at worker start): -1 with err when it cannot be.  The server's own
+ * fields (fingerprint, created, limits, speculation, key) are the caller's.
+ */
+int llm_served_generation(llm_served_model *m, const llm_parser_choice *tool,
+    const llm_parser_choice *reasoning, llm_generation_config *cfg,
+    char *err, size_t errlen);
+
 /* The scheduler configuration of a model (without its wake). */
 void llm_served_sched_config(const llm_served_model *m,
     const llm_served_disk *disk, llm_sched_config *cfg);
@@ -79,5 +93,15 @@ json_t *llm_served_models_get(const llm_served_model *m, size_t n,
  * one is not served by this worker. */
 json_t *llm_served_health(const llm_served_model *m, size_t n, long pid,
     int *unavailable);
+
+/* This worker's numbers of model i (m[i]: none without a scheduler) into
+ * its slot of the /metrics block (core/llm_metrics.h). */
+void llm_served_publish(llm_metrics *mx, const llm_served_model *m, size_t i,
+    size_t worker);
+
+/* The /metrics text of every model, this worker's numbers published first
+ * (as fresh as the scrape).  0, or -1 out of memory. */
+int llm_served_metrics(llm_metrics *mx, const llm_served_model *m, size_t n,
+    size_t worker, llm_buf *b);
 
 #endif

@@ -1,10 +1,12 @@
 /*
  * The models a server serves (chat/llm_served_set.h), without nginx: the
  * model a request names (llm_any_model included), what the request
- * preparation gets of it, GET /v1/models and /health over every model, a
+ * preparation gets of it, GET /v1/models and /health over every model, what
+ * a model gives a generation (the parsers, the grammars built once), a
  * model's scheduler configuration with the disk tier, and the memory check
  * naming the llm_model line that takes a configuration over its limit.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "tap.h"
@@ -78,6 +80,46 @@ test_answers(llm_served_model *m)
     json_decref(v);
 }
 
+/* What a model gives a generation: its parts, the parsers, the grammars. */
+static void
+test_generation(llm_served_model *m)
+{
+    char                   err[512] = "";
+    llm_parser_choice      tool_auto, tool_none, tool_id, reasoning_auto;
+    llm_structured        *built;
+    llm_generation_config  cfg;
+
+    llm_parser_choose(LLM_PARSER_TOOL, "auto", 4, &tool_auto);
+    llm_parser_choose(LLM_PARSER_TOOL, "none", 4, &tool_none);
+    llm_parser_choose(LLM_PARSER_TOOL, "hermes", 6, &tool_id);
+    llm_parser_choose(LLM_PARSER_REASONING, "auto", 4, &reasoning_auto);
+    /* the model's own tool parser, then the location's */
+    llm_parser_choose(LLM_PARSER_TOOL, "llama3_json", 11, &tool_id);
+    m->served.tool_def = tool_id.def;
+    llm_parser_choose(LLM_PARSER_TOOL, "hermes", 6, &tool_id);
+
+    memset(&cfg, 0x5a, sizeof(cfg));
+    ok(m->structured == NULL
+       && llm_served_generation(m, &tool_auto, &reasoning_auto, &cfg, err, sizeof(err)) == 0,
+       "a generation's configuration (%s)", err);
+    ok(cfg.structured != NULL && cfg.structured == m->structured,
+       "the structured-output state built on first use, kept in the model");
+    ok(cfg.tok == m->served.tok && cfg.info == llm_model_get_info(m->served.model)
+       && cfg.sched == m->sched && strcmp(cfg.model, m->alias) == 0,
+       "the model's tokenizer, info, scheduler and alias");
+    ok(cfg.tool == m->served.tool_def && cfg.reasoning == m->served.reasoning_def,
+       "auto: the model's parsers");
+    ok(cfg.max_tokens == 0 && cfg.max_response_size == 0 && cfg.fingerprint == NULL
+       && cfg.thinking_key == NULL, "the server's own fields are cleared for the caller");
+    built = m->structured;
+    ok(llm_served_generation(m, &tool_none, &reasoning_auto, &cfg, err, sizeof(err)) == 0
+       && cfg.structured == built, "a second request: the same state, not built again");
+    ok(cfg.tool == NULL, "none: no tool parser");
+    ok(llm_served_generation(m, &tool_id, &reasoning_auto, &cfg, err, sizeof(err)) == 0
+       && cfg.tool == tool_id.def && cfg.tool != m->served.tool_def && strcmp(cfg.tool->id, "hermes") == 0,
+       "a location's parser over the model's");
+}
+
 int
 main(void)
 {
@@ -114,6 +156,30 @@ main(void)
 
     test_find(m);
     test_answers(m);
+
+    m[0].served.tok = llm_tokenizer_load(FIX, err, sizeof(err));
+    if (ok(m[0].served.tok != NULL, "the fixture's tokenizer (%s)", err)) {
+        test_generation(&m[0]);
+        llm_structured_free(m[0].structured);
+        llm_tokenizer_free(m[0].served.tok);
+    }
+    m[0].served.tok = NULL;
+    m[0].structured = NULL;
+
+    /* /metrics: every model by its alias; a model without a scheduler
+     * publishes nothing */
+    {
+        llm_buf       b;
+        void         *mem = calloc(1, llm_metrics_size(2, 1));
+        llm_metrics  *mx = llm_metrics_init(mem, 2, 1);
+
+        llm_buf_init(&b);
+        ok(llm_served_metrics(mx, m, 2, 0, &b) == 0 && b.len > 0
+           && strstr(b.data, "model=\"tiny\"") && strstr(b.data, "model=\"big\""),
+           "the /metrics text names every model");
+        llm_buf_free(&b);
+        free(mem);
+    }
 
     /* a model's scheduler: its line's options, its context, the disk tier */
     llm_served_sched_config(&m[1], &tier, &cfg);
