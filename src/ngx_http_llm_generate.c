@@ -28,19 +28,16 @@ typedef struct {
     ngx_chain_t                    *busy;           /* not yet sent */
     ngx_event_t                     keepalive;      /* until the first token */
     ngx_uint_t                      finished:1;
-    ngx_uint_t                      paused:1;       /* backpressure */
 } ngx_http_llm_gen_t;
 
 
 /*
- * Backpressure.  Output the client has not taken yet stays in g->busy.  Past
- * NGX_HTTP_LLM_BACKLOG unsent bytes the request's sequences pause (they keep
- * their slots and KV cache but generate nothing) until the client has taken
- * half of it.  send_timeout runs while anything is unsent and restarts at
- * each write the client lets through, so a client that stops reading is
- * cancelled after send_timeout and its slots are freed.
+ * Backpressure.  Output the client has not taken yet stays in g->busy; the
+ * generation pauses its sequences while too much of it waits
+ * (llm_generation_backlog).  send_timeout runs while anything is unsent and
+ * restarts at each write the client lets through, so a client that stops
+ * reading is cancelled after send_timeout and its slots are freed.
  */
-#define NGX_HTTP_LLM_BACKLOG  (64 * 1024)
 
 /* The smallest output buffer allocated (a stream's chunks are small). */
 #define NGX_HTTP_LLM_OUT_BUF  4096
@@ -149,8 +146,8 @@ ngx_http_llm_backlog(ngx_http_llm_gen_t *g)
 static ngx_int_t
 ngx_http_llm_pace(ngx_http_llm_gen_t *g, ngx_uint_t wrote)
 {
+    int                        paused;
     size_t                     backlog;
-    ngx_uint_t                 pause;
     ngx_event_t               *wev;
     ngx_http_core_loc_conf_t  *clcf;
 
@@ -173,19 +170,11 @@ ngx_http_llm_pace(ngx_http_llm_gen_t *g, ngx_uint_t wrote)
         }
     }
 
-    pause = g->paused ? backlog > NGX_HTTP_LLM_BACKLOG / 2
-                      : backlog >= NGX_HTTP_LLM_BACKLOG;
-
-    if (pause == g->paused) {
-        return NGX_OK;
+    if (llm_generation_backlog(g->gen, backlog, &paused)) {
+        ngx_log_debug2(NGX_LOG_DEBUG_HTTP, g->r->connection->log, 0,
+                       "llm: %s, %uz bytes unsent",
+                       paused ? "paused" : "resumed", backlog);
     }
-
-    ngx_log_debug2(NGX_LOG_DEBUG_HTTP, g->r->connection->log, 0,
-                   "llm: %s, %uz bytes unsent",
-                   pause ? "paused" : "resumed", backlog);
-
-    g->paused = pause;
-    llm_generation_pause(g->gen, (int) pause);
 
     return NGX_OK;
 }

@@ -28,6 +28,7 @@ struct llm_generation {
     size_t                        max_response_size;  /* for the FULL note */
 
     int                           finished;
+    int                           paused;       /* backpressure */
     /* the driver may free the generation from an event: the memory goes
        when the outermost callback returns */
     int                           depth;
@@ -495,14 +496,28 @@ llm_generation_finished(const llm_generation *g)
     return g->finished;
 }
 
-void
-llm_generation_pause(llm_generation *g, int paused)
+int
+llm_generation_backlog(llm_generation *g, size_t unsent, int *paused)
 {
+    int     pause;
     size_t  i;
 
+    /* resumed only once half is taken: a slow reader does not flip the
+       sequences at every write */
+    pause = g->paused ? unsent > LLM_GENERATION_BACKLOG / 2
+                      : unsent >= LLM_GENERATION_BACKLOG;
+    *paused = pause;
+
+    if (pause == g->paused) {
+        return 0;
+    }
+
+    g->paused = pause;
     for (i = 0; i < g->n_choices; i++) {
         if (g->choices[i].seq) {
-            llm_seq_pause(g->choices[i].seq, paused);
+            llm_seq_pause(g->choices[i].seq, pause);
         }
     }
+
+    return 1;
 }

@@ -109,7 +109,15 @@ size_t llm_generation_n_choices(const llm_generation *g);
 size_t llm_generation_max_new(const llm_generation *g);
 int llm_generation_finished(const llm_generation *g);
 
-/* Backpressure: every choice's sequence pauses or resumes. */
-void llm_generation_pause(llm_generation *g, int paused);
+/*
+ * Backpressure, after each write: unsent is the response's bytes the client
+ * has not taken yet.  From LLM_GENERATION_BACKLOG of them every choice's
+ * sequence pauses (keeping its slot and KV cache, generating nothing) until
+ * the client has taken half; 1 when this call paused or resumed them, else
+ * 0; *paused: whether they are paused now.
+ */
+#define LLM_GENERATION_BACKLOG  (64 * 1024)
+
+int llm_generation_backlog(llm_generation *g, size_t unsent, int *paused);
 
 #endif

@@ -218,6 +218,24 @@ test_chat(void)
     is_int(llm_generation_max_new(d.gen), 5, "chat: max_tokens is the limit");
     is_int(llm_generation_submit(d.gen), LLM_ADMIT_OK, "chat: both admitted");
 
+    /* backpressure: paused from LLM_GENERATION_BACKLOG unsent bytes until
+       half is taken; a paused generation's sequences make no step */
+    {
+        int  paused = -1;
+
+        ok(llm_generation_backlog(d.gen, LLM_GENERATION_BACKLOG - 1, &paused) == 0 && paused == 0,
+           "backlog: below the limit, running");
+        ok(llm_generation_backlog(d.gen, LLM_GENERATION_BACKLOG, &paused) == 1 && paused == 1,
+           "backlog: at the limit, paused now");
+        is_int(llm_sched_step_prepare(s), 0, "backlog: no step for paused sequences");
+        ok(llm_generation_backlog(d.gen, LLM_GENERATION_BACKLOG, &paused) == 0 && paused == 1,
+           "backlog: still at the limit, no change");
+        ok(llm_generation_backlog(d.gen, LLM_GENERATION_BACKLOG / 2 + 1, &paused) == 0 && paused == 1,
+           "backlog: more than half unsent, still paused");
+        ok(llm_generation_backlog(d.gen, LLM_GENERATION_BACKLOG / 2, &paused) == 1 && paused == 0,
+           "backlog: half taken, resumed now");
+    }
+
     run_steps(s, &d);
     is_int(d.done, 1, "chat: done once");
     is_int(d.end, LLM_GENERATION_OK, "chat: ended well");
