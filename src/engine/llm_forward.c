@@ -208,6 +208,22 @@ task_lm_head(void *arg, int ith, int nth, int thread __attribute__((unused)))
     }
 }
 
+/* chunk token t's row x of keys or values into a cache (slab kv) in the cache's type */
+static void
+store_row(llm_runtime *rt, void *cache, int kv, int t, const float *x)
+{
+    size_t at = llm_kv_index(rt, kv, rt->tslot[t], rt->tpos[t]);
+
+    if (rt->kv_wt == LLM_WT_Q8_0) {
+        /* ggml's rounding: d = max|x| / 127 per 32 values, q = round(x / d) */
+        llm_quant_row(LLM_WT_Q8_0, x, (char *) cache + llm_kv_bytes(rt, at), rt->kv_dim);
+    } else if (rt->kv_wt == LLM_WT_F16) {
+        rt->k->f32_to_f16((uint16_t *) cache + at, x, rt->kv_dim);
+    } else {
+        memcpy((float *) cache + at, x, (size_t) rt->kv_dim * sizeof(float));
+    }
+}
+
 /* q/k RMSNorm (per head or over all heads), RoPE, then K/V into the cache (slab kv), for tokens [t0, t1). */
 static void
 rope_and_store(llm_runtime *rt, const llm_layer *L, int kv, int t0, int t1)
@@ -247,21 +263,8 @@ rope_and_store(llm_runtime *rt, const llm_layer *L, int kv, int t0, int t1)
             for (h = 0; h < in->n_heads; h++) rot(q + h * hd, c, sn, half);
             for (h = 0; h < in->n_kv_heads; h++) rot(kk + h * hd, c, sn, half);
         }
-        {
-            size_t at = llm_kv_index(rt, kv, rt->tslot[t], pos);
-            const float *vv = rt->vn + (size_t) t * rt->kv_dim;
-            if (rt->kv_wt == LLM_WT_Q8_0) {
-                /* ggml's rounding: d = max|x| / 127 per 32 values, q = round(x / d) */
-                llm_quant_row(LLM_WT_Q8_0, kk, (char *) rt->k_cache + llm_kv_bytes(rt, at), rt->kv_dim);
-                llm_quant_row(LLM_WT_Q8_0, vv, (char *) rt->v_cache + llm_kv_bytes(rt, at), rt->kv_dim);
-            } else if (rt->kv_wt == LLM_WT_F16) {
-                k->f32_to_f16((uint16_t *) rt->k_cache + at, kk, rt->kv_dim);
-                k->f32_to_f16((uint16_t *) rt->v_cache + at, vv, rt->kv_dim);
-            } else {
-                memcpy((float *) rt->k_cache + at, kk, (size_t) rt->kv_dim * sizeof(float));
-                memcpy((float *) rt->v_cache + at, vv, (size_t) rt->kv_dim * sizeof(float));
-            }
-        }
+        store_row(rt, rt->k_cache, kv, t, kk);
+        store_row(rt, rt->v_cache, kv, t, rt->vn + (size_t) t * rt->kv_dim);
     }
 }
 
@@ -512,6 +515,122 @@ attention(llm_runtime *rt, llm_step *s, int l)
     s->t0 = phase_end(rt, LLM_PHASE_O, s->t0);
 }
 
+/* latent attention (llm_mla.h): the query LoRA's first half (or q_proj) and kv_a_proj, from xn */
+static void
+task_mla_in(void *arg, int ith, int nth, int thread __attribute__((unused)))
+{
+    llm_step *s = arg;
+    llm_runtime *rt = s->rt;
+    const llm_layer *L = s->L;
+    int H = rt->m->info.hidden;
+
+    if (L->wq_a.data) {
+        matmul_part(rt, &L->wq_a, 0, rt->mla, rt->mla_row, rt->xn, H, s->n, L->bq_a, 0, ith, nth);
+    } else {
+        matmul_part(rt, &L->wq, 0, rt->mla + LLM_MLA_QF(rt->m), rt->mla_row, rt->xn, H, s->n, NULL, 0, ith, nth);
+    }
+    matmul_part(rt, &L->wk, 0, rt->kn, rt->kv_dim, rt->xn, H, s->n, L->bk, 0, ith, nth);
+}
+
+static void
+task_mla_qnorm(void *arg, int ith, int nth, int thread __attribute__((unused)))
+{
+    llm_step *s = arg;
+    llm_runtime *rt = s->rt;
+    int t0, t1, t;
+
+    token_range(s->n, ith, nth, &t0, &t1);
+    for (t = t0; t < t1; t++) {
+        float *qa = rt->mla + (size_t) t * rt->mla_row;
+        rt->k->rmsnorm(qa, qa, s->L->q_a_norm, rt->m->mla_q_rank, LLM_MLA_NORM_EPS);
+    }
+}
+
+static void
+task_mla_qb(void *arg, int ith, int nth, int thread __attribute__((unused)))
+{
+    llm_step *s = arg;
+    llm_runtime *rt = s->rt;
+
+    matmul_part(rt, &s->L->wq, 0, rt->mla + LLM_MLA_QF(rt->m), rt->mla_row, rt->mla, rt->mla_row, s->n, NULL, 0,
+                ith, nth);
+}
+
+/* each token's latent and rope key into the cache (one row: the values are in it), its rope query */
+static void
+task_mla_rope(void *arg, int ith, int nth, int thread __attribute__((unused)))
+{
+    llm_step *s = arg;
+    llm_runtime *rt = s->rt;
+    int t0, t1, t;
+
+    token_range(s->n, ith, nth, &t0, &t1);
+    for (t = t0; t < t1; t++) {
+        llm_mla_rope(rt, s->L, t);
+        store_row(rt, rt->k_cache, s->L->kv, t, rt->kn + (size_t) t * rt->kv_dim);
+    }
+}
+
+static void
+task_mla_absorb(void *arg, int ith, int nth, int thread)
+{
+    llm_step *s = arg;
+    llm_runtime *rt = s->rt;
+    int h0, h1;
+
+    token_range(rt->m->info.n_heads, ith, nth, &h0, &h1);
+    llm_mla_absorb(rt, s->L, s->n, h0, h1, rt->mla_w + (size_t) thread * rt->mla_wf);
+}
+
+static void
+task_mla_values(void *arg, int ith, int nth, int thread)
+{
+    llm_step *s = arg;
+    llm_runtime *rt = s->rt;
+    int h0, h1;
+
+    token_range(rt->m->info.n_heads, ith, nth, &h0, &h1);
+    llm_mla_values(rt, s->L, s->n, h0, h1, rt->mla_w + (size_t) thread * rt->mla_wf);
+}
+
+static void
+task_mla_o(void *arg, int ith, int nth, int thread __attribute__((unused)))
+{
+    llm_step *s = arg;
+    llm_runtime *rt = s->rt;
+    int H = rt->m->info.hidden, direct = direct_residual(rt, s->L->attn_post_norm);
+
+    matmul_part(rt, &s->L->wo, 0, direct ? rt->x : rt->xn, H, rt->mla + LLM_MLA_O(rt->m), rt->mla_row, s->n,
+                s->L->bo, direct, ith, nth);
+}
+
+/* DeepSeek-V3's multi-head latent attention, absorbed (llm_mla.h): out = W_o [W_UV_h attention_h] */
+static void
+latent_attention(llm_runtime *rt, llm_step *s, int l)
+{
+    const llm_model *m = rt->m;
+    const llm_layer *L = s->L;
+    int H = m->info.hidden, heads = m->info.n_heads < CHUNKS(rt) ? m->info.n_heads : CHUNKS(rt);
+
+    quantize_input(rt, s, rt->xn, (size_t) H, H, L->wq_a.data ? &L->wq_a : &L->wq, &L->wk, NULL);
+    llm_pool_run(rt->pool, task_mla_in, s, CHUNKS(rt));
+    if (L->wq_a.data) {
+        run_tokens(rt, task_mla_qnorm, s);
+        quantize_input(rt, s, rt->mla, rt->mla_row, m->mla_q_rank, &L->wq, NULL, NULL);
+        llm_pool_run(rt->pool, task_mla_qb, s, CHUNKS(rt));
+    }
+    s->t0 = phase_end(rt, LLM_PHASE_QKV, s->t0);
+    run_tokens(rt, task_mla_rope, s);
+    llm_pool_run(rt->pool, task_mla_absorb, s, heads);
+    s->t0 = phase_end(rt, LLM_PHASE_ROPE, s->t0);
+    llm_attention(rt, l, s->n);
+    llm_pool_run(rt->pool, task_mla_values, s, heads);
+    s->t0 = phase_end(rt, LLM_PHASE_ATTENTION, s->t0);
+    quantize_input(rt, s, rt->mla + LLM_MLA_O(m), rt->mla_row, m->info.n_heads * m->mla_v, &L->wo, NULL, NULL);
+    llm_pool_run(rt->pool, task_mla_o, s, CHUNKS(rt));
+    s->t0 = phase_end(rt, LLM_PHASE_O, s->t0);
+}
+
 /* LFM2's short convolution in attention's place: out = W_out conv(W_in xn) */
 static void
 short_conv(llm_runtime *rt, llm_step *s)
@@ -576,6 +695,8 @@ run_layers(llm_runtime *rt, int n)
             int direct = direct_residual(rt, L->attn_post_norm);
             llm_deltanet_block(rt, L, n, direct ? rt->x : rt->xn, direct);
             s.t0 = phase_end(rt, LLM_PHASE_CONV, s.t0);
+        } else if (m->mla_kv_rank) {
+            latent_attention(rt, &s, l);
         } else {
             attention(rt, &s, l);
         }

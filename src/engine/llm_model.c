@@ -55,6 +55,10 @@ static const llm_arch_defaults arch_table[] = {
     { "Lfm2ForCausalLM",    "lfm2",        LLM_FAM_LFM2,    65536,  2560, 12288, 32, 32, 8,  -1,  128000, 1e-5, 1000000.0, 0,    1, 0 },
     { "Qwen3NextForCausalLM", "qwen3_next", LLM_FAM_QWEN3NEXT, 151936, 2048, 5632, 48, 16, 2, 256, 32768, 1e-6, 10000.0, 0,   0, 0 },
     { "Qwen3_5ForCausalLM", "qwen3_5_text", LLM_FAM_QWEN35, 248320, 4096, 12288, 32, 16, 4,  256, 32768,  1e-6, 10000.0,   0,    0, 0 },
+    { "Qwen3_5ForConditionalGeneration", "qwen3_5_text", LLM_FAM_QWEN35, 248320, 4096, 12288, 32, 16, 4, 256, 32768, 1e-6, 10000.0, 0, 0, 1 },
+    { "Qwen3_5MoeForCausalLM", "qwen3_5_moe_text", LLM_FAM_QWEN35MOE, 248320, 2048, 512, 40, 16, 2, 256, 32768, 1e-6, 10000.0, 0, 0, 0 },
+    { "Qwen3_5MoeForConditionalGeneration", "qwen3_5_moe_text", LLM_FAM_QWEN35MOE, 248320, 2048, 512, 40, 16, 2, 256, 32768, 1e-6, 10000.0, 0, 0, 1 },
+    { "DeepseekV3ForCausalLM", "deepseek_v3", LLM_FAM_DEEPSEEKV3, 129280, 7168, 18432, 61, 128, 128, -1, 163840, 1e-6, 10000.0, 0, 0, 0 },
 };
 
 /* MoE defaults of the config classes: experts, chosen per token, expert rows, renormalize */
@@ -70,6 +74,8 @@ static const llm_moe_defaults moe_table[] = {
     { LLM_FAM_GLM4MOE,  128, 8, 1408, 1, 1 },
     { LLM_FAM_GPTOSS,   128, 4, -1,   1, 0 },     /* softmax over the chosen logits = softmax, renormalized */
     { LLM_FAM_QWEN3NEXT, 512, 10, 512, 1, 0 },    /* + a shared expert (shared_expert_intermediate_size) */
+    { LLM_FAM_QWEN35MOE, 256, 8, 512, 1, 0 },     /* the same; every layer sparse, always renormalized */
+    { LLM_FAM_DEEPSEEKV3, 256, 8, 2048, 1, 1 },
 };
 
 /* ---- small JSON helpers ---- */
@@ -210,11 +216,19 @@ read_factors(json_t *src, const char *key, int n, float *out, char *err, size_t 
  * NULL: default RoPE with theta).  cfg: the whole config, for the keys some
  * families keep at the top level (Phi-3's original_max_position_embeddings).
  */
+/* YaRN's attention scale for a context factor: 0.1 mscale ln(factor) + 1 (transformers' get_mscale) */
+static double
+yarn_mscale(double factor, double mscale)
+{
+    return factor <= 1 ? 1.0 : 0.1 * mscale * log(factor) + 1.0;
+}
+
 static int
 parse_rope_obj(llm_model *m, llm_rope_cfg *r, json_t *cfg, json_t *src, double theta, char *err, size_t errlen)
 {
     json_t *t, *top_omax = json_object_get(cfg, "original_max_position_embeddings");
     const char *kind = "default";
+    double mscale, af;
 
     memset(r, 0, sizeof(*r));
     r->theta = theta;
@@ -248,11 +262,17 @@ parse_rope_obj(llm_model *m, llm_rope_cfg *r, json_t *cfg, json_t *src, double t
                  &r->original_max_pos, err, errlen) != 0
             || jnum(src, "beta_fast", 32.0, &r->beta_fast, err, errlen) != 0
             || jnum(src, "beta_slow", 1.0, &r->beta_slow, err, errlen) != 0
-            || jnum(src, "attention_factor", r->factor > 1 ? 0.1 * log(r->factor) + 1.0 : 1.0,
-                    &r->attention_factor, err, errlen) != 0)
+            || jnum(src, "mscale", 0, &mscale, err, errlen) != 0
+            || jnum(src, "mscale_all_dim", 0, &r->mscale_all_dim, err, errlen) != 0)
         {
             return -1;
         }
+        /* transformers' default: get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim)
+         * when the config has both (DeepSeek), else get_mscale(factor) */
+        af = mscale != 0 && r->mscale_all_dim != 0
+             ? yarn_mscale(r->factor, mscale) / yarn_mscale(r->factor, r->mscale_all_dim)
+             : yarn_mscale(r->factor, 1.0);
+        if (jnum(src, "attention_factor", af, &r->attention_factor, err, errlen) != 0) return -1;
     } else if (strcmp(kind, "longrope") == 0 || strcmp(kind, "su") == 0) {
         /* Phi-3: original_max_position_embeddings at the top level, and the
          * attention scale from max_position_embeddings / that, as transformers does */
@@ -611,7 +631,7 @@ walk_moe(tensor_walk *w, const llm_model *m, llm_moe *moe)
     }
     if (m->shared_intermediate > 0) {
         /* Qwen3-Next: one shared_expert and its sigmoid gate; GLM-4.5: shared_experts */
-        int S = m->shared_intermediate, next = m->family == LLM_FAM_QWEN3NEXT;
+        int S = m->shared_intermediate, next = m->family == LLM_FAM_QWEN3NEXT || m->family == LLM_FAM_QWEN35MOE;
         const char *sh = next ? "shared_expert" : "shared_experts";
         snprintf(name, sizeof(name), "%s.%s.gate_proj.weight", pre, sh);
         if ((rc = walk_mat(w, name, S, H, &moe->sh_gate)) != 0) return rc;
@@ -713,6 +733,36 @@ walk_deltanet(tensor_walk *w, const llm_model *m, llm_layer *L)
     return walk_mat(w, "linear_attn.out_proj.weight", H, vd, &L->dn_out);
 }
 
+/*
+ * A multi-head latent attention block's tensors (DeepSeek-V3 self_attn.*):
+ * the query through its LoRA (q_a_proj, q_a_layernorm, q_b_proj) or q_proj,
+ * the latent and the rope key (kv_a_proj_with_mqa), the latent's norm, the
+ * latent's per-head up-projection to keys and values (kv_b_proj), o_proj.
+ */
+static int
+walk_mla(tensor_walk *w, const llm_model *m, llm_layer *L)
+{
+    int H = m->info.hidden, nh = m->info.n_heads, qk = m->mla_nope + m->mla_rope, r = m->mla_q_rank, rc;
+    int kv = m->mla_kv_rank + m->mla_rope;
+
+    if (r > 0) {
+        if ((rc = walk_mat(w, "self_attn.q_a_proj.weight", r, H, &L->wq_a)) != 0
+            || (m->qkv_bias && (rc = walk_vec(w, "self_attn.q_a_proj.bias", r, 0, &L->bq_a)) != 0)
+            || (rc = walk_vec(w, "self_attn.q_a_layernorm.weight", r, 1, &L->q_a_norm)) != 0
+            || (rc = walk_mat(w, "self_attn.q_b_proj.weight", nh * qk, r, &L->wq)) != 0) return rc;
+    } else if ((rc = walk_mat(w, "self_attn.q_proj.weight", nh * qk, H, &L->wq)) != 0) {
+        return rc;
+    }
+    if ((rc = walk_mat(w, "self_attn.kv_a_proj_with_mqa.weight", kv, H, &L->wk)) != 0
+        || (m->qkv_bias && (rc = walk_vec(w, "self_attn.kv_a_proj_with_mqa.bias", kv, 0, &L->bk)) != 0)
+        || (rc = walk_vec(w, "self_attn.kv_a_layernorm.weight", m->mla_kv_rank, 1, &L->kv_a_norm)) != 0
+        || (rc = walk_mat(w, "self_attn.kv_b_proj.weight", nh * (m->mla_nope + m->mla_v), m->mla_kv_rank,
+                          &L->kv_b)) != 0
+        || (rc = walk_mat(w, "self_attn.o_proj.weight", H, nh * m->mla_v, &L->wo)) != 0) return rc;
+    if (m->o_bias && (rc = walk_vec(w, "self_attn.o_proj.bias", H, 0, &L->bo)) != 0) return rc;
+    return 0;
+}
+
 /* an attention block's tensors (self_attn.*) */
 static int
 walk_attention(tensor_walk *w, const llm_model *m, llm_layer *L)
@@ -761,7 +811,8 @@ llm_model_tensors(llm_model *m, int (*fn)(void *ctx, const llm_tensor_spec *t), 
         /* norms before the blocks: all but OLMo 2, which has post-norms only */
         if (f != LLM_FAM_OLMO2
             && (rc = walk_vec(&w, "input_layernorm.weight", H, 1, &L->attn_norm)) != 0) return rc;
-        if ((rc = L->dn ? walk_deltanet(&w, m, L) : walk_attention(&w, m, L)) != 0) return rc;
+        if ((rc = L->dn ? walk_deltanet(&w, m, L) : m->mla_kv_rank ? walk_mla(&w, m, L)
+                  : walk_attention(&w, m, L)) != 0) return rc;
         switch (f) {
         case LLM_FAM_GEMMA2:
         case LLM_FAM_GEMMA3:
@@ -1246,7 +1297,9 @@ parse_moe(llm_model *m, json_t *cfg, char *err, size_t errlen)
     {
         return -1;
     }
-    m->norm_topk = m->family == LLM_FAM_MIXTRAL || jbool(cfg, "norm_topk_prob", d->norm_topk);
+    /* Mixtral's and Qwen3.5-MoE's routers renormalize whatever the config says */
+    m->norm_topk = m->family == LLM_FAM_MIXTRAL || m->family == LLM_FAM_QWEN35MOE
+                   || jbool(cfg, "norm_topk_prob", d->norm_topk);
     m->moe_sigmoid = d->sigmoid;
     m->routed_scale = 1.0f;
     m->n_group = m->topk_group = 1;
@@ -1274,7 +1327,7 @@ parse_moe(llm_model *m, json_t *cfg, char *err, size_t errlen)
         m->routed_scale = (float) scale;
         m->shared_intermediate = shared * m->moe_intermediate;
     }
-    if (m->family == LLM_FAM_QWEN3NEXT) {
+    if (m->family == LLM_FAM_QWEN3NEXT || m->family == LLM_FAM_QWEN35MOE) {
         if (jint(cfg, "shared_expert_intermediate_size", 512, &m->shared_intermediate, err, errlen) != 0) return -1;
         if (m->shared_intermediate < 0 || m->shared_intermediate > (1 << 18)) {
             snprintf(err, errlen, "config.json: shared_expert_intermediate_size %d out of range", m->shared_intermediate);
@@ -1325,10 +1378,10 @@ parse_moe(llm_model *m, json_t *cfg, char *err, size_t errlen)
 }
 
 /*
- * A multimodal config (Gemma3ForConditionalGeneration): *cfg becomes its
- * "text_config", with the keys the text model takes from the top level
- * (token ids, tied embeddings) where text_config has none.  Only the text
- * model is loaded.
+ * A multimodal config (Gemma3ForConditionalGeneration, Qwen3_5[Moe]ForConditionalGeneration):
+ * *cfg becomes its "text_config", with the keys the text model takes from
+ * the top level (token ids, tied embeddings) where text_config has none.
+ * Only the text model is loaded.
  */
 static int
 text_config_of(json_t **cfg, char *err, size_t errlen)
@@ -1424,6 +1477,42 @@ parse_deltanet(llm_model *m, json_t *cfg, char *msg, size_t msglen)
     return 0;
 }
 
+/*
+ * DeepSeek-V3's multi-head latent attention: the query and KV LoRA ranks and
+ * the heads' parts (q_lora_rank null: q_proj, as DeepSeek-V2-Lite).  The
+ * attention runs absorbed (llm_mla.h) as one KV head of kv_lora_rank +
+ * qk_rope_head_dim values, which is what info's KV heads and head size say.
+ */
+static int
+parse_mla(llm_model *m, json_t *cfg, char *msg, size_t msglen)
+{
+    llm_model_info *in = &m->info;
+    json_t *q = json_object_get(cfg, "q_lora_rank");
+
+    if (jint(cfg, "q_lora_rank", 1536, &m->mla_q_rank, msg, msglen) != 0
+        || jint(cfg, "kv_lora_rank", 512, &m->mla_kv_rank, msg, msglen) != 0
+        || jint(cfg, "qk_nope_head_dim", 128, &m->mla_nope, msg, msglen) != 0
+        || jint(cfg, "qk_rope_head_dim", 64, &m->mla_rope, msg, msglen) != 0
+        || jint(cfg, "v_head_dim", 128, &m->mla_v, msg, msglen) != 0)
+    {
+        return -1;
+    }
+    if (q != NULL && json_is_null(q)) m->mla_q_rank = 0;
+    if (m->mla_q_rank < 0 || m->mla_q_rank > (1 << 16) || m->mla_kv_rank <= 0 || m->mla_nope <= 0
+        || m->mla_rope < 2 || m->mla_rope % 2 != 0 || m->mla_v <= 0 || m->mla_nope > 1024 || m->mla_v > 1024
+        || m->mla_kv_rank + m->mla_rope > 1024)
+    {
+        snprintf(msg, msglen, "config.json: inconsistent latent attention (q_lora_rank %d, kv_lora_rank %d, "
+                 "qk_nope_head_dim %d, qk_rope_head_dim %d (even), v_head_dim %d; kv_lora_rank + "
+                 "qk_rope_head_dim at most 1024)", m->mla_q_rank, m->mla_kv_rank, m->mla_nope, m->mla_rope,
+                 m->mla_v);
+        return -1;
+    }
+    in->n_kv_heads = 1;
+    in->head_dim = m->mla_kv_rank + m->mla_rope;
+    return 0;
+}
+
 int
 llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
 {
@@ -1454,7 +1543,8 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
                  "SmolLM3ForCausalLM, Glm4ForCausalLM, GraniteForCausalLM, Olmo2ForCausalLM, "
                  "Gemma3ForConditionalGeneration (text), Qwen3MoeForCausalLM, MixtralForCausalLM, "
                  "Glm4MoeForCausalLM, GptOssForCausalLM, Lfm2ForCausalLM, Qwen3NextForCausalLM, "
-                 "Qwen3_5ForCausalLM)", arch);
+                 "Qwen3_5ForCausalLM, Qwen3_5ForConditionalGeneration (text), Qwen3_5MoeForCausalLM, "
+                 "Qwen3_5MoeForConditionalGeneration (text), DeepseekV3ForCausalLM)", arch);
         goto fail;
     }
     if (d->text_config && text_config_of(&cfg, msg, msglen) != 0) goto fail;
@@ -1477,7 +1567,9 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
         goto fail;
     }
     if (d->family == LLM_FAM_LFM2 && parse_lfm2(m, cfg, msg, msglen) != 0) goto fail;
-    if ((d->family == LLM_FAM_QWEN3NEXT || d->family == LLM_FAM_QWEN35) && parse_deltanet(m, cfg, msg, msglen) != 0) {
+    if ((d->family == LLM_FAM_QWEN3NEXT || d->family == LLM_FAM_QWEN35 || d->family == LLM_FAM_QWEN35MOE)
+        && parse_deltanet(m, cfg, msg, msglen) != 0)
+    {
         goto fail;
     }
     if (jint(cfg, "num_key_value_heads", d->kv_heads > 0 ? d->kv_heads : in->n_heads, &in->n_kv_heads, msg, msglen)) goto fail;
@@ -1486,6 +1578,7 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
         goto fail;
     }
     if (jint(cfg, "head_dim", d->head_dim > 0 ? d->head_dim : in->hidden / in->n_heads, &in->head_dim, msg, msglen)) goto fail;
+    if (d->family == LLM_FAM_DEEPSEEKV3 && parse_mla(m, cfg, msg, msglen) != 0) goto fail;
     if (in->n_vocab <= 0 || in->intermediate <= 0 || in->n_layers <= 0 || in->n_kv_heads <= 0
         || in->head_dim <= 0 || in->head_dim % 2 != 0 || in->n_heads % in->n_kv_heads != 0
         || in->n_vocab > (1 << 24) || in->hidden > (1 << 16) || in->intermediate > (1 << 18)
@@ -1522,7 +1615,8 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
                : d->family == LLM_FAM_GLM4MOE && jbool(cfg, "use_qk_norm", 0) ? LLM_QK_NORM_HEAD : LLM_QK_NORM_NONE;
     /* Qwen3-Next / Qwen3.5 too, except the DeltaNet's gated norm (walked as no norm) */
     m->norm_plus_one = d->family == LLM_FAM_GEMMA2 || d->family == LLM_FAM_GEMMA3 || m->attn_gate;
-    m->rope_pairs = d->family == LLM_FAM_GLM4;
+    /* DeepSeek-V3's rope_interleave: the rope dims as pairs, as its checkpoints were trained */
+    m->rope_pairs = d->family == LLM_FAM_GLM4 || (d->family == LLM_FAM_DEEPSEEKV3 && jbool(cfg, "rope_interleave", 1));
 
     /* scales: 1 unless the family has its own */
     m->embed_scale = 1.0f;
@@ -1567,14 +1661,25 @@ llm_model_parse_config(llm_model *m, const char *dir, char *msg, size_t msglen)
     }
 
     if (parse_rot_dim(m, cfg, d->family == LLM_FAM_GLM4 || d->family == LLM_FAM_GLM4MOE ? 0.5
-                              : m->attn_gate ? 0.25 : 1.0, msg, msglen) != 0
-        || parse_rope(m, cfg, d->theta, d->family == LLM_FAM_GEMMA3, msg, msglen) != 0
+                              : m->attn_gate ? 0.25 : 1.0, msg, msglen) != 0)
+    {
+        goto fail;
+    }
+    if (m->mla_kv_rank > 0) m->rot_dim = m->mla_rope;       /* the decoupled rope part turns, all of it */
+    if (parse_rope(m, cfg, d->theta, d->family == LLM_FAM_GEMMA3, msg, msglen) != 0
         || parse_layers(m, cfg, d, msg, msglen) != 0
         || parse_moe(m, cfg, msg, msglen) != 0)
     {
         goto fail;
     }
     in->rope_theta = m->rope[0].theta;
+    if (m->mla_kv_rank > 0) {
+        /* the scale of a head's q.k: (nope + rope)^-1/2, times YaRN's mscale(mscale_all_dim)^2 */
+        const llm_rope_cfg *r = &m->rope[0];
+        double mscale = r->kind == LLM_ROPE_YARN && r->mscale_all_dim != 0 ? yarn_mscale(r->factor, r->mscale_all_dim)
+                        : 1.0;
+        m->attn_scale = (float) (pow(m->mla_nope + m->mla_rope, -0.5) * mscale * mscale);
+    }
 
     if (jint(cfg, "bos_token_id", -1, &bos, msg, msglen)) goto fail;
     in->bos_id = bos;

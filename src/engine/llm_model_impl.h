@@ -79,6 +79,13 @@ typedef struct {
     float   *dn_a_log, *dn_dt_bias;          /* [v_heads]: decay g = -exp(a_log) softplus(a + dt_bias) */
     float   *dn_norm;                        /* [v_dim] gated RMSNorm weight (applied as is, not 1 + w) */
     size_t   state_off;                      /* its recurrent state's offset in a sequence's (floats) */
+    /* multi-head latent attention (DeepSeek-V3; llm_mla.h has the computation):
+     * wq is q_b_proj (or q_proj without a query LoRA), wk kv_a_proj_with_mqa
+     * [kv_rank + rope][hidden], wo o_proj; wv is unused */
+    llm_mat  wq_a;                           /* q_a_proj [q_rank][hidden], data NULL without a query LoRA */
+    llm_mat  kv_b;                           /* kv_b_proj [heads * (nope + v)][kv_rank] */
+    float   *bq_a;                           /* q_a_proj's bias (attention_bias), else NULL */
+    float   *q_a_norm, *kv_a_norm;           /* [q_rank], [kv_rank] RMSNorm weights */
     int      rope;                           /* RoPE table of this layer (llm_model.rope[]), -1 = none (NoPE) */
 } llm_layer;
 
@@ -101,6 +108,8 @@ typedef struct {
     double beta_fast, beta_slow;                  /* yarn */
     int    truncate;                              /* yarn: correction range floored/ceiled (default; gpt-oss: false) */
     double attention_factor;                      /* yarn, longrope: scale of cos/sin */
+    double mscale_all_dim;                        /* yarn (DeepSeek): the softmax scale times
+                                                     (0.1 mscale_all_dim ln(factor) + 1)^2 in MLA, 0 = none */
     int    n_factors;                             /* longrope: rot_dim/2 */
     float  short_factor[LLM_ROPE_MAX_FACTORS];    /* longrope: used up to original_max_pos */
     float  long_factor[LLM_ROPE_MAX_FACTORS];     /* longrope: beyond it */
@@ -123,7 +132,7 @@ typedef enum {
     LLM_FAM_LLAMA = 0, LLM_FAM_MISTRAL, LLM_FAM_QWEN2, LLM_FAM_QWEN3, LLM_FAM_GEMMA2, LLM_FAM_GEMMA3,
     LLM_FAM_PHI3, LLM_FAM_SMOLLM3, LLM_FAM_GLM4, LLM_FAM_GRANITE, LLM_FAM_OLMO2,
     LLM_FAM_QWEN3MOE, LLM_FAM_MIXTRAL, LLM_FAM_GLM4MOE, LLM_FAM_GPTOSS, LLM_FAM_LFM2,
-    LLM_FAM_QWEN3NEXT, LLM_FAM_QWEN35
+    LLM_FAM_QWEN3NEXT, LLM_FAM_QWEN35, LLM_FAM_QWEN35MOE, LLM_FAM_DEEPSEEKV3
 } llm_family;
 
 #define LLM_MAX_ROPE 2      /* RoPE tables: global and sliding layers (Gemma 3) */
@@ -165,6 +174,13 @@ struct llm_model {
     int            dn_k_heads, dn_v_heads, dn_k_dim, dn_v_dim;   /* Gated DeltaNet heads and their sizes */
     int            dn_kernel;      /* its convolution's width (linear_conv_kernel_dim), 0 = no DeltaNet */
     size_t         state_floats;   /* recurrent state of one sequence, all layers (0: attention only) */
+    /* multi-head latent attention (DeepSeek-V3), mla_kv_rank 0 = none.  Then info.head_dim is
+     * mla_kv_rank + mla_rope (the head of the absorbed attention), info.n_kv_heads 1 and a KV
+     * block's row holds [latent; rope key] once: the values are the keys' first mla_kv_rank
+     * entries (v_cache is k_cache, llm_runtime_kv_block_bytes counts it once) */
+    int            mla_q_rank;     /* q_lora_rank, 0: q_proj straight from the hidden state */
+    int            mla_kv_rank;    /* kv_lora_rank: the cached latent */
+    int            mla_nope, mla_rope, mla_v;   /* qk_nope_head_dim, qk_rope_head_dim, v_head_dim */
     int            experts_stacked;   /* each layer's experts in 3-d tensors: 1 gate_up_proj + down_proj
                                          (transformers 5), 2 gate_proj, up_proj, down_proj (GGUF) */
     char           prefix[32];     /* of the text model's tensors: "model.", or inside a multimodal

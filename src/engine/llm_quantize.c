@@ -119,6 +119,7 @@ llm_model_quantize(llm_model *m, llm_wtype scheme, char *err, size_t errlen)
             { &L->w_gate, ROLE_GATE }, { &L->w_up, ROLE_UP }, { &L->w_down, ROLE_DOWN },
             { &L->conv_in, ROLE_Q }, { &L->conv_out, ROLE_O },     /* short-convolution blocks (LFM2) */
             { &L->dn_qkv, ROLE_Q }, { &L->dn_z, ROLE_Q }, { &L->dn_out, ROLE_O },   /* Gated DeltaNet */
+            { &L->wq_a, ROLE_Q }, { &L->kv_b, ROLE_K },          /* latent attention (read by rows) */
         };
         size_t i;
         int e;

@@ -122,12 +122,15 @@ llm_model_repack(llm_model *m, char *err, size_t errlen)
 
     for (l = 0; l < m->info.n_layers; l++) {
         llm_layer *L = &m->layers[l];
+        /* latent attention's kv_b_proj stays in rows (copied resident only): llm_mla.c widens
+         * it a head at a time */
         llm_mat *mats[] = { &L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down,
-                            &L->conv_in, &L->conv_out };
+                            &L->conv_in, &L->conv_out, &L->wq_a };
         size_t i;
         for (i = 0; i < sizeof(mats) / sizeof(mats[0]); i++) {
             if (repack(m, mats[i], err, errlen) != 0) return -1;
         }
+        if (L->kv_b.data && copy_resident(m, &L->kv_b, err, errlen) != 0) return -1;
     }
     return repack(m, &m->lm_head, err, errlen);
 }

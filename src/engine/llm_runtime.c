@@ -35,9 +35,10 @@ llm_runtime_kv_block_bytes(const llm_model *m, llm_kv_type kv)
     const llm_model_info *in = &m->info;
 
     size_t n = (size_t) m->n_kv_layers * LLM_KV_BLOCK * (size_t) in->n_kv_heads * in->head_dim;
+    size_t caches = m->mla_kv_rank > 0 ? 1 : 2;     /* keys and values, or latent attention's one */
 
-    if (kv == LLM_KV_Q8_0) return in->head_dim % 32 ? 0 : 2 * (n / 32) * sizeof(llm_block_q8_0);
-    return 2 * n * (kv == LLM_KV_F16 ? 2 : sizeof(float));
+    if (kv == LLM_KV_Q8_0) return in->head_dim % 32 ? 0 : caches * (n / 32) * sizeof(llm_block_q8_0);
+    return caches * n * (kv == LLM_KV_F16 ? 2 : sizeof(float));
 }
 
 const char *
@@ -170,6 +171,8 @@ llm_runtime_memory(const llm_model *m, const llm_runtime_opts *opts, size_t *kv_
     total += m->conv_kernel ? BUF_BYTES(C * 3 * in->hidden, sizeof(float)) : 0;   /* conv */
     total += m->dn_kernel ? BUF_BYTES(C * llm_deltanet_row_floats(m), sizeof(float)) : 0;   /* dn */
     total += m->attn_gate ? BUF_BYTES(C * 2 * q_dim, sizeof(float)) : 0;          /* qg */
+    total += m->mla_kv_rank ? BUF_BYTES(C * llm_mla_row_floats(m), sizeof(float))
+                              + BUF_BYTES((size_t) o.n_threads * llm_mla_thread_floats(m), sizeof(float)) : 0;   /* mla, mla_w */
     total += llm_attention_scratch_bytes(m, o.n_threads, LLM_CHUNK);     /* attn */
     total += llm_moe_scratch_bytes(m, LLM_CHUNK);                        /* moe */
     total += BUF_BYTES((S + LLM_VERIFY_ROWS) * in->hidden, sizeof(float));   /* rows */
@@ -258,8 +261,12 @@ llm_runtime_create_opts(const llm_model *m, const llm_runtime_opts *opts, char *
     rt->kv_wt = o.kv == LLM_KV_Q8_0 ? LLM_WT_Q8_0 : o.kv == LLM_KV_F16 ? LLM_WT_F16 : LLM_WT_F32;
     rt->block_elems = (size_t) m->n_kv_layers * LLM_KV_BLOCK * rt->kv_dim;
     rt->kv_bytes = (size_t) n_blocks * llm_runtime_kv_block_bytes(m, o.kv);
-    rt->k_cache = alloc_f(rt->kv_bytes / 2, 1, &fail);
-    if (!fail) rt->v_cache = alloc_f(rt->kv_bytes / 2, 1, &fail);
+    if (m->mla_kv_rank > 0) {
+        rt->k_cache = rt->v_cache = alloc_f(rt->kv_bytes, 1, &fail);
+    } else {
+        rt->k_cache = alloc_f(rt->kv_bytes / 2, 1, &fail);
+        if (!fail) rt->v_cache = alloc_f(rt->kv_bytes / 2, 1, &fail);
+    }
     if (!fail) rt->kv = llm_kv_pool_create(n_blocks);
     if (fail || rt->kv == NULL) {
         snprintf(err, errlen, "cannot allocate %zu MiB of KV memory (%d blocks of %d tokens)",
@@ -301,6 +308,12 @@ llm_runtime_create_opts(const llm_model *m, const llm_runtime_opts *opts, char *
     if (m->conv_kernel) rt->conv = alloc_f((size_t) C * 3 * in->hidden, sizeof(float), &fail);
     if (m->dn_kernel) rt->dn = alloc_f((size_t) C * llm_deltanet_row_floats(m), sizeof(float), &fail);
     if (m->attn_gate) rt->qg = alloc_f((size_t) C * 2 * rt->q_dim, sizeof(float), &fail);
+    if (m->mla_kv_rank) {
+        rt->mla_row = llm_mla_row_floats(m);
+        rt->mla_wf = llm_mla_thread_floats(m);
+        rt->mla = alloc_f((size_t) C * rt->mla_row, sizeof(float), &fail);
+        rt->mla_w = alloc_f((size_t) n_threads * rt->mla_wf, sizeof(float), &fail);
+    }
     {
         void *mem = alloc_f(llm_attention_scratch_bytes(m, n_threads, C), 1, &fail);
         rt->attn = mem ? llm_attention_scratch_init(mem, m, n_threads, C) : NULL;
@@ -311,6 +324,8 @@ llm_runtime_create_opts(const llm_model *m, const llm_runtime_opts *opts, char *
         int widest = in->hidden > rt->q_dim ? in->hidden : rt->q_dim;
         if (in->intermediate > widest) widest = in->intermediate;
         if (m->dn_v_heads * m->dn_v_dim > widest) widest = m->dn_v_heads * m->dn_v_dim;    /* DeltaNet out_proj */
+        if (m->mla_q_rank > widest) widest = m->mla_q_rank;                                   /* MLA q_b_proj */
+        if (in->n_heads * m->mla_v > widest) widest = in->n_heads * m->mla_v;                 /* MLA o_proj */
         rt->ldq = llm_qa_row_bytes(widest);
         rt->xq = alloc_f((size_t) (C > n_seq_max ? C : n_seq_max), rt->ldq, &fail);
     }
@@ -369,13 +384,16 @@ llm_runtime_free(llm_runtime *rt)
     }
     llm_kv_tier_free(rt);
     if (!rt->pool_borrowed) llm_pool_free(rt->pool);
-    free(rt->k_cache); free(rt->v_cache);
+    if (rt->v_cache != rt->k_cache) free(rt->v_cache);
+    free(rt->k_cache);
     llm_kv_pool_free(rt->kv);
     free(rt->state);
     llm_state_snaps_free(rt->snaps);
     free(rt->conv);
     free(rt->dn);
     free(rt->qg);
+    free(rt->mla);
+    free(rt->mla_w);
     for (i = 0; rt->seqs && i < rt->n_seq_max; i++) {
         free(rt->seqs[i].table);
         free(rt->seqs[i].chain);
@@ -591,7 +609,7 @@ copy_block(llm_runtime *rt, int from, int n)
         size_t src = llm_kv_bytes(rt, (size_t) from * rt->block_elems + (size_t) l * LLM_KV_BLOCK * rt->kv_dim);
         size_t dst = llm_kv_bytes(rt, (size_t) b * rt->block_elems + (size_t) l * LLM_KV_BLOCK * rt->kv_dim);
         memcpy((char *) rt->k_cache + dst, (char *) rt->k_cache + src, (size_t) n * row);
-        memcpy((char *) rt->v_cache + dst, (char *) rt->v_cache + src, (size_t) n * row);
+        if (rt->v_cache != rt->k_cache) memcpy((char *) rt->v_cache + dst, (char *) rt->v_cache + src, (size_t) n * row);
     }
     memcpy(llm_kv_tokens(rt->kv, b), llm_kv_tokens(rt->kv, from), (size_t) n * sizeof(int32_t));
     return b;

@@ -6,6 +6,7 @@
 #include "engine/llm_engine.h"
 #include "engine/llm_kv.h"
 #include "engine/llm_kv_disk.h"
+#include "engine/llm_mla.h"
 #include "engine/llm_model_impl.h"
 #include "engine/llm_moe.h"
 #include "engine/llm_pool.h"
@@ -57,7 +58,7 @@ struct llm_runtime {
      * their tables.  Positions are addressed as element indexes (llm_kv_index),
      * turned into bytes by llm_kv_bytes. */
     void              *k_cache;
-    void              *v_cache;
+    void              *v_cache;      /* k_cache itself for latent attention (llm_mla.h): values in the keys */
     llm_wtype          kv_wt;        /* LLM_WT_F32, LLM_WT_F16 or LLM_WT_Q8_0 */
     size_t             kv_bytes;
     size_t             block_elems;  /* elements of one block: n_layers * LLM_KV_BLOCK * kv_dim */
@@ -90,6 +91,10 @@ struct llm_runtime {
     float             *conv;        /* short-convolution blocks: [LLM_CHUNK][3 * hidden] */
     float             *dn;          /* Gated DeltaNet blocks: [LLM_CHUNK][llm_deltanet_row_floats] */
     float             *qg;          /* gated attention (llm_model.attn_gate): q_proj's [LLM_CHUNK][2 * q_dim] */
+    float             *mla;         /* latent attention (llm_mla.h): [LLM_CHUNK][mla_row] */
+    size_t             mla_row;
+    float             *mla_w;       /* [n_threads][mla_wf]: a kv_b_proj head widened per thread */
+    size_t             mla_wf;
     llm_att_scratch   *attn;        /* tiles, work items, per-thread and split-K states */
     llm_moe_scratch   *moe;         /* sparse MLP layers' buffers, NULL without experts */
     unsigned char     *xq;          /* int8 activation rows of a quantized matmul's input */

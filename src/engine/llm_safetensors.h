@@ -13,7 +13,9 @@
 #include "core/llm_file.h"
 #include "kernels/cpu/llm_kernels.h"
 
-#define LLM_ST_MAX_DIMS 4
+/* 5 for the Conv3d patch embedding of a vision tower beside a text model (Qwen3.5), which is
+ * not read but must not make the file unreadable */
+#define LLM_ST_MAX_DIMS 8
 
 typedef struct {
     char       *name;

@@ -36,7 +36,7 @@ static const char *models[] = {
     "smollm3_f32", "smollm3_bf16", "glm4_f32", "glm4_bf16", "granite_f32", "granite_bf16",
     "olmo2_f32", "olmo2_bf16",
     "gemma3mm_bf16", "qwen3moe_f32", "qwen3moe_bf16", "mixtral_f32", "mixtral_bf16", "glm4moe_f32",
-    "gptoss_bf16", "lfm2_f32", "qwen3next_f32", "qwen35_f32",
+    "gptoss_bf16", "lfm2_f32", "qwen3next_f32", "qwen35_f32", "deepseekv3_bf16", "qwen35moe_f32", "qwen35mm_bf16",
 };
 
 /*
@@ -248,9 +248,10 @@ run_regime(const char *model_name, llm_model *m, json_t *ref, const float *logit
                 ok(over * 4 <= P.len[pl], "%s: %s KV cache within %g of max |logit| %.1f at %d of %d "
                    "positions (max abs %.2g)", name, kn, rel, scale, P.len[pl] - over, P.len[pl], d);
             }
-            /* whole blocks of LLM_KV_BLOCK positions: 2 or 34/32 bytes a value */
+            /* whole blocks of LLM_KV_BLOCK positions: 2 or 34/32 bytes a value; keys and values,
+             * or latent attention's one row of both */
             {
-                long long vals = 2LL * m->n_kv_layers * ((kv16_ctx + LLM_KV_BLOCK - 1) / LLM_KV_BLOCK * LLM_KV_BLOCK)
+                long long vals = (m->mla_kv_rank ? 1LL : 2LL) * m->n_kv_layers * ((kv16_ctx + LLM_KV_BLOCK - 1) / LLM_KV_BLOCK * LLM_KV_BLOCK)
                                  * in->n_kv_heads * in->head_dim;
                 is_int((long long) llm_runtime_kv_bytes(r16), kt == 0 ? vals * 2 : vals / 32 * 34,
                        "%s: %s KV bytes", name, kn);

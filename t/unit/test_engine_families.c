@@ -87,6 +87,29 @@ static const family families[] = {
       "\"layer_types\": [\"linear_attention\", \"full_attention\", \"linear_attention\", \"linear_attention\"], "
       "\"linear_num_key_heads\": 4, \"linear_num_value_heads\": 4, \"linear_key_head_dim\": 8, "
       "\"linear_value_head_dim\": 16, \"linear_conv_kernel_dim\": 3}", 0 },
+    /* Qwen3.5-MoE as published: the multimodal class, its text model in text_config; every
+     * layer sparse with a gated shared expert */
+    { "qwen35moe", "{\"architectures\": [\"Qwen3_5MoeForConditionalGeneration\"], \"eos_token_id\": 2, "
+      "\"vision_config\": {\"depth\": 1}, \"text_config\": {" COMMON
+      "\"layer_types\": [\"linear_attention\", \"linear_attention\", \"linear_attention\", \"full_attention\"], "
+      "\"linear_num_key_heads\": 2, \"linear_num_value_heads\": 4, \"linear_key_head_dim\": 8, "
+      "\"linear_value_head_dim\": 8, \"num_experts\": 6, \"num_experts_per_tok\": 2, "
+      "\"moe_intermediate_size\": 24, \"shared_expert_intermediate_size\": 40, "
+      "\"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": 1e7, \"partial_rotary_factor\": 0.5}}}", 0 },
+    /* DeepSeek-V3's latent attention: query LoRA, rope halves (rope_interleave false), biases,
+     * YaRN with mscale_all_dim; and DeepSeek-V2-Lite's shape: no query LoRA (q_proj), pairs */
+    { "deepseekv3", "{\"architectures\": [\"DeepseekV3ForCausalLM\"], " COMMON
+      "\"q_lora_rank\": 24, \"kv_lora_rank\": 32, \"qk_nope_head_dim\": 16, \"qk_rope_head_dim\": 8, "
+      "\"v_head_dim\": 12, \"n_routed_experts\": 8, \"num_experts_per_tok\": 2, \"n_group\": 4, "
+      "\"topk_group\": 2, \"n_shared_experts\": 1, \"moe_intermediate_size\": 32, "
+      "\"first_k_dense_replace\": 1, \"routed_scaling_factor\": 2.5, \"attention_bias\": true, "
+      "\"rope_interleave\": false, \"rope_scaling\": {\"type\": \"yarn\", \"factor\": 4.0, "
+      "\"original_max_position_embeddings\": 32, \"mscale\": 0.8, \"mscale_all_dim\": 1.0}}", 0 },
+    { "deepseekv2lite", "{\"architectures\": [\"DeepseekV3ForCausalLM\"], " COMMON
+      "\"q_lora_rank\": null, \"kv_lora_rank\": 32, \"qk_nope_head_dim\": 8, \"qk_rope_head_dim\": 16, "
+      "\"v_head_dim\": 16, \"n_routed_experts\": 4, \"num_experts_per_tok\": 2, \"n_group\": 2, "
+      "\"topk_group\": 1, \"n_shared_experts\": 2, \"moe_intermediate_size\": 16, "
+      "\"first_k_dense_replace\": 2}", 0 },
 };
 
 static int
@@ -218,7 +241,7 @@ done:
 }
 
 /*
- * Quantized experts (quant=q8_0 on the synthesized Qwen3-MoE): the experts
+ * Quantized experts (quant=q8_0 on the synthesized Qwen3-MoE, GLM-4.5, DeepSeek-V3): the experts
  * are converted (the model's dtype is then Q8_0, experts being most of it),
  * a prefill equals the cached decode, and the logits stay near the float ones.
  */
@@ -257,7 +280,10 @@ check_moe_quant(const char *name)
         llm_batch_item it = { llm_seq_open(rq), ids, 40, 1, 0 };
         double d = 1;
         if (llm_forward(rq, &it, 1, err, sizeof(err)) == 0) d = max_rel(llm_forward_logits(rq, 0), dq + 39 * V, V);
-        ok(d < 1e-5, "%s q8_0: prefill equals decode through the cache (%.2g)", name, d);
+        /* the float paths agree to ~1e-7 (AVX2's lazily rescaled attention sums differ in the
+         * last bits between a prefill tile and a decode row); an int8 activation rounding that
+         * such a difference flips moves the logits by ~1e-4, a wrong cache by whole units */
+        ok(d < 1e-3, "%s q8_0: prefill equals decode through the cache (%.2g)", name, d);
         d = max_rel(dq, df, 40 * V);
         ok(d < 0.05, "%s q8_0: logits near the float model's (%.2g)", name, d);
     }
@@ -320,6 +346,10 @@ check_refusals(void)
           "layer_types[1]" },
         { "{\"architectures\": [\"Qwen3NextForCausalLM\"], " COMMON "\"full_attention_interval\": 5}",
           "no attention layer" },
+        { "{\"architectures\": [\"DeepseekV3ForCausalLM\"], " COMMON "\"qk_rope_head_dim\": 7}",
+          "inconsistent latent attention" },
+        { "{\"architectures\": [\"DeepseekV3ForCausalLM\"], " COMMON "\"kv_lora_rank\": 0}",
+          "inconsistent latent attention" },
     };
     size_t i;
 
@@ -349,6 +379,7 @@ main(void)
     for (i = 0; i < sizeof(families) / sizeof(families[0]); i++) check_family(&families[i]);
     check_moe_quant("qwen3moe");
     check_moe_quant("glm4moe");
+    check_moe_quant("deepseekv3");
     check_refusals();
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
     if (system(cmd) != 0) diag("could not remove the temporary directory");
