@@ -67,6 +67,16 @@ llm_deltanet_state_floats(const llm_model *m)
 }
 
 size_t
+llm_deltanet_thread_floats(const llm_model *m)
+{
+    dn_shape s = shape_of(m);
+    size_t C = LLM_DN_CHUNK;
+
+    /* A [C][C], Q, K, W [C][dk], U [C][dv], G, beta [C] */
+    return m->dn_kernel > 0 ? C * C + 3 * C * (size_t) s.dk + C * (size_t) s.dv + 2 * C : 0;
+}
+
+size_t
 llm_deltanet_row_floats(const llm_model *m)
 {
     return m->dn_kernel > 0 ? shape_of(m).row : 0;
@@ -235,53 +245,176 @@ softplus(float x)
     return x > 20.0f ? x : log1pf(expf(x));
 }
 
+/* value head h's state of chunk token t's slot */
+static float *
+head_state(const llm_runtime *rt, const llm_layer *L, const dn_shape *s, int t, int h)
+{
+    return rt->state + (size_t) rt->tslot[t] * rt->m->state_floats + L->state_off + (size_t) (s->K - 1) * s->conv
+           + (size_t) h * s->dk * s->dv;
+}
+
+/* token t's beta = sigmoid(b) and log-decay g = -exp(A_log) softplus(a + dt_bias) of value head h */
+static void
+gates(const dn_shape *s, const llm_layer *L, const float *c, int h, float *beta, float *g)
+{
+    *beta = 1.0f / (1.0f + expf(-c[s->conv + s->vd + h]));
+    *g = -expf(L->dn_a_log[h]) * softplus(c[s->conv + s->vd + s->nv + h] + L->dn_dt_bias[h]);
+}
+
+/* the gated norm of value head h's output o: rmsnorm(o) * weight * silu(z) */
+static void
+gated_norm(const llm_runtime *rt, const llm_layer *L, const dn_shape *s, const float *c, int h, float *o)
+{
+    const float *z = c + s->conv + (size_t) h * s->dv;
+    int i;
+
+    rt->k->rmsnorm(o, o, L->dn_norm, s->dv, (float) rt->m->info.rms_norm_eps);
+    for (i = 0; i < s->dv; i++) o[i] *= silu(z[i]);
+}
+
+/* The recurrent form for chunk token t, value head h: one token's update of S and its output. */
+static void
+rule_token(const llm_runtime *rt, const llm_layer *L, const dn_shape *s, int t, int h)
+{
+    const llm_kernels *kk = rt->k;
+    const float *c = rt->dn + (size_t) t * s->row + s->W, *v = c + 2 * s->kd + (size_t) h * s->dv;
+    float qn[DN_MAX_HEAD], kn[DN_MAX_HEAD], delta[DN_MAX_HEAD];
+    float *S = head_state(rt, L, s, t, h), *o = rt->dn + (size_t) t * s->row + 2 * s->W + (size_t) h * s->dv;
+    float beta, g, decay;
+    int kh = h / s->r, i;
+
+    gates(s, L, c, h, &beta, &g);
+    decay = expf(g);
+    l2norm(kk, qn, c + (size_t) kh * s->dk, s->dk, 1.0f / sqrtf((float) s->dk));
+    l2norm(kk, kn, c + s->kd + (size_t) kh * s->dk, s->dk, 1.0f);
+    /* delta = beta (v - (decay S)^T k) */
+    memset(delta, 0, (size_t) s->dv * sizeof(float));
+    for (i = 0; i < s->dk; i++) {
+        kk->scale(S + (size_t) i * s->dv, decay, s->dv);
+        kk->axpy(delta, kn[i], S + (size_t) i * s->dv, s->dv);
+    }
+    for (i = 0; i < s->dv; i++) delta[i] = beta * (v[i] - delta[i]);
+    /* S += k delta^T, o = S^T q */
+    memset(o, 0, (size_t) s->dv * sizeof(float));
+    for (i = 0; i < s->dk; i++) {
+        kk->axpy(S + (size_t) i * s->dv, kn[i], delta, s->dv);
+        kk->axpy(o, qn[i], S + (size_t) i * s->dv, s->dv);
+    }
+    gated_norm(rt, L, s, c, h, o);
+}
+
 /*
- * The delta rule and the gated norm for this piece's value heads, token
- * after token; o into the row's output part.
+ * The chunked (WY) form for value head h over chunk tokens t0 .. t0+n-1 of one
+ * slot at consecutive positions (n <= LLM_DN_CHUNK), as transformers'
+ * prefill computes it.  With G the cumulative log-decay inside the chunk,
+ * K, Q the normed keys and queries:
+ *   A[i][j] = -beta_i (K_i . K_j) e^(G_i - G_j) for j < i, solved by forward
+ *   substitution into T = (I - A)^-1 (the rows of earlier tokens final first);
+ *   U = T (beta v),  W = T (beta e^G K);
+ *   v'_i = U_i - S^T W_i  (S the state before the chunk);
+ *   o_i = e^(G_i) S^T Q_i + sum_{j<=i} (Q_i . K_j) e^(G_i - G_j) v'_j;
+ *   S = e^(G_last) S + sum_j e^(G_last - G_j) K_j v'_j^T.
+ * Every term is the recurrent form's, summed in another order.
+ * scratch: llm_deltanet_thread_floats.
  */
 static void
-task_rule(void *arg, int ith, int nth, int thread __attribute__((unused)))
+rule_chunk(const llm_runtime *rt, const llm_layer *L, const dn_shape *s, int t0, int n, int h, float *scratch)
+{
+    const llm_kernels *kk = rt->k;
+    const int C = LLM_DN_CHUNK;
+    float *A = scratch, *Q = A + (size_t) C * C, *K = Q + (size_t) C * s->dk, *W = K + (size_t) C * s->dk;
+    float *U = W + (size_t) C * s->dk, *G = U + (size_t) C * s->dv, *B = G + C;
+    float *S = head_state(rt, L, s, t0, h), qscale = 1.0f / sqrtf((float) s->dk), last;
+    int kh = h / s->r, i, j, m;
+
+    for (i = 0; i < n; i++) {
+        const float *c = rt->dn + (size_t) (t0 + i) * s->row + s->W;
+        float g;
+        gates(s, L, c, h, &B[i], &g);
+        G[i] = (i > 0 ? G[i - 1] : 0.0f) + g;
+        l2norm(kk, Q + (size_t) i * s->dk, c + (size_t) kh * s->dk, s->dk, qscale);
+        l2norm(kk, K + (size_t) i * s->dk, c + s->kd + (size_t) kh * s->dk, s->dk, 1.0f);
+    }
+    /* T, lower triangular with a unit diagonal, in A */
+    for (i = 0; i < n; i++) {
+        float *a = A + (size_t) i * C;
+        for (j = 0; j < i; j++) {
+            a[j] = -B[i] * kk->dot(K + (size_t) i * s->dk, K + (size_t) j * s->dk, s->dk) * expf(G[i] - G[j]);
+        }
+        /* row i + its combination of the (final) rows before it: a_j += sum_{j<m<i} a_m T[m][j] */
+        for (j = 0; j < i; j++) {
+            float add = 0.0f;
+            for (m = j + 1; m < i; m++) add += a[m] * A[(size_t) m * C + j];
+            a[j] += add;
+        }
+        a[i] = 1.0f;
+    }
+    /* U = T (beta v), W = T (beta e^G K) */
+    for (i = 0; i < n; i++) {
+        float *u = U + (size_t) i * s->dv, *w = W + (size_t) i * s->dk;
+        memset(u, 0, (size_t) s->dv * sizeof(float));
+        memset(w, 0, (size_t) s->dk * sizeof(float));
+        for (j = 0; j <= i; j++) {
+            const float *cj = rt->dn + (size_t) (t0 + j) * s->row + s->W;
+            float tb = A[(size_t) i * C + j] * B[j];
+            kk->axpy(u, tb, cj + 2 * s->kd + (size_t) h * s->dv, s->dv);
+            kk->axpy(w, tb * expf(G[j]), K + (size_t) j * s->dk, s->dk);
+        }
+    }
+    /* v' = U - W S (into U), the state's part of each output (S as it was before the chunk) */
+    for (i = 0; i < n; i++) {
+        float *u = U + (size_t) i * s->dv, *o = rt->dn + (size_t) (t0 + i) * s->row + 2 * s->W + (size_t) h * s->dv;
+        const float *w = W + (size_t) i * s->dk, *q = Q + (size_t) i * s->dk;
+        float eg = expf(G[i]);
+        memset(o, 0, (size_t) s->dv * sizeof(float));
+        for (m = 0; m < s->dk; m++) {
+            kk->axpy(u, -w[m], S + (size_t) m * s->dv, s->dv);
+            kk->axpy(o, eg * q[m], S + (size_t) m * s->dv, s->dv);
+        }
+    }
+    /* the chunk's own part of each output, then the gated norm */
+    for (i = 0; i < n; i++) {
+        const float *q = Q + (size_t) i * s->dk;
+        float *o = rt->dn + (size_t) (t0 + i) * s->row + 2 * s->W + (size_t) h * s->dv;
+        for (j = 0; j <= i; j++) {
+            kk->axpy(o, kk->dot(q, K + (size_t) j * s->dk, s->dk) * expf(G[i] - G[j]), U + (size_t) j * s->dv, s->dv);
+        }
+        gated_norm(rt, L, s, rt->dn + (size_t) (t0 + i) * s->row + s->W, h, o);
+    }
+    /* the state after the chunk */
+    last = G[n - 1];
+    for (m = 0; m < s->dk; m++) {
+        float *Sm = S + (size_t) m * s->dv;
+        kk->scale(Sm, expf(last), s->dv);
+        for (j = 0; j < n; j++) kk->axpy(Sm, K[(size_t) j * s->dk + m] * expf(last - G[j]), U + (size_t) j * s->dv, s->dv);
+    }
+}
+
+/*
+ * The delta rule and the gated norm for this piece's value heads; o into the
+ * rows' output parts.  A slot's run of consecutive positions in the chunk
+ * (a prompt being read) goes in the chunked form, LLM_DN_CHUNK tokens at a
+ * time; a run of one token (a decode step) in the recurrent form.
+ */
+static void
+task_rule(void *arg, int ith, int nth, int thread)
 {
     dn_job *j = arg;
     const llm_runtime *rt = j->rt;
-    const llm_kernels *kk = rt->k;
-    const llm_layer *L = j->L;
     dn_shape s = shape_of(rt->m);
-    float qn[DN_MAX_HEAD], kn[DN_MAX_HEAD], delta[DN_MAX_HEAD];
-    float eps = (float) rt->m->info.rms_norm_eps, qscale = 1.0f / sqrtf((float) s.dk);
-    int h0, h1, t, h, i;
+    float *scratch = rt->dn_w + (size_t) thread * llm_deltanet_thread_floats(rt->m);
+    int h0, h1, t, e, h;
 
     split(s.nv, 1, ith, nth, &h0, &h1);
-    for (t = 0; t < j->n && h1 > h0; t++) {
-        const float *c = rt->dn + (size_t) t * s.row + s.W;
-        float *o_row = rt->dn + (size_t) t * s.row + 2 * s.W;
-        float *st = rt->state + (size_t) rt->tslot[t] * rt->m->state_floats + L->state_off
-                    + (size_t) (s.K - 1) * s.conv;
+    for (t = 0; t < j->n && h1 > h0; t = e) {
+        for (e = t + 1; e < j->n && e - t < LLM_DN_CHUNK && rt->tslot[e] == rt->tslot[t]
+                        && rt->tpos[e] == rt->tpos[e - 1] + 1; e++) { }
         for (h = h0; h < h1; h++) {
-            int kh = h / s.r;
-            const float *v = c + 2 * s.kd + (size_t) h * s.dv, *z = c + s.conv + (size_t) h * s.dv;
-            float *S = st + (size_t) h * s.dk * s.dv, *o = o_row + (size_t) h * s.dv;
-            float beta = 1.0f / (1.0f + expf(-c[s.conv + s.vd + h]));
-            float g = -expf(L->dn_a_log[h]) * softplus(c[s.conv + s.vd + s.nv + h] + L->dn_dt_bias[h]);
-            float decay = expf(g);
-
-            l2norm(kk, qn, c + (size_t) kh * s.dk, s.dk, qscale);
-            l2norm(kk, kn, c + s.kd + (size_t) kh * s.dk, s.dk, 1.0f);
-            /* delta = beta (v - (decay S)^T k) */
-            memset(delta, 0, (size_t) s.dv * sizeof(float));
-            for (i = 0; i < s.dk; i++) {
-                kk->scale(S + (size_t) i * s.dv, decay, s.dv);
-                kk->axpy(delta, kn[i], S + (size_t) i * s.dv, s.dv);
+            if (e - t == 1) {
+                rule_token(rt, j->L, &s, t, h);
+            } else {
+                rule_chunk(rt, j->L, &s, t, e - t, h, scratch);
             }
-            for (i = 0; i < s.dv; i++) delta[i] = beta * (v[i] - delta[i]);
-            /* S += k delta^T, o = S^T q */
-            memset(o, 0, (size_t) s.dv * sizeof(float));
-            for (i = 0; i < s.dk; i++) {
-                kk->axpy(S + (size_t) i * s.dv, kn[i], delta, s.dv);
-                kk->axpy(o, qn[i], S + (size_t) i * s.dv, s.dv);
-            }
-            kk->rmsnorm(o, o, L->dn_norm, s.dv, eps);
-            for (i = 0; i < s.dv; i++) o[i] *= silu(z[i]);
         }
     }
 }

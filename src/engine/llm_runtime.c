@@ -170,6 +170,7 @@ llm_runtime_memory(const llm_model *m, const llm_runtime_opts *opts, size_t *kv_
     total += 2 * BUF_BYTES(C * in->intermediate, sizeof(float));         /* gate, up */
     total += m->conv_kernel ? BUF_BYTES(C * 3 * in->hidden, sizeof(float)) : 0;   /* conv */
     total += m->dn_kernel ? BUF_BYTES(C * llm_deltanet_row_floats(m), sizeof(float)) : 0;   /* dn */
+    total += m->dn_kernel ? BUF_BYTES((size_t) o.n_threads * llm_deltanet_thread_floats(m), sizeof(float)) : 0;  /* dn_w */
     total += m->attn_gate ? BUF_BYTES(C * 2 * q_dim, sizeof(float)) : 0;          /* qg */
     total += m->mla_kv_rank ? BUF_BYTES(C * llm_mla_row_floats(m), sizeof(float))
                               + BUF_BYTES((size_t) o.n_threads * llm_mla_thread_floats(m), sizeof(float)) : 0;   /* mla, mla_w */
@@ -307,6 +308,7 @@ llm_runtime_create_opts(const llm_model *m, const llm_runtime_opts *opts, char *
     rt->up = alloc_f((size_t) C * in->intermediate, sizeof(float), &fail);
     if (m->conv_kernel) rt->conv = alloc_f((size_t) C * 3 * in->hidden, sizeof(float), &fail);
     if (m->dn_kernel) rt->dn = alloc_f((size_t) C * llm_deltanet_row_floats(m), sizeof(float), &fail);
+    if (m->dn_kernel) rt->dn_w = alloc_f((size_t) n_threads * llm_deltanet_thread_floats(m), sizeof(float), &fail);
     if (m->attn_gate) rt->qg = alloc_f((size_t) C * 2 * rt->q_dim, sizeof(float), &fail);
     if (m->mla_kv_rank) {
         rt->mla_row = llm_mla_row_floats(m);
@@ -391,6 +393,7 @@ llm_runtime_free(llm_runtime *rt)
     llm_state_snaps_free(rt->snaps);
     free(rt->conv);
     free(rt->dn);
+    free(rt->dn_w);
     free(rt->qg);
     free(rt->mla);
     free(rt->mla_w);

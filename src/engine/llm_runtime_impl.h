@@ -90,6 +90,7 @@ struct llm_runtime {
     float             *x, *xn, *q, *kn, *vn, *att, *gate, *up;
     float             *conv;        /* short-convolution blocks: [LLM_CHUNK][3 * hidden] */
     float             *dn;          /* Gated DeltaNet blocks: [LLM_CHUNK][llm_deltanet_row_floats] */
+    float             *dn_w;        /* [n_threads][llm_deltanet_thread_floats]: the chunked delta rule's */
     float             *qg;          /* gated attention (llm_model.attn_gate): q_proj's [LLM_CHUNK][2 * q_dim] */
     float             *mla;         /* latent attention (llm_mla.h): [LLM_CHUNK][mla_row] */
     size_t             mla_row;
