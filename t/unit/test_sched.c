@@ -836,6 +836,36 @@ test_embedding(const llm_model *m)
     llm_sched_free(s);
 }
 
+/* A one-slot scheduler of 256 positions with its disk tier in dir (64 MiB);
+ * now, when not NULL, is its clock. */
+static llm_sched *
+disk_sched(const llm_model *m, const char *dir, double (*now)(void), char *err,
+    size_t errlen)
+{
+    llm_sched_config  cfg = { 0 };
+
+    cfg.parallel = 1;
+    cfg.n_ctx = 256;
+    cfg.threads = 1;
+    cfg.kv = LLM_KV_F32;
+    cfg.kv_disk = dir;
+    cfg.kv_disk_max = 64 << 20;
+    cfg.now = now;
+    return llm_sched_create(m, &cfg, err, errlen);
+}
+
+/* The temporary directory of a disk test, with all it holds. */
+static void
+remove_dir(const char *dir)
+{
+    char  cmd[1100];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0) {
+        diag("cannot remove the temporary directory");
+    }
+}
+
 /* One greedy sequence alone on a scheduler with the disk tier in dir:
  * its tokens into out[max_gen], its cached prompt tokens returned. */
 static long
@@ -847,17 +877,9 @@ disk_run(const llm_model *m, const char *dir, const int32_t *prompt, size_t n,
     size_t            n_gen;
     long              cached;
     llm_sched        *s;
-    llm_sched_config  cfg = { 0 };
     owner_t           w = { 0 };
 
-    cfg.parallel = 1;
-    cfg.queue = 0;
-    cfg.n_ctx = 256;
-    cfg.threads = 1;
-    cfg.kv = LLM_KV_F32;
-    cfg.kv_disk = dir;
-    cfg.kv_disk_max = 64 << 20;
-    s = llm_sched_create(m, &cfg, err, sizeof(err));
+    s = disk_sched(m, dir, NULL, err, sizeof(err));
     if (s == NULL) {
         diag(err);
         return -1;
@@ -918,7 +940,7 @@ block_file(const char *dir, const int32_t *prompt, int i, char *path, size_t len
 static void
 test_disk_tier(const llm_model *m)
 {
-    char             dir[] = "/tmp/test_sched_kv.XXXXXX", path[1024], note[512], cmd[1100];
+    char             dir[] = "/tmp/test_sched_kv.XXXXXX", path[1024], note[512];
     int32_t          prompt[100], cold[8], warm[8], again[8];
     long             cached;
     llm_sched_stats  st;
@@ -970,10 +992,7 @@ test_disk_tier(const llm_model *m)
     ok(st.kv_disk == 0 && strstr(note, "off") != NULL, "disk tier: off, and said so (%s)", note);
     ok(memcmp(cold, again, sizeof(cold)) == 0, "disk tier: the model runs without it");
 
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0) {
-        diag("cannot remove the temporary directory");
-    }
+    remove_dir(dir);
 }
 
 /*
@@ -986,13 +1005,12 @@ test_disk_tier(const llm_model *m)
 static void
 test_disk_head(const llm_model *m)
 {
-    char              dir[] = "/tmp/test_sched_kvh.XXXXXX", err[256], note[512], cmd[1100];
+    char              dir[] = "/tmp/test_sched_kvh.XXXXXX", err[256], note[512];
     int32_t           a[100], b[100], cold[8], warm[8];
     const int32_t    *gen;
     size_t            n_gen;
     long              cached_b, cached_a;
     llm_sched        *s;
-    llm_sched_config  cfg = { 0 };
     llm_sched_stats   st;
     owner_t           wa = { 0 }, wb = { 0 };
     int               i;
@@ -1008,13 +1026,7 @@ test_disk_head(const llm_model *m)
     (void) disk_run(m, dir, a, 100, cold, 8, &st, note, sizeof(note));
     is_int((long) st.disk.written, 7, "disk head: A's 6 full blocks and its partial last one written");
 
-    cfg.parallel = 1;
-    cfg.n_ctx = 256;
-    cfg.threads = 1;
-    cfg.kv = LLM_KV_F32;
-    cfg.kv_disk = dir;
-    cfg.kv_disk_max = 64 << 20;
-    s = llm_sched_create(m, &cfg, err, sizeof(err));
+    s = disk_sched(m, dir, NULL, err, sizeof(err));
     if (!ok(s != NULL, "disk head: scheduler (%s)", s ? "" : err)) {
         return;
     }
@@ -1066,10 +1078,7 @@ test_disk_head(const llm_model *m)
     ok(memcmp(cold, warm, sizeof(cold)) == 0, "disk head: output equals the cold run token for token");
     ok(st.disk.rejected == 0 && note[0] == '\0', "disk head: no file rejected (%s)", note);
 
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0) {
-        diag("cannot remove the temporary directory");
-    }
+    remove_dir(dir);
 }
 
 /* Seconds since the file of the block ending at prompt position 16 * (i + 1) was modified. */
@@ -1094,10 +1103,9 @@ block_file_age(const char *dir, const int32_t *prompt, int i)
 static void
 test_disk_touch(const llm_model *m)
 {
-    char              dir[] = "/tmp/test_sched_kvt.XXXXXX", err[256], path[1024], cmd[1100];
+    char              dir[] = "/tmp/test_sched_kvt.XXXXXX", err[256], path[1024];
     int32_t           prompt[100];
     llm_sched        *s;
-    llm_sched_config  cfg = { 0 };
     struct timeval    old[2] = { { 0, 0 }, { 0, 0 } };
     int               i;
 
@@ -1107,14 +1115,7 @@ test_disk_touch(const llm_model *m)
     for (i = 0; i < 100; i++) {
         prompt[i] = 40 + (i * 17) % 200;
     }
-    cfg.parallel = 1;
-    cfg.n_ctx = 256;
-    cfg.threads = 1;
-    cfg.kv = LLM_KV_F32;
-    cfg.kv_disk = dir;
-    cfg.kv_disk_max = 64 << 20;
-    cfg.now = clock_now;
-    s = llm_sched_create(m, &cfg, err, sizeof(err));
+    s = disk_sched(m, dir, clock_now, err, sizeof(err));
     if (!ok(s != NULL, "touch: scheduler (%s)", s ? "" : err)) {
         return;
     }
@@ -1132,10 +1133,7 @@ test_disk_touch(const llm_model *m)
        "touch: its file is young again (%.0f s)", block_file_age(dir, prompt, 0));
 
     llm_sched_free(s);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0) {
-        diag("cannot remove the temporary directory");
-    }
+    remove_dir(dir);
 }
 
 /*
@@ -1145,11 +1143,10 @@ test_disk_touch(const llm_model *m)
 static void
 test_disk_running(const llm_model *m)
 {
-    char              dir[] = "/tmp/test_sched_kvr.XXXXXX", err[256], path[1024], cmd[1100];
+    char              dir[] = "/tmp/test_sched_kvr.XXXXXX", err[256], path[1024];
     int32_t           prompt[100];
     size_t            n_gen = 0;
     llm_sched        *s;
-    llm_sched_config  cfg = { 0 };
     llm_sched_stats   st;
     owner_t           w = { 0 };
     int               i, steps = 0, files = 0;
@@ -1160,13 +1157,7 @@ test_disk_running(const llm_model *m)
     for (i = 0; i < 100; i++) {
         prompt[i] = 20 + (i * 11) % 200;
     }
-    cfg.parallel = 1;
-    cfg.n_ctx = 256;
-    cfg.threads = 1;
-    cfg.kv = LLM_KV_F32;
-    cfg.kv_disk = dir;
-    cfg.kv_disk_max = 64 << 20;
-    s = llm_sched_create(m, &cfg, err, sizeof(err));
+    s = disk_sched(m, dir, NULL, err, sizeof(err));
     if (!ok(s != NULL, "running sequence: scheduler (%s)", s ? "" : err)) {
         return;
     }
@@ -1191,10 +1182,7 @@ test_disk_running(const llm_model *m)
     run_all(s, 1000);
     llm_seq_release(w.seq);
     llm_sched_free(s);
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    if (system(cmd) != 0) {
-        diag("cannot remove the temporary directory");
-    }
+    remove_dir(dir);
 }
 
 
