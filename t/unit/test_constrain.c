@@ -135,59 +135,16 @@ test_generations(const llm_tokenizer *tok, llm_gvocab *v)
     free(logits);
 }
 
-/* On the real vocabulary (tokens that run across several rules' ends): the
- * fast mask (cut walks, caches) equals the plain walk at every step of
- * random walks, the second index warm from the first walks. */
-static void
-test_fast_masks(const llm_tokenizer *tok, llm_gvocab *v)
-{
-    const char *src = "{\"type\":\"object\",\"properties\":{\"note\":{\"type\":\"string\",\"maxLength\":40},\"q\":{\"type\":\"string\"},"
-        "\"items\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"k\":{\"type\":\"string\",\"maxLength\":12},"
-        "\"v\":{\"anyOf\":[{\"type\":\"number\"},{\"type\":\"string\"},{\"type\":\"null\"}]}},\"required\":[\"k\",\"v\"]}}},"
-        "\"required\":[\"note\",\"q\",\"items\"]}";
-    size_t nv = llm_tokenizer_n_vocab(tok), words = (nv + 63) / 64, w;
-    uint64_t *bits = malloc(words * 8), *ref = malloc(words * 8), r = 0x9e3779b97f4a7c15ull;
-    int32_t *allowed = malloc(nv * sizeof(int32_t)), stop = llm_tokenizer_token_id(tok, "<|im_end|>");
-    json_t *s = json_loads(src, 0, NULL);
-    char err[256];
-    llm_grammar *g = llm_grammar_from_json_schema(s, err, sizeof(err));
-    llm_gindex *x = g ? llm_gindex_create(g, v, &stop, 1, NULL, 0, err, sizeof(err)) : NULL;
-    int run, step, compared = 0, differ = 0;
-
-    if (!ok(x != NULL, "fast-mask schema compiles")) return;
-    for (run = 0; run < 6; run++) {
-        llm_gmatcher *m = llm_gmatcher_create(x);
-        for (step = 0; step < 60 && !llm_gmatcher_done(m); step++) {
-            size_t n = 0;
-            if (llm_gmatcher_mask(m, bits) < 0) break;
-            llm_gmatcher_mask_reference(m, ref);
-            compared++;
-            if (memcmp(bits, ref, words * 8) != 0) differ++;
-            for (w = 0; w < words; w++) {
-                uint64_t b = bits[w];
-                while (b) { allowed[n++] = (int32_t) (w * 64 + (size_t) __builtin_ctzll(b)); b &= b - 1; }
-            }
-            r ^= r << 13; r ^= r >> 7; r ^= r << 17;
-            if (n == 0 || llm_gmatcher_accept(m, allowed[(r >> 33) % n]) < 0) break;
-        }
-        llm_gmatcher_free(m);
-    }
-    is_int(differ, 0, "Qwen3 vocabulary: fast mask equals the reference walk at %d states", compared);
-    ok(compared >= 100, "fast masks compared at %d states", compared);
-    llm_gindex_free(x);
-    llm_grammar_free(g);
-    json_decref(s);
-    free(bits); free(ref); free(allowed);
-}
-
-/* Random walks over schema src on vocabulary v (fast mask compared with
- * the reference at every step); the live trie nodes the index's walks
- * visited into *nodes.  Returns the steps that differ (-1: no index). */
+/* runs random walks of up to steps tokens (xorshift from seed) over schema
+ * src on vocabulary v, the fast mask compared with the reference at every
+ * step; the live trie nodes the index's walks visited into *nodes.  Returns
+ * the steps that differ (-1: no index). */
 static int
-walk_compare(const llm_tokenizer *tok, llm_gvocab *v, const char *src, int *compared, long *nodes)
+walk_compare(const llm_tokenizer *tok, llm_gvocab *v, const char *src, int runs, int steps, uint64_t seed,
+    int *compared, long *nodes)
 {
     size_t nv = llm_tokenizer_n_vocab(tok), words = (nv + 63) / 64, w;
-    uint64_t *bits = malloc(words * 8), *ref = malloc(words * 8), r = 0x2545f4914f6cdd1dull;
+    uint64_t *bits = malloc(words * 8), *ref = malloc(words * 8), r = seed;
     int32_t *allowed = malloc(nv * sizeof(int32_t)), stop = llm_tokenizer_token_id(tok, "<|im_end|>");
     json_t *s = json_loads(src, 0, NULL);
     char err[256];
@@ -197,9 +154,9 @@ walk_compare(const llm_tokenizer *tok, llm_gvocab *v, const char *src, int *comp
 
     *compared = 0;
     *nodes = 0;
-    for (run = 0; x != NULL && run < 8; run++) {
+    for (run = 0; x != NULL && run < runs; run++) {
         llm_gmatcher *m = llm_gmatcher_create(x);
-        for (step = 0; step < 120 && !llm_gmatcher_done(m); step++) {
+        for (step = 0; step < steps && !llm_gmatcher_done(m); step++) {
             size_t n = 0;
             if (llm_gmatcher_mask(m, bits) < 0) break;
             llm_gmatcher_mask_reference(m, ref);
@@ -221,6 +178,25 @@ walk_compare(const llm_tokenizer *tok, llm_gvocab *v, const char *src, int *comp
     json_decref(s);
     free(bits); free(ref); free(allowed);
     return differ;
+}
+
+/* On the real vocabulary (tokens that run across several rules' ends): the
+ * fast mask (cut walks, caches) equals the plain walk at every step of
+ * random walks, the second index warm from the first walks. */
+static void
+test_fast_masks(const llm_tokenizer *tok, llm_gvocab *v)
+{
+    const char *src = "{\"type\":\"object\",\"properties\":{\"note\":{\"type\":\"string\",\"maxLength\":40},\"q\":{\"type\":\"string\"},"
+        "\"items\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"k\":{\"type\":\"string\",\"maxLength\":12},"
+        "\"v\":{\"anyOf\":[{\"type\":\"number\"},{\"type\":\"string\"},{\"type\":\"null\"}]}},\"required\":[\"k\",\"v\"]}}},"
+        "\"required\":[\"note\",\"q\",\"items\"]}";
+    int compared, differ;
+    long nodes;
+
+    differ = walk_compare(tok, v, src, 6, 60, 0x9e3779b97f4a7c15ull, &compared, &nodes);
+    if (!ok(differ >= 0, "fast-mask schema compiles")) return;
+    is_int(differ, 0, "Qwen3 vocabulary: fast mask equals the reference walk at %d states", compared);
+    ok(compared >= 100, "fast masks compared at %d states", compared);
 }
 
 /* The walks of the JSON building blocks made at load (llm_gvocab_prewarm)
@@ -246,8 +222,8 @@ test_prewarmed(const llm_tokenizer *tok)
     if (!ok(plain != NULL && warm != NULL, "two vocabularies of the Qwen3 tokenizer")) goto out;
     ok(llm_gvocab_prewarm(warm, err, sizeof(err)) == 0 && llm_gvocab_walk_bytes(warm) > 0,
        "building-block walks made at load");
-    differ[0] = walk_compare(tok, plain, src, &compared[0], &nodes[0]);
-    differ[1] = walk_compare(tok, warm, src, &compared[1], &nodes[1]);
+    differ[0] = walk_compare(tok, plain, src, 8, 120, 0x2545f4914f6cdd1dull, &compared[0], &nodes[0]);
+    differ[1] = walk_compare(tok, warm, src, 8, 120, 0x2545f4914f6cdd1dull, &compared[1], &nodes[1]);
     is_int(differ[0], 0, "without them: fast mask equals the reference walk at %d states", compared[0]);
     is_int(differ[1], 0, "with them: fast mask equals the reference walk at %d states", compared[1]);
     ok(compared[1] >= 200, "compared at %d states", compared[1]);
